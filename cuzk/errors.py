@@ -1,0 +1,121 @@
+"""Exceptions raised by cuzk.
+
+Every error a user can provoke with bad input is a subclass of :class:`CuzkError`, and most
+also derive from the builtin they refine (``ValueError``, ``RuntimeError``) so generic
+handlers keep working::
+
+    >>> import cuzk
+    >>> try:
+    ...     cuzk.field.FR.check_canonical(-1)
+    ... except cuzk.errors.FieldValueError as e:
+    ...     print("bad:", e)
+    bad: Fr element must satisfy 0 <= x < r, got -1
+"""
+
+__all__ = [
+    "CuzkError",
+    "FieldValueError",
+    "PointEncodingError",
+    "NotOnCurveError",
+    "NotInSubgroupError",
+    "CircuitError",
+    "ValueDependentTraceError",
+    "InputError",
+    "UnsatisfiedConstraint",
+    "PceFormatError",
+    "R1csFormatError",
+    "ParamsFormatError",
+    "SnarkjsFormatError",
+    "UnsupportedCurveError",
+    "KeyMismatchError",
+    "ProofVerificationError",
+    "BackendUnavailableError",
+    "DeviceOutOfMemoryError",
+    "PipelineClosedError",
+    "TimelineFormatError",
+]
+
+
+class CuzkError(Exception):
+    """Base class of every cuzk error."""
+
+
+class FieldValueError(CuzkError, ValueError):
+    """A value is not a valid field element (out of range, wrong shape or dtype)."""
+
+
+class PointEncodingError(CuzkError, ValueError):
+    """Bytes do not encode a point: wrong length, bad flag bits, coordinate >= p, bad infinity."""
+
+
+class NotOnCurveError(PointEncodingError):
+    """The coordinates do not satisfy the curve equation."""
+
+
+class NotInSubgroupError(PointEncodingError):
+    """The point is on the curve but not in the prime-order subgroup."""
+
+
+class CircuitError(CuzkError, ValueError):
+    """A circuit definition misuses the DSL (wrong types, unknown variables, ...)."""
+
+
+class ValueDependentTraceError(CircuitError):
+    """``define`` branched on a witness value while being traced; traces must not depend on inputs."""
+
+
+class InputError(CuzkError, ValueError):
+    """Inputs given to ``synthesize``/``prove``/``verify`` are missing, extra, malformed or out of range."""
+
+
+class UnsatisfiedConstraint(CuzkError, ValueError):
+    """A witness does not satisfy a constraint. ``index`` and ``name`` identify the first failing row."""
+
+    def __init__(self, message, index=None, name=None):
+        super().__init__(message)
+        self.index = index
+        self.name = name
+
+
+class PceFormatError(CuzkError, ValueError):
+    """A PCE file is truncated, corrupted or of an unknown version."""
+
+
+class R1csFormatError(CuzkError, ValueError):
+    """A ``.r1cs`` file is malformed."""
+
+
+class ParamsFormatError(CuzkError, ValueError):
+    """A bellperson ``.params``/``.vk``/proof byte string is malformed (field and offset named)."""
+
+
+class SnarkjsFormatError(CuzkError, ValueError):
+    """A snarkjs ``.zkey``/``.wtns``/``.r1cs``/JSON file is malformed."""
+
+
+class UnsupportedCurveError(CuzkError, ValueError):
+    """The data is for a curve cuzk does not support (e.g. bn128 before BN254 exists)."""
+
+
+class KeyMismatchError(CuzkError, ValueError):
+    """A proving key and a synthesized witness (or circuit) do not belong together."""
+
+
+class ProofVerificationError(CuzkError, RuntimeError):
+    """The prover produced a proof that does not verify (bad witness for a C-less key, or a kernel fault)."""
+
+
+class BackendUnavailableError(CuzkError, RuntimeError):
+    """The requested backend (e.g. ``device="cuda"``) cannot be used here; the message says why."""
+
+
+class DeviceOutOfMemoryError(CuzkError, MemoryError):
+    """The GPU ran out of memory; the job can be retried on the CPU backend."""
+
+
+class PipelineClosedError(CuzkError, RuntimeError):
+    """``submit`` was called on a pipeline that is closed or closing."""
+
+
+class TimelineFormatError(CuzkError, ValueError):
+    """A saved timeline file cannot be read."""

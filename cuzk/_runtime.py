@@ -26,11 +26,18 @@ _PACKAGE_DIR = Path(__file__).resolve().parent
 _state: dict = {}
 
 
+# Packages whose sources can reach compiled code (kernels, the constants and op codes they
+# read as globals). The rest (pipeline, timeline, reference, formats, cli) never does, and
+# leaving it out keeps an edit there from throwing the whole cache away.
+_JIT_PACKAGES = ("field", "curve", "kernels", "circuit", "synth", "groth16")
+
+
 def source_stamp() -> str:
-    """Short hash of all ``cuzk/**/*.py`` sources (file names and contents)."""
+    """Short hash of the sources of the packages that hold (or feed) Numba kernels."""
     if "stamp" not in _state:
         h = hashlib.sha256()
-        for path in sorted(_PACKAGE_DIR.rglob("*.py")):
+        paths = [p for pkg in _JIT_PACKAGES for p in (_PACKAGE_DIR / pkg).rglob("*.py")]
+        for path in sorted(paths + [_PACKAGE_DIR / "_runtime.py"]):
             h.update(str(path.relative_to(_PACKAGE_DIR)).encode())
             h.update(path.read_bytes())
         _state["stamp"] = h.hexdigest()[:16]

@@ -1,1 +1,14 @@
-"""cuzk.circuit.gadgets"""
+"""Circuit gadgets: boolean ops, bits/range checks, zero tests, Poseidon, Merkle paths."""
+
+from cuzk.circuit.gadgets.bits import from_bits, is_equal, is_zero, to_bits
+from cuzk.circuit.gadgets.boolean import and_, not_, or_, select, xor
+from cuzk.circuit.gadgets.merkle import merkle_root, merkle_root_native
+from cuzk.circuit.gadgets.poseidon import poseidon, poseidon_permutation_gadget
+from cuzk.circuit.gadgets.poseidon_params import poseidon_hash, poseidon_params, poseidon_permutation
+
+__all__ = [
+    "and_", "or_", "xor", "not_", "select",
+    "to_bits", "from_bits", "is_zero", "is_equal",
+    "poseidon", "poseidon_permutation_gadget", "poseidon_hash", "poseidon_permutation", "poseidon_params",
+    "merkle_root", "merkle_root_native",
+]

@@ -1,0 +1,95 @@
+"""ns per point addition: G1 mixed add (Jacobian, XYZZ), G1 full Jacobian add, G2 mixed add,
+against py_ecc's G1 add measured in the same process (the baseline ratio).
+
+    python3 benchmarks/curve_bench.py [--adds 20000] [--runs 5]
+
+Each figure is the median of ``--runs`` timed runs of a chain acc = acc + P_i over 1024
+distinct random affine points, one thread (the kernels are sequential).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+from numba import njit
+
+from cuzk.curve import G1, G2, g1, g2
+
+
+def _chains(K):
+    @njit(nogil=True)  # closure over the kernel module: not cacheable, compiled per run
+    def jac_madd_chain(points, adds):
+        acc = K.jac_from_affine(K.load_affine(points, 0))
+        n = points.shape[0]
+        for i in range(adds):
+            acc = K.jac_madd(acc, K.load_affine(points, i % n))
+        return K.jac_is_identity(acc)
+
+    @njit(nogil=True)  # closure over the kernel module: not cacheable, compiled per run
+    def xyzz_madd_chain(points, adds):
+        acc = K.xyzz_from_affine(K.load_affine(points, 0))
+        n = points.shape[0]
+        for i in range(adds):
+            acc = K.xyzz_madd(acc, K.load_affine(points, i % n))
+        return K.xyzz_is_identity(acc)
+
+    @njit(nogil=True)  # closure over the kernel module: not cacheable, compiled per run
+    def jac_add_chain(jac, adds):
+        acc = K.load_jac(jac, 0)
+        n = jac.shape[0]
+        for i in range(adds):
+            acc = K.jac_add(acc, K.load_jac(jac, i % n))
+        return K.jac_is_identity(acc)
+
+    return jac_madd_chain, xyzz_madd_chain, jac_add_chain
+
+
+def _median_ns(fn, arg, adds, runs):
+    fn(arg, 10)  # compile / load from cache
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter_ns()
+        fn(arg, adds)
+        times.append((time.perf_counter_ns() - t0) / adds)
+    return statistics.median(times)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--adds", type=int, default=20000)
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args(argv)
+    rng = np.random.default_rng(1)
+    p1 = G1.random(1024, rng)
+    p2 = G2.random(1024, rng)
+    j1 = np.empty((1024, 3, 6), dtype=np.uint64)
+    g1.mul_many(p1, np.full((1024, 1), 3, dtype=np.uint64), j1)  # Z != 1 Jacobian inputs
+    c1, c2 = _chains(g1), _chains(g2)
+    results = {
+        "G1 mixed add, Jacobian (madd-2007-bl)": _median_ns(c1[0], p1, args.adds, args.runs),
+        "G1 mixed add, XYZZ (madd-2008-s)": _median_ns(c1[1], p1, args.adds, args.runs),
+        "G1 full add, Jacobian (add-2007-bl)": _median_ns(c1[2], j1, args.adds, args.runs),
+        "G2 mixed add, Jacobian": _median_ns(c2[0], p2, args.adds // 4, args.runs),
+        "G2 mixed add, XYZZ": _median_ns(c2[1], p2, args.adds // 4, args.runs),
+    }
+    import py_ecc.optimized_bls12_381 as ref
+
+    a, b = ref.multiply(ref.G1, 12345), ref.multiply(ref.G1, 67890)
+    py_times = []
+    for _ in range(args.runs):
+        t0 = time.perf_counter_ns()
+        for _ in range(500):
+            ref.add(a, b)
+        py_times.append((time.perf_counter_ns() - t0) / 500)
+    py_ns = statistics.median(py_times)
+    print(f"{'operation':44s} {'ns/add':>9s} {'vs py_ecc G1 add':>17s}")
+    for name, ns in results.items():
+        print(f"{name:44s} {ns:9.0f} {py_ns / ns:16.1f}x")
+    print(f"{'py_ecc G1 add (optimized_bls12_381.add)':44s} {py_ns:9.0f} {1.0:16.1f}x")
+
+
+if __name__ == "__main__":
+    main()

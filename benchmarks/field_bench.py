@@ -1,0 +1,232 @@
+"""Field-arithmetic micro-benchmarks: ns per operation on one thread, against Python ints.
+
+Each row of ``CASES`` is ``(name, make)``: ``make(rng)`` returns ``run(iters)``, which performs
+``iters`` operations (a chain of dependent operations inside one @njit loop, so latency is
+measured and nothing is optimised away). Rows for other layers (curve, pairing) are added by
+appending to ``CASES``; ``BASELINES`` pairs a row with a Python baseline row for the ratio.
+
+    python3 benchmarks/field_bench.py            # all rows + compile/cache-load times
+    python3 benchmarks/field_bench.py --quick    # fewer iterations
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+from numba import njit
+
+from cuzk.field import Fq, Fr, fq, fq2, fr
+
+__all__ = ["CASES", "BASELINES", "measure", "main"]
+
+
+@njit(cache=True, nogil=True)
+def _fr_mul_chain(a, n):
+    x, y = fr.load(a, 0), fr.load(a, 1)
+    for _ in range(n):
+        x = fr.mul(x, y)
+    fr.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fq_mul_chain(a, n):
+    x, y = fq.load(a, 0), fq.load(a, 1)
+    for _ in range(n):
+        x = fq.mul(x, y)
+    fq.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fr_add_chain(a, n):
+    x, y = fr.load(a, 0), fr.load(a, 1)
+    for _ in range(n):
+        x = fr.add(x, y)
+    fr.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fq_add_chain(a, n):
+    x, y = fq.load(a, 0), fq.load(a, 1)
+    for _ in range(n):
+        x = fq.add(x, y)
+    fq.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fq2_mul_chain(a, n):
+    x, y = fq2.load(a, 0), fq2.load(a, 1)
+    for _ in range(n):
+        x = fq2.mul(x, y)
+    fq2.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fq2_sqr_chain(a, n):
+    x = fq2.load(a, 0)
+    for _ in range(n):
+        x = fq2.sqr(x)
+    fq2.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fr_inv_chain(a, n):
+    x = fr.load(a, 0)
+    for _ in range(n):
+        x = fr.inv(x)
+    fr.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fq_inv_chain(a, n):
+    x = fq.load(a, 0)
+    for _ in range(n):
+        x = fq.inv(x)
+    fq.store(a, 0, x)
+
+
+def _kernel(fn, field, rows=2):
+    def make(rng):
+        a = field.random(rows, rng)
+        return lambda iters: fn(a, iters)
+
+    return make
+
+
+def _kernel_fq2(fn):
+    def make(rng):
+        a = Fq.random(4, rng).reshape(2, 2, 6)
+        return lambda iters: fn(a, iters)
+
+    return make
+
+
+def _python_mul(p):
+    def make(rng):
+        x, y = (int(rng.integers(1, 2**62)) ** 7 % p for _ in range(2))
+
+        def run(iters):
+            z = x
+            for _ in range(iters):
+                z = z * y % p
+
+        return run
+
+    return make
+
+
+def _array_op(field, op):
+    def make(rng):
+        a, b = field.random(1024, rng), field.random(1024, rng)
+
+        def run(iters):
+            for _ in range(max(1, iters // 1024)):
+                op(a, b)
+
+        return run
+
+    return make
+
+
+# (name, make, iterations at full size); append rows here.
+CASES = [
+    ("fr.mul (dependent chain)", _kernel(_fr_mul_chain, Fr), 2_000_000),
+    ("fq.mul (dependent chain)", _kernel(_fq_mul_chain, Fq), 1_000_000),
+    ("fq2.mul (dependent chain)", _kernel_fq2(_fq2_mul_chain), 500_000),
+    ("fq2.sqr (dependent chain)", _kernel_fq2(_fq2_sqr_chain), 500_000),
+    ("fr.add (dependent chain)", _kernel(_fr_add_chain, Fr), 5_000_000),
+    ("fq.add (dependent chain)", _kernel(_fq_add_chain, Fq), 5_000_000),
+    ("fr.inv (Fermat)", _kernel(_fr_inv_chain, Fr), 2_000),
+    ("fq.inv (Fermat)", _kernel(_fq_inv_chain, Fq), 1_000),
+    ("Fr.mul array (1024/call, per element)", _array_op(Fr, Fr.mul), 1_024_000),
+    ("Fq.mul array (1024/call, per element)", _array_op(Fq, Fq.mul), 1_024_000),
+    ("Fr.batch_inverse (1024/call, per element)", _array_op(Fr, lambda a, b: Fr.batch_inverse(a)), 204_800),
+    ("python int a*b % r", _python_mul(Fr.modulus), 200_000),
+    ("python int a*b % p", _python_mul(Fq.modulus), 200_000),
+]
+
+# (row, baseline row): printed as baseline / row.
+BASELINES = [
+    ("fr.mul (dependent chain)", "python int a*b % r"),
+    ("fq.mul (dependent chain)", "python int a*b % p"),
+]
+
+
+def measure(run, iters: int, repeats: int = 5) -> float:
+    """Median ns per operation over ``repeats`` timed runs (thread CPU time), after a warm-up."""
+    run(max(1, iters // 100))  # compile / cache-load and warm caches outside the timing
+    times = []
+    for _ in range(repeats):
+        t0 = time.thread_time_ns()
+        run(iters)
+        times.append((time.thread_time_ns() - t0) / iters)
+    return statistics.median(times)
+
+
+_FIRST_CALL = """
+import time
+t0 = time.perf_counter()
+import numpy as np
+from cuzk.field import Fq, Fr
+import benchmarks.field_bench as fb
+t1 = time.perf_counter()
+a, b = Fr.random(4, np.random.default_rng(0)), Fq.random(4, np.random.default_rng(0))
+Fr.mul(a, a); Fq.mul(b, b); Fr.batch_inverse(a); Fq.sqrt(b)
+fb._fr_mul_chain(a, 1); fb._fq_mul_chain(b, 1); fb._fq2_mul_chain(b.reshape(2, 2, 6), 1)
+t2 = time.perf_counter()
+from cuzk._runtime import source_stamp
+print(f"{source_stamp()} {t1 - t0:.3f} {t2 - t1:.3f}")
+"""
+
+
+def first_call_times(attempts: int = 3) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(import s, first calls s) in a fresh process with an empty cache, then with it warm.
+
+    The cache directory is keyed by a hash of all cuzk sources, so an edit between the two
+    runs would make the second one compile again; such a pair is detected and retried.
+    """
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for _ in range(attempts):
+        with tempfile.TemporaryDirectory() as d:
+            env = dict(os.environ, CUZK_NUMBA_CACHE_DIR=d, PYTHONPATH=root)
+            res = []
+            for _ in range(2):
+                out = subprocess.run(
+                    [sys.executable, "-c", _FIRST_CALL], env=env, cwd=root, capture_output=True, text=True, check=True
+                )
+                stamp, imp, first = out.stdout.split()[-3:]
+                res.append((stamp, float(imp), float(first)))
+        if res[0][0] == res[1][0]:
+            return res[0][1:], res[1][1:]
+    raise RuntimeError("cuzk sources kept changing during the measurement; rerun when the tree is quiet")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="cuzk field micro-benchmarks")
+    ap.add_argument("--quick", action="store_true", help="10x fewer iterations")
+    ap.add_argument("--no-compile", action="store_true", help="skip the compile/cache-load subprocess runs")
+    args = ap.parse_args(argv)
+    rng = np.random.default_rng(2024)
+    scale = 10 if args.quick else 1
+    results = {}
+    print(f"{'case':45s} {'ns/op':>10s}")
+    for name, make, iters in CASES:
+        results[name] = measure(make(rng), max(1, iters // scale))
+        print(f"{name:45s} {results[name]:10.1f}")
+    for row, base in BASELINES:
+        print(f"ratio {base!r} / {row!r}: {results[base] / results[row]:.1f}x")
+    if not args.no_compile:
+        (ci, cf), (wi, wf) = first_call_times()
+        print(f"fresh process, empty cache: import {ci:.2f} s, first calls (compile) {cf:.2f} s")
+        print(f"fresh process, warm cache:  import {wi:.2f} s, first calls (cache load) {wf:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,248 @@
+"""The tracing constraint system: records constraints and the witness program of a circuit.
+
+``Circuit.define(cs, **inputs)`` runs once against a :class:`ConstraintSystem` whose inputs are
+symbolic :class:`~cuzk.circuit.Value` placeholders. Every allocation, product and hint appends
+an op to a flat witness program; every constraint appends three sparse rows. The Synthesizer
+(:mod:`cuzk.synth`) compiles that record into CSR matrices and an ``int64`` op array.
+
+    >>> cs = ConstraintSystem()
+    >>> x = cs.private(3); out = cs.public(35)
+    >>> cs.assert_equal(x * x * x + x + 5, out)
+    >>> cs.n_constraints, cs.n_public, cs.n_private
+    (3, 1, 3)
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from cuzk.circuit.lc import LinearCombination, Value, Variable, lincomb
+from cuzk.circuit.ops import OP_BITS, OP_CONST, OP_INPUT, OP_LC, OP_MUL
+from cuzk.errors import CircuitError
+from cuzk.field.params import FR
+
+__all__ = ["ConstraintSystem"]
+
+_R = FR.modulus
+_KIND_ONE, _KIND_PUBLIC, _KIND_PRIVATE = 0, 1, 2
+
+
+class ConstraintSystem:
+    """Recorder of variables, constraints ``<a,z> * <b,z> = <c,z>`` and witness ops.
+
+    Attributes:
+        one: the constant-one :class:`Variable` (index 0).
+        a, b, c: per constraint, dict internal variable index -> canonical coefficient.
+        names: per constraint, its name (``namespace/name``) or None.
+    """
+
+    def __init__(self):
+        self._var_kind = [_KIND_ONE]
+        self._var_slot = [0]  # witness register of each variable; register 0 is the constant one
+        self._n_slots = 1
+        self.code: list[int] = []
+        self.consts: list[int] = [1]  # constant table; index 0 (= one) means "no multiply" in OP_LC
+        self._const_index = {1: 0}
+        self._const_slots: dict[int, int] = {1: 0}
+        self.input_names: list[str] = []  # flat input index -> "name[i][j]"
+        self.a: list[dict] = []
+        self.b: list[dict] = []
+        self.c: list[dict] = []
+        self.names: list = []
+        self._prefix: list[str] = []
+        self.one = Variable(self, 0)
+
+    # -- counts ----------------------------------------------------------------------------
+    @property
+    def n_constraints(self) -> int:
+        return len(self.a)
+
+    @property
+    def n_public(self) -> int:
+        return self._var_kind.count(_KIND_PUBLIC)
+
+    @property
+    def n_private(self) -> int:
+        return self._var_kind.count(_KIND_PRIVATE)
+
+    @property
+    def n_slots(self) -> int:
+        return self._n_slots
+
+    # -- witness program -------------------------------------------------------------------
+    def _new_slots(self, n: int = 1) -> int:
+        s = self._n_slots
+        self._n_slots += n
+        return s
+
+    def _const_id(self, c: int) -> int:
+        c %= _R
+        k = self._const_index.get(c)
+        if k is None:
+            k = self._const_index[c] = len(self.consts)
+            self.consts.append(c)
+        return k
+
+    def _const_slot(self, c: int) -> int:
+        c %= _R
+        s = self._const_slots.get(c)
+        if s is None:
+            s = self._const_slots[c] = self._new_slots()
+            self.code += (OP_CONST, s, self._const_id(c))
+        return s
+
+    def _emit_value(self, op: int, *srcs: int) -> int:
+        dst = self._new_slots()
+        self.code += (op, dst, *srcs)
+        return dst
+
+    def _emit_bits(self, src: int, n: int) -> range:
+        if not isinstance(n, int) or not 1 <= n <= 256:
+            raise CircuitError(f"bit count must be an int in [1, 256], got {n!r}")
+        dst = self._new_slots(n)
+        self.code += (OP_BITS, dst, src, n)
+        return range(dst, dst + n)
+
+    def _slot_of(self, lc: LinearCombination) -> int:
+        """Register holding the value of ``lc``, emitting an OP_LC the first time."""
+        if lc._slot is not None:
+            return lc._slot
+        t = lc.terms
+        if len(t) == 1:
+            ((k, v),) = t.items()
+            if v == 1:
+                lc._slot = self._var_slot[k]
+                return lc._slot
+            if k == 0:
+                lc._slot = self._const_slot(v)
+                return lc._slot
+        if not t:
+            lc._slot = self._const_slot(0)
+            return lc._slot
+        dst = self._new_slots()
+        code = [OP_LC, dst, len(t)]
+        for k, v in t.items():
+            code += (0 if v == 1 else self._const_id(v), self._var_slot[k])
+        self.code += code
+        lc._slot = dst
+        return dst
+
+    def input_placeholder(self, label: str) -> Value:
+        """A :class:`Value` read from the next flat input (used by the Synthesizer's tracer)."""
+        k = len(self.input_names)
+        self.input_names.append(label)
+        return Value(self, self._emit_value(OP_INPUT, k))
+
+    # -- allocation ------------------------------------------------------------------------
+    def _value_slot(self, value) -> tuple[int, LinearCombination | None]:
+        if isinstance(value, Value):
+            if value.cs is not self:
+                raise CircuitError("value belongs to another constraint system")
+            return value.slot, None
+        if isinstance(value, LinearCombination):
+            if value.cs is not self:
+                raise CircuitError("combination belongs to another constraint system")
+            return self._slot_of(value), value
+        if isinstance(value, int):
+            return self._const_slot(value), None
+        raise CircuitError(f"cannot allocate a variable from {type(value).__name__}; pass an input, a Value or an int")
+
+    def _alloc(self, kind: int, value, name) -> Variable:
+        slot, lc = self._value_slot(value)
+        idx = len(self._var_kind)
+        self._var_kind.append(kind)
+        self._var_slot.append(slot)
+        v = Variable(self, idx)
+        v._slot = slot
+        if lc is not None:  # allocating from a combination: constrain the new variable to it
+            self.enforce(lc, self.one, v, name=name)
+        return v
+
+    def public(self, value, name: str | None = None) -> Variable:
+        """Allocate a public input variable with witness ``value``.
+
+        ``value`` is an input placeholder, a hint :class:`Value`, an int constant, or a
+        :class:`LinearCombination` (then one constraint ``lc * 1 = v`` ties them).
+        """
+        return self._alloc(_KIND_PUBLIC, value, name)
+
+    def private(self, value, name: str | None = None) -> Variable:
+        """Allocate a private (auxiliary) variable with witness ``value``; see :meth:`public`."""
+        return self._alloc(_KIND_PRIVATE, value, name)
+
+    def constant(self, c: int) -> LinearCombination:
+        """The constant ``c`` as a combination of the one variable."""
+        c %= _R
+        return LinearCombination(self, {0: c} if c else {})
+
+    # -- constraints -----------------------------------------------------------------------
+    def _lc(self, x) -> LinearCombination:
+        if isinstance(x, LinearCombination):
+            if x.cs is not self:
+                raise CircuitError("combination belongs to another constraint system")
+            return x
+        if isinstance(x, int):
+            return self.constant(x)
+        if isinstance(x, Value):
+            raise CircuitError("a witness Value must be allocated (cs.private / cs.public) before it is constrained")
+        raise CircuitError(f"expected a LinearCombination or int, got {type(x).__name__}")
+
+    def _name(self, name):
+        if name is None and not self._prefix:
+            return None
+        return "/".join(self._prefix + ([str(name)] if name is not None else []))
+
+    def enforce(self, a, b, c, name: str | None = None) -> None:
+        """Add the constraint ``a * b = c`` (combinations or ints), bellman-style."""
+        a, b, c = self._lc(a), self._lc(b), self._lc(c)
+        self.a.append(a.terms)
+        self.b.append(b.terms)
+        self.c.append(c.terms)
+        self.names.append(self._name(name))
+
+    def mul(self, x, y, name: str | None = None) -> Variable:
+        """A new private variable ``v = x * y`` and the constraint ``x * y = v``."""
+        x, y = self._lc(x), self._lc(y)
+        dst = self._emit_value(OP_MUL, self._slot_of(x), self._slot_of(y))
+        idx = len(self._var_kind)
+        self._var_kind.append(_KIND_PRIVATE)
+        self._var_slot.append(dst)
+        v = Variable(self, idx)
+        v._slot = dst
+        self.a.append(x.terms)
+        self.b.append(y.terms)
+        self.c.append(v.terms)
+        self.names.append(self._name(name))
+        return v
+
+    def materialize(self, lc, name: str | None = None) -> Variable:
+        """A variable equal to ``lc`` (itself if it already is one): constraint ``lc * 1 = v``."""
+        lc = self._lc(lc)
+        if isinstance(lc, Variable) and lc.index != 0:
+            return lc
+        return self._alloc(_KIND_PRIVATE, lc, name)
+
+    def assert_equal(self, x, y, name: str | None = None) -> None:
+        """Constrain ``x == y`` (one row ``x * 1 = y``)."""
+        self.enforce(x, self.one, y, name=name)
+
+    def assert_bool(self, x, name: str | None = None) -> None:
+        """Constrain ``x`` to 0 or 1 (one row ``x * (1 - x) = 0``)."""
+        x = self._lc(x)
+        self.enforce(x, lincomb(((1, self.one), (-1, x)), materialize=False), 0, name=name)
+
+    @contextlib.contextmanager
+    def namespace(self, name: str):
+        """Prefix the names of constraints added inside the block with ``name/``.
+
+        >>> cs = ConstraintSystem(); x = cs.private(1)
+        >>> with cs.namespace("check"):
+        ...     cs.assert_bool(x, name="x")
+        >>> cs.names
+        ['check/x']
+        """
+        self._prefix.append(str(name))
+        try:
+            yield self
+        finally:
+            self._prefix.pop()

@@ -1,0 +1,146 @@
+"""The ``cuzk`` command: ``--version``, ``info``, ``demo``, ``bench``, ``waterfall FILE``.
+
+    >>> main(["--version"])
+    cuzk 0.1.0
+    0
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Sequence
+
+import cuzk
+from cuzk.errors import CuzkError
+
+__all__ = ["main", "build_parser", "environment_info"]
+
+
+def environment_info() -> dict:
+    """What ``cuzk info`` prints: versions, Numba threading layer, cache dir, CUDA, CPUs.
+
+    >>> sorted(environment_info())[:3]
+    ['cache dir', 'cpu count', 'cuda device']
+    """
+    import numba
+
+    from cuzk import _runtime
+
+    info = {"cuzk": cuzk.__version__, "numba": numba.__version__,
+            "threading layer (cuzk choice)": _runtime.threading_layer_choice(),
+            "threading layer (numba.config)": str(numba.config.THREADING_LAYER),
+            "cache dir": str(_runtime.cache_dir())}
+    try:
+        import cupy
+
+        info["cupy"] = cupy.__version__
+        try:
+            n = cupy.cuda.runtime.getDeviceCount()
+            info["cuda device"] = f"{n} usable" if n else "none"
+        except Exception as e:  # no driver / no device: report why, never fail `info`
+            info["cuda device"] = f"not usable ({type(e).__name__}: {str(e).splitlines()[0][:80]})"
+    except Exception as e:
+        info["cupy"] = f"not importable ({type(e).__name__})"
+        info["cuda device"] = "not usable (no CuPy)"
+    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    info["cpu count"] = f"{os.cpu_count()} ({affinity} usable by this process)" if affinity else str(os.cpu_count())
+    return info
+
+
+def _stages(args):
+    from cuzk import demo
+
+    if args.simulate:
+        synth_s, prove_s = (float(x) for x in args.simulate.split(","))
+        return demo.simulated_stages(synth_s, prove_s)
+    return demo.real_stages(args.size, args.device)
+
+
+def _cmd_info(args) -> int:
+    info = environment_info()
+    w = max(map(len, info))
+    for k, v in info.items():
+        print(f"{k:<{w}}  {v}")
+    return 0
+
+
+def _cmd_waterfall(args) -> int:
+    from cuzk.timeline import Timeline
+
+    tl = Timeline.load(args.file)
+    if not args.no_summary:
+        print(tl.summary())
+        print()
+    print(tl.waterfall(width=args.width, max_rows=args.rows))
+    return 0
+
+
+def _cmd_demo(args) -> int:
+    from cuzk import demo
+
+    stages = _stages(args)
+    print(f"cuzk demo: {stages.description}")
+    demo.run_demo(stages.synthesizer, stages.prover, stages.make_inputs, stages.verify, n_proofs=args.proofs)
+    return 0
+
+
+def _cmd_bench(args) -> int:
+    from cuzk import demo
+
+    stages = _stages(args)
+    print(f"cuzk bench: {stages.description}")
+    demo.run_bench(stages.synthesizer, stages.prover, stages.make_inputs, args.proofs,
+                   demo.parse_concurrency_list(args.concurrency), trace=args.trace, png=args.png)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for docs and tests)."""
+    p = argparse.ArgumentParser(prog="cuzk", description="Groth16 proving SDK for BLS12-381")
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = p.add_subparsers(dest="command")
+    sub.add_parser("info", help="versions, Numba threading layer, cache dir, CUDA, CPUs").set_defaults(fn=_cmd_info)
+
+    w = sub.add_parser("waterfall", help="render a timeline saved with Timeline.save()")
+    w.add_argument("file")
+    w.add_argument("--width", type=int, default=72)
+    w.add_argument("--rows", type=int, default=40, help="most job rows to draw")
+    w.add_argument("--no-summary", action="store_true")
+    w.set_defaults(fn=_cmd_waterfall)
+
+    for name, helptext, fn in [("demo", "prove a few jobs at concurrency 1 then 2, verify, show timelines", _cmd_demo),
+                               ("bench", "s/proof and GPU utilization per concurrency", _cmd_bench)]:
+        c = sub.add_parser(name, help=helptext)
+        c.add_argument("--proofs", type=int, default=5 if name == "demo" else 8)
+        c.add_argument("--size", default="small", help="porep_like size: tiny, small, medium, large")
+        c.add_argument("--device", default="auto", help="prover backend: auto, cuda, cpu")
+        c.add_argument("--simulate", metavar="SYNTH_S,PROVE_S",
+                       help="use sleeping stages with these times instead of the real prover")
+        if name == "bench":
+            c.add_argument("--concurrency", default="1,2,auto")
+            c.add_argument("--trace", help="write a Chrome trace (per setting: NAME.cN.json)")
+            c.add_argument("--png", help="write a matplotlib waterfall (needs cuzk[plot])")
+        c.set_defaults(fn=fn)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status (1 for a cuzk error, with a one-line message)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        print(f"cuzk {cuzk.__version__}")
+        return 0
+    if not getattr(args, "fn", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.fn(args)
+    except CuzkError as e:
+        print(f"cuzk {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    except ValueError as e:  # malformed --simulate
+        print(f"cuzk {args.command}: error: {e}", file=sys.stderr)
+        return 2

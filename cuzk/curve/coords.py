@@ -1,0 +1,88 @@
+"""Python ints ↔ uint64 limb arrays for curve coordinates and scalars (the edges of the API).
+
+A coordinate over Fq^degree is a ``degree``-tuple of canonical ints; arrays hold Montgomery
+limbs, shape ``(n, 6)`` for degree 1 and ``(n, 2, 6)`` for degree 2 (DESIGN §3).
+
+    >>> from cuzk.curve.coords import mont_array, mont_ints
+    >>> mont_ints(mont_array([(3,), (5,)], 1), 1)
+    [(3,), (5,)]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cuzk.errors import FieldValueError
+from cuzk.field.params import FQ
+
+__all__ = ["mont_array", "mont_ints", "scalar_limbs", "scalars_array"]
+
+_L = FQ.limbs
+_R_INV = pow(FQ.r, -1, FQ.modulus)
+
+
+def _ints_to_limbs(values: list[int], limbs: int) -> np.ndarray:
+    raw = b"".join(v.to_bytes(8 * limbs, "little") for v in values)
+    return np.frombuffer(raw, dtype="<u8").astype(np.uint64).reshape(len(values), limbs)
+
+
+def _limbs_to_ints(arr: np.ndarray) -> list[int]:
+    arr = np.ascontiguousarray(arr, dtype="<u8")
+    width = arr.shape[-1] * 8
+    raw = arr.tobytes()
+    return [int.from_bytes(raw[i : i + width], "little") for i in range(0, len(raw), width)]
+
+
+def mont_array(values, degree: int) -> np.ndarray:
+    """Montgomery limbs of ``values`` (each a ``degree``-tuple of ints in [0, p)).
+
+    Raises:
+        FieldValueError: a coefficient is not an int in [0, p) or a tuple has the wrong length.
+
+    >>> mont_array([(1,)], 1).shape, mont_array([(1, 2)], 2).shape
+    ((1, 6), (1, 2, 6))
+    """
+    flat = []
+    for v in values:
+        if len(v) != degree:
+            raise FieldValueError(f"expected {degree} coefficient(s) per coordinate, got {v!r}")
+        flat.extend(FQ.to_mont_int(FQ.check_canonical(c)) for c in v)
+    arr = _ints_to_limbs(flat, _L)
+    return arr.reshape(len(values), _L) if degree == 1 else arr.reshape(len(values), degree, _L)
+
+
+def mont_ints(arr: np.ndarray, degree: int) -> list[tuple[int, ...]]:
+    """Inverse of :func:`mont_array`: canonical ``degree``-tuples from Montgomery limbs.
+
+    >>> mont_ints(mont_array([(7, 8)], 2), 2)
+    [(7, 8)]
+    """
+    p = FQ.modulus
+    ints = [v * _R_INV % p for v in _limbs_to_ints(arr)]
+    return [tuple(ints[i : i + degree]) for i in range(0, len(ints), degree)]
+
+
+def scalar_limbs(k: int, limbs: int | None = None) -> np.ndarray:
+    """Little-endian uint64 limbs of a non-negative int (at least one limb).
+
+    >>> scalar_limbs(2**64 + 3).tolist()
+    [3, 1]
+    """
+    if not isinstance(k, (int, np.integer)) or k < 0:
+        raise FieldValueError(f"scalar must be a non-negative int, got {k!r}")
+    k = int(k)
+    n = limbs if limbs is not None else max(1, -(-k.bit_length() // 64))
+    return _ints_to_limbs([k], n)[0]
+
+
+def scalars_array(ks) -> np.ndarray:
+    """(n, L) uint64 canonical limbs of non-negative ints, L fitting the largest.
+
+    >>> scalars_array([1, 2**70]).shape
+    (2, 2)
+    """
+    ks = [int(k) for k in ks]
+    if any(k < 0 for k in ks):
+        raise FieldValueError("scalars must be non-negative ints")
+    n = max([1] + [-(-k.bit_length() // 64) for k in ks])
+    return _ints_to_limbs(ks, n)

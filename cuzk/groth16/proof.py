@@ -1,0 +1,98 @@
+"""The Groth16 proof: three group elements and their 192-byte bellperson encoding.
+
+    >>> from cuzk.curve import G1, G2
+    >>> p = Proof(a=G1.generator(), b=G2.generator(), c=G1.generator())
+    >>> Proof.from_bytes(p.to_bytes()) == p, len(p.to_bytes())
+    (True, 192)
+"""
+
+from __future__ import annotations
+
+import json
+
+import attrs
+import numpy as np
+
+from cuzk.curve import G1, G2
+from cuzk.curve.encoding import encoded_size, point_from_bytes, point_to_bytes
+from cuzk.errors import ParamsFormatError, PointEncodingError
+
+__all__ = ["Proof", "PROOF_BYTES"]
+
+_G1C = encoded_size(G1, compressed=True)  # 48
+_G2C = encoded_size(G2, compressed=True)  # 96
+PROOF_BYTES = 2 * _G1C + _G2C  # A ‖ B ‖ C, compressed (bellperson layout)
+
+
+def _frozen_copy(arr: np.ndarray) -> np.ndarray:
+    a = np.array(arr, dtype=np.uint64, copy=True)
+    a.flags.writeable = False
+    return a
+
+
+@attrs.frozen(eq=False)
+class Proof:
+    """A Groth16 proof (affine points as uint64 Montgomery arrays, DESIGN §3)."""
+
+    a: np.ndarray = attrs.field(converter=_frozen_copy)  #: A in G1, shape (2, 6)
+    b: np.ndarray = attrs.field(converter=_frozen_copy)  #: B in G2, shape (2, 2, 6)
+    c: np.ndarray = attrs.field(converter=_frozen_copy)  #: C in G1, shape (2, 6)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Proof):
+            return NotImplemented
+        return self.to_bytes() == other.to_bytes()
+
+    def __hash__(self) -> int:
+        return hash(self.to_bytes())
+
+    def to_bytes(self) -> bytes:
+        """192 bytes: compressed A (48) ‖ B (96) ‖ C (48), zcash point encoding."""
+        return point_to_bytes(G1, self.a) + point_to_bytes(G2, self.b) + point_to_bytes(G1, self.c)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, checked: bool = True) -> "Proof":
+        """Parse 192 bytes; every point is checked (on curve, in subgroup) unless ``checked=False``.
+
+        Raises:
+            ParamsFormatError: wrong length, or a point that does not decode (the message names
+                the element and its offset).
+        """
+        data = bytes(data)
+        if len(data) != PROOF_BYTES:
+            raise ParamsFormatError(f"a Groth16 proof is {PROOF_BYTES} bytes, got {len(data)}")
+        parts = {}
+        off = 0
+        for name, group, size in (("a", G1, _G1C), ("b", G2, _G2C), ("c", G1, _G1C)):
+            try:
+                parts[name] = point_from_bytes(group, data[off : off + size], compressed=True, checked=checked)
+            except PointEncodingError as e:
+                raise ParamsFormatError(f"proof.{name} at offset {off}: {e}") from e
+            off += size
+        return cls(**parts)
+
+    @staticmethod
+    def concat(proofs) -> bytes:
+        """The multi-partition encoding: the proofs' bytes back to back."""
+        return b"".join(p.to_bytes() for p in proofs)
+
+    @classmethod
+    def split(cls, data: bytes, *, checked: bool = True) -> list["Proof"]:
+        """Inverse of :meth:`concat`."""
+        if len(data) % PROOF_BYTES:
+            raise ParamsFormatError(f"multi-proof length {len(data)} is not a multiple of {PROOF_BYTES}")
+        return [cls.from_bytes(data[i : i + PROOF_BYTES], checked=checked) for i in range(0, len(data), PROOF_BYTES)]
+
+    def to_json(self) -> str:
+        """Human-readable JSON: compressed points as hex."""
+        b = self.to_bytes()
+        return json.dumps({"a": b[:_G1C].hex(), "b": b[_G1C : _G1C + _G2C].hex(), "c": b[_G1C + _G2C :].hex()})
+
+    @classmethod
+    def from_json(cls, text: str, *, checked: bool = True) -> "Proof":
+        try:
+            d = json.loads(text)
+            raw = bytes.fromhex(d["a"]) + bytes.fromhex(d["b"]) + bytes.fromhex(d["c"])
+        except (ValueError, KeyError, TypeError) as e:
+            raise ParamsFormatError(f"proof JSON must be an object with hex fields a, b, c: {e}") from e
+        return cls.from_bytes(raw, checked=checked)

@@ -1,0 +1,175 @@
+"""Groth16 prover orchestration, independent of where the kernels run.
+
+``create_proof`` is the deterministic core (explicit r, s); ``prove`` draws them from
+``secrets``. The heavy steps are the backend's (``cuzk.kernels.cpu`` or ``cuzk.kernels.cuda``)
+and each is reported as a timeline sub-span (``H``, ``MSM_A``, ``MSM_B1``, ``MSM_B2``,
+``MSM_L``, ``MSM_H``), a no-op outside a pipeline.
+
+    A = α + Σ z_i·A_i + r·δ                       (G1)
+    B = β + Σ z_i·B_i + s·δ                       (G2, and in G1 for C)
+    C = Σ w_j·L_j + Σ h_k·H_k + s·A + r·B1 − r·s·δ (G1)
+
+    >>> proof = cuzk.groth16.prove(pk, synth.synthesize(x=3, out=35))     # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import importlib
+import secrets
+from types import ModuleType
+
+import attrs
+import numpy as np
+
+from cuzk.curve import G1, G2
+from cuzk.errors import InputError, KeyMismatchError, ProofVerificationError, UnsatisfiedConstraint
+from cuzk.field import FR, Fr
+from cuzk.groth16.keys import ProvingKey
+from cuzk.groth16.proof import Proof
+from cuzk.groth16.r1cs_to_qap import compute_h, witness_evaluations
+from cuzk.groth16.verify import prepare_verifying_key, verify as _verify
+from cuzk.timeline import span
+
+__all__ = ["Bases", "create_proof", "prove", "check_witness", "check_compatible", "load_backend"]
+
+
+def load_backend(name) -> ModuleType:
+    """``"cpu"`` → ``cuzk.kernels.cpu``, ``"cuda"`` → ``cuzk.kernels.cuda``; a module passes through."""
+    if isinstance(name, ModuleType):
+        return name
+    if name not in ("cpu", "cuda"):
+        raise InputError(f"backend must be 'cpu' or 'cuda', got {name!r}")
+    return importlib.import_module(f"cuzk.kernels.{name}")
+
+
+@attrs.frozen
+class Bases:
+    """The proving key's query points as the backend wants them (host arrays for the CPU,
+    device-resident arrays for CUDA); by default the key's own arrays."""
+
+    a: object
+    b_g1: object
+    b_g2: object
+    l: object
+    h: object
+
+    @classmethod
+    def of(cls, pk: ProvingKey) -> "Bases":
+        return cls(a=pk.a, b_g1=pk.b_g1, b_g2=pk.b_g2, l=pk.l, h=pk.h)
+
+
+def check_compatible(pk: ProvingKey, synthesized) -> None:
+    """Refuse a witness of another circuit or shape, with a message that says which."""
+    if pk.convention != "bellperson":
+        raise KeyMismatchError(f"create_proof handles bellperson-convention keys; this key is {pk.convention!r}")
+    if pk.digest is not None and getattr(synthesized, "digest", None) not in (None, pk.digest):
+        raise KeyMismatchError(
+            f"the witness is for circuit {synthesized.digest[:16]}…, the proving key for {pk.digest[:16]}…"
+        )
+    z = synthesized.z
+    if z.ndim != 2 or z.shape[1] != 4 or z.dtype != np.uint64:
+        raise InputError(f"synthesized.z must be an (n, 4) uint64 array, got {z.shape} {z.dtype}")
+    if z.shape[0] != pk.n_vars:
+        raise KeyMismatchError(f"the witness has {z.shape[0]} variables, the proving key {pk.n_vars}")
+    if len(synthesized.public_inputs) != pk.n_inputs - 1:
+        raise KeyMismatchError(
+            f"the witness has {len(synthesized.public_inputs)} public inputs, the proving key {pk.n_inputs - 1}"
+        )
+    n_c = synthesized.a.shape[0]
+    if pk.n_constraints is not None and n_c != pk.n_constraints:
+        raise KeyMismatchError(f"the witness has {n_c} constraint rows, the proving key {pk.n_constraints}")
+    if n_c + pk.n_inputs > pk.domain_size:
+        raise KeyMismatchError(f"{n_c} rows + {pk.n_inputs} inputs exceed the key's domain of {pk.domain_size}")
+
+
+def check_witness(synthesized) -> None:
+    """Raise :class:`UnsatisfiedConstraint` at the first row where a·b ≠ c (n Fr muls)."""
+    ok = Fr.eq(Fr.mul(synthesized.a, synthesized.b), synthesized.c)
+    if not ok.all():
+        row = int(np.argmin(ok))
+        raise UnsatisfiedConstraint(f"constraint {row} is not satisfied by the witness (a·b ≠ c)", index=row)
+
+
+def _scalar(x: int, what: str) -> int:
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= int(x) < FR.modulus:
+        raise InputError(f"{what} must be an int in [0, r), got {x!r}")
+    return int(x)
+
+
+def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", bases: Bases | None = None,
+                 check: bool = True, threads=None) -> Proof:
+    """The deterministic prover: the proof for ``synthesized`` with blinding factors ``r``, ``s``.
+
+    Args:
+        pk: the proving key (bellperson convention).
+        synthesized: a :class:`cuzk.synth.Synthesized` of the key's circuit.
+        r, s: blinding scalars in [0, r).
+        backend: ``"cpu"``, ``"cuda"`` or a kernel module.
+        bases: device-resident query points (the GpuProver passes them); default the key's.
+        check: refuse an unsatisfied witness before any MSM.
+        threads: cores for CPU kernels (None: all).
+
+    Raises:
+        KeyMismatchError: witness and key belong to different circuits or shapes.
+        UnsatisfiedConstraint: ``check`` found a row with a·b ≠ c.
+    """
+    r, s = _scalar(r, "r"), _scalar(s, "s")
+    check_compatible(pk, synthesized)
+    if check:
+        check_witness(synthesized)
+    kern = load_backend(backend)
+    bases = bases or Bases.of(pk)
+    dens = pk.resolved_density()
+    n_in = pk.n_inputs
+    vk = pk.vk
+
+    with span("H"):
+        a, b, c = witness_evaluations(synthesized, n_in, pk.domain_size)
+        h = compute_h(a, b, c, kern, threads=threads)
+        h = Fr.from_mont(h)
+
+    z = Fr.from_mont(synthesized.z)  # MSM scalars are canonical
+    inputs, aux = z[:n_in], z[n_in:]
+    with span("MSM_A"):
+        a_sum = kern.msm_g1(bases.a, np.concatenate([inputs, aux[dens.a_aux]]), threads=threads)
+    b_scalars = np.concatenate([inputs[dens.b_input], aux[dens.b_aux]])
+    with span("MSM_B1"):
+        b1_sum = kern.msm_g1(bases.b_g1, b_scalars, threads=threads)
+    with span("MSM_B2"):
+        b2_sum = kern.msm_g2(bases.b_g2, b_scalars, threads=threads)
+    with span("MSM_L"):
+        l_sum = kern.msm_g1(bases.l, aux, threads=threads)
+    with span("MSM_H"):
+        h_sum = kern.msm_g1(bases.h, h, threads=threads)
+
+    g1_a = G1.add(G1.add(vk.alpha_g1, a_sum), G1.mul(vk.delta_g1, r))
+    g2_b = G2.add(G2.add(vk.beta_g2, b2_sum), G2.mul(vk.delta_g2, s))
+    g1_b = G1.add(G1.add(vk.beta_g1, b1_sum), G1.mul(vk.delta_g1, s))
+    rs = r * s % FR.modulus
+    g1_c = G1.add(G1.add(l_sum, h_sum), G1.add(G1.mul(g1_a, s), G1.mul(g1_b, r)))
+    g1_c = G1.add(g1_c, G1.neg(G1.mul(vk.delta_g1, rs)))
+    return Proof(a=g1_a, b=g2_b, c=g1_c)
+
+
+def prove(pk: ProvingKey, synthesized, r: int | None = None, s: int | None = None, *, backend="cpu",
+          verify: bool = True, check: bool = True, threads=None, bases: Bases | None = None,
+          prepared_vk=None) -> Proof:
+    """A Groth16 proof with fresh blinding (``secrets``) unless r, s are given.
+
+    With ``verify=True`` (default) the proof is checked with one multi-pairing before it is
+    returned, so a kernel fault or a bad witness never leaves as a proof.
+
+    Raises:
+        ProofVerificationError: the proof did not verify.
+        plus everything :func:`create_proof` raises.
+    """
+    r = secrets.randbelow(FR.modulus) if r is None else r
+    s = secrets.randbelow(FR.modulus) if s is None else s
+    proof = create_proof(pk, synthesized, r, s, backend=backend, bases=bases, check=check, threads=threads)
+    if verify:
+        pvk = prepared_vk or prepare_verifying_key(pk.vk)
+        if not _verify(pvk, list(synthesized.public_inputs), proof):
+            raise ProofVerificationError(
+                "the proof does not verify: the witness does not satisfy the circuit or a kernel produced a wrong result"
+            )
+    return proof

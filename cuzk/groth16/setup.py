@@ -1,0 +1,122 @@
+"""Development Groth16 setup (bellperson's layout and convention).
+
+**Not for production**: one party draws the toxic waste (τ, α, β, γ, δ) and anyone who keeps
+it can forge proofs. The waste lives only in local variables of this module's functions, is
+never stored, logged or returned, and is dropped when the key is built (Python ints cannot be
+overwritten in place; a real deployment uses a multi-party ceremony instead).
+
+    >>> import cuzk
+    >>> pk, vk = cuzk.groth16.setup(synth.r1cs)        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import attrs
+import numpy as np
+
+from cuzk.curve import G1, G2
+from cuzk.field import FR, Fr
+from cuzk.groth16.keys import Density, ProvingKey, VerifyingKey
+from cuzk.groth16.r1cs_to_qap import evaluate_qap_at, powers
+from cuzk.kernels import cpu
+
+__all__ = ["ToxicWaste", "setup", "setup_with_waste"]
+
+
+@attrs.frozen(repr=False)
+class ToxicWaste:
+    """Explicit setup secrets, for deterministic tests only (``repr`` hides them)."""
+
+    tau: int
+    alpha: int
+    beta: int
+    gamma: int
+    delta: int
+
+    def __repr__(self) -> str:
+        return "ToxicWaste(<hidden>)"
+
+    @classmethod
+    def draw(cls, rng=None) -> "ToxicWaste":
+        """Five uniform non-zero scalars from ``secrets`` (or a seeded ``numpy`` Generator)."""
+
+        def one() -> int:
+            if rng is None:
+                return secrets.randbelow(FR.modulus - 1) + 1
+            return int.from_bytes(rng.bytes(48), "little") % (FR.modulus - 1) + 1
+
+        return cls(one(), one(), one(), one(), one())
+
+
+def setup(r1cs, rng=None, *, threads=None) -> tuple[ProvingKey, VerifyingKey]:
+    """Groth16 keys for ``r1cs`` with fresh toxic waste (development only, see the module note).
+
+    Args:
+        r1cs: the circuit (``Synthesizer.r1cs``).
+        rng: optional ``numpy.random.Generator`` for reproducible dev keys; default ``secrets``.
+        threads: cores for the fixed-base multiplications (None: all).
+
+    Returns:
+        ``(pk, vk)``; ``pk.vk is vk``.
+    """
+    pk = setup_with_waste(r1cs, ToxicWaste.draw(rng), threads=threads)
+    return pk, pk.vk
+
+
+def _scaled(x: np.ndarray, k: int) -> np.ndarray:
+    return Fr.mul(x, np.repeat(Fr.from_ints([k]), x.shape[0], axis=0))
+
+
+def _g1(scalars_mont: np.ndarray, threads) -> np.ndarray:
+    return cpu.batch_mul_g1(G1.generator(), Fr.from_mont(scalars_mont), threads=threads)
+
+
+def _g2(scalars_mont: np.ndarray, threads) -> np.ndarray:
+    return cpu.batch_mul_g2(G2.generator(), Fr.from_mont(scalars_mont), threads=threads)
+
+
+def setup_with_waste(r1cs, waste: ToxicWaste, *, threads=None) -> ProvingKey:
+    """The deterministic core of :func:`setup`: the keys for the given secrets."""
+    p = FR.modulus
+    tau, alpha, beta, gamma, delta = waste.tau, waste.alpha, waste.beta, waste.gamma, waste.delta
+    u, v, w, m = evaluate_qap_at(r1cs, tau)
+    n_in = r1cs.n_public + 1
+    density = Density.from_r1cs(r1cs)
+
+    # (β·u_i + α·v_i + w_i): /γ for inputs (IC), /δ for aux (L)
+    t = Fr.add(Fr.add(_scaled(u, beta), _scaled(v, alpha)), w)
+    ic = _scaled(t[:n_in], pow(gamma, -1, p))
+    l = _scaled(t[n_in:], pow(delta, -1, p))
+
+    a = np.concatenate([u[:n_in], u[n_in:][density.a_aux]])
+    b = np.concatenate([v[:n_in][density.b_input], v[n_in:][density.b_aux]])
+
+    # H query: τ^i · Z(τ)/δ for i < m − 1, Z(x) = x^m − 1
+    h = _scaled(powers(tau, m - 1), (pow(tau, m, p) - 1) * pow(delta, -1, p) % p)
+
+    g1_consts = _g1(Fr.from_ints([alpha, beta, delta]), threads)
+    g2_consts = _g2(Fr.from_ints([beta, gamma, delta]), threads)
+    del tau, alpha, beta, gamma, delta, waste
+    vk = VerifyingKey(
+        alpha_g1=g1_consts[0],
+        beta_g1=g1_consts[1],
+        delta_g1=g1_consts[2],
+        beta_g2=g2_consts[0],
+        gamma_g2=g2_consts[1],
+        delta_g2=g2_consts[2],
+        ic=_g1(ic, threads),
+    )
+    return ProvingKey(
+        vk=vk,
+        h=_g1(h, threads),
+        l=_g1(l, threads),
+        a=_g1(a, threads),
+        b_g1=_g1(b, threads),
+        b_g2=_g2(b, threads),
+        density=density,
+        convention="bellperson",
+        digest=r1cs.digest,
+        n_constraints=r1cs.n_constraints,
+    )

@@ -1,0 +1,78 @@
+"""Input checks shared by the CPU kernels: dtype, shape, and "every limb row is < modulus".
+
+The range check is a Numba loop (a few ns per row), cheap next to any kernel it guards, and it
+turns a silently wrong MSM/NTT into an error that names the offending row.
+
+    >>> import numpy as np
+    >>> from cuzk.field.params import FR
+    >>> check_field_rows(np.zeros((2, 4), np.uint64), "values", (4,), FR.modulus).shape
+    (2, 4)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from cuzk.errors import FieldValueError, InputError
+
+__all__ = ["check_field_rows", "check_points", "first_unreduced", "modulus_limbs"]
+
+
+def modulus_limbs(modulus: int, limbs: int) -> np.ndarray:
+    """Little-endian uint64 limbs of ``modulus``."""
+    return np.array([(modulus >> (64 * k)) & (2**64 - 1) for k in range(limbs)], dtype=np.uint64)
+
+
+@njit(cache=True, nogil=True)
+def first_unreduced(rows, mod):
+    """Index of the first row (little-endian limbs) that is >= mod, or -1 if all are reduced."""
+    L = mod.shape[0]
+    for i in range(rows.shape[0]):
+        for k in range(L - 1, -1, -1):
+            if rows[i, k] != mod[k]:
+                if rows[i, k] > mod[k]:
+                    return i
+                break
+        else:
+            return i  # equal to the modulus
+    return -1
+
+
+def _check_dtype_shape(arr, name, tail, err):
+    if not isinstance(arr, np.ndarray):
+        raise err(f"{name} must be a numpy uint64 array, got {type(arr).__name__}")
+    if arr.dtype != np.uint64:
+        raise err(f"{name} must have dtype uint64, got {arr.dtype}")
+    if arr.ndim != 1 + len(tail) or tuple(arr.shape[1:]) != tuple(tail):
+        want = "(n, " + ", ".join(str(t) for t in tail) + ")"
+        raise err(f"{name} must have shape {want}, got {arr.shape}")
+    return np.ascontiguousarray(arr)
+
+
+def check_field_rows(arr, name: str, tail: tuple, modulus: int) -> np.ndarray:
+    """Validate an (n, *tail) uint64 array whose last axis holds limbs of elements < modulus.
+
+    Returns the array, C-contiguous (copied only if it was not).
+
+    Raises:
+        FieldValueError: wrong type, dtype or shape, or a limb row >= modulus.
+    """
+    arr = _check_dtype_shape(arr, name, tail, FieldValueError)
+    L = tail[-1]
+    bad = first_unreduced(arr.reshape(-1, L), modulus_limbs(modulus, L))
+    if bad >= 0:
+        per_item = int(np.prod(tail[:-1], dtype=np.int64))
+        raise FieldValueError(f"{name}[{bad // per_item}] holds a value >= the field modulus (not reduced)")
+    return arr
+
+
+def check_points(arr, name: str, tail: tuple, modulus: int) -> np.ndarray:
+    """Validate an affine point array (n, *tail): uint64, coordinates < p.
+
+    Curve membership is not checked here (that costs a multiplication chain per point); points
+    come from validated keys. Raises :class:`InputError` for a wrong type/dtype/shape and
+    :class:`FieldValueError` for an unreduced coordinate.
+    """
+    arr = _check_dtype_shape(arr, name, tail, InputError)
+    return check_field_rows(arr, name, tail, modulus)

@@ -1,0 +1,91 @@
+// Radix-2 NTT over Fr (natural order in and out): bit-reversal permutation, then decimation-
+// in-time butterfly stages, several stages per launch in shared memory; coset/inverse scaling
+// by powers; the fused Groth16 H step h = (a*b - c) * Z^-1. Twiddles come from a table
+// tw[e] = w^e (e < n/2) that cuzk/kernels/cuda.py builds once per (n, w) with fr_powers.
+#include "field.cuh"
+
+// Each thread handles `per_thread` consecutive indices: one exponentiation, then one
+// multiplication per element.
+__device__ __forceinline__ fr_t fr_powers_start(const fr_t& base, const fr_t& scale, uint32_t i0) {
+    return fr_t::mul(scale, fr_t::pow_u32(base, i0));
+}
+
+// out[i] = scale * base^i for i < n; 1-D grid, thread t covers [t*per_thread, (t+1)*per_thread).
+extern "C" __global__ void fr_powers(uint32_t* out, const uint32_t* base, const uint32_t* scale, uint32_t n,
+                                     uint32_t per_thread) {
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t i0 = t * per_thread;
+    if (i0 >= n) return;
+    const fr_t b = *(const fr_t*)base;
+    fr_t x = fr_powers_start(b, *(const fr_t*)scale, i0);
+    fr_t* o = (fr_t*)out;
+    for (uint32_t i = i0; i < n && i < i0 + per_thread; i++) {
+        o[i] = x;
+        x = fr_t::mul(x, b);
+    }
+}
+
+// x[i] *= scale * base^i for i < n (coset shift, 1/n); 1-D grid, per_thread indices per thread.
+extern "C" __global__ void fr_scale_by_powers(uint32_t* x, const uint32_t* base, const uint32_t* scale, uint32_t n,
+                                              uint32_t per_thread) {
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t i0 = t * per_thread;
+    if (i0 >= n) return;
+    const fr_t b = *(const fr_t*)base;
+    fr_t w = fr_powers_start(b, *(const fr_t*)scale, i0);
+    fr_t* v = (fr_t*)x;
+    for (uint32_t i = i0; i < n && i < i0 + per_thread; i++) {
+        v[i] = fr_t::mul(v[i], w);
+        w = fr_t::mul(w, b);
+    }
+}
+
+// out[bitrev(i)] = in[i] over log_n bits (out-of-place); one thread per element.
+extern "C" __global__ void ntt_bitrev(const uint32_t* in, uint32_t* out, uint32_t log_n) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (1u << log_n)) return;
+    const uint32_t j = log_n ? (__brev(i) >> (32 - log_n)) : 0;
+    ((fr_t*)out)[j] = ((const fr_t*)in)[i];
+}
+
+// DIT stages s0 .. s0+k-1 in place on bit-reversed data; 2^(k-1) threads per block, each block
+// owns the 2^k elements low + (j << s0) + (high << (s0+k)), j < 2^k, for block = high*2^s0 + low;
+// dynamic shared memory 2^k * 32 bytes.
+extern "C" __global__ void ntt_stages(uint32_t* x, const uint32_t* twiddles, uint32_t log_n, uint32_t s0,
+                                      uint32_t k) {
+    CUZK_DYN_SHARED(fr_t, tile);
+    fr_t* v = (fr_t*)x;
+    const fr_t* tw = (const fr_t*)twiddles;
+    const uint32_t tid = threadIdx.x;
+    const uint32_t low = blockIdx.x & ((1u << s0) - 1);
+    const uint32_t high = blockIdx.x >> s0;
+    const uint32_t base = low + (high << (s0 + k));
+    const uint32_t half = 1u << (k - 1);
+    tile[tid] = v[base + (tid << s0)];
+    tile[tid + half] = v[base + ((tid + half) << s0)];
+    __syncthreads();
+    for (uint32_t t = 0; t < k; t++) {
+        const uint32_t s = s0 + t;  // global stage: butterflies pair i and i + 2^s
+        const uint32_t pos = tid & ((1u << t) - 1);
+        const uint32_t j0 = ((tid >> t) << (t + 1)) + pos;
+        const uint32_t j1 = j0 + (1u << t);
+        // twiddle w_{2^(s+1)}^(i0 mod 2^s) = w_n^((i0 mod 2^s) << (log_n - 1 - s))
+        const uint32_t e = (low + (pos << s0)) << (log_n - 1 - s);
+        const fr_t u = tile[j0];
+        const fr_t w = fr_t::mul(tile[j1], tw[e]);
+        tile[j0] = fr_t::add(u, w);
+        tile[j1] = fr_t::sub(u, w);
+        __syncthreads();
+    }
+    v[base + (tid << s0)] = tile[tid];
+    v[base + ((tid + half) << s0)] = tile[tid + half];
+}
+
+// out[i] = (a[i] * b[i] - c[i]) * z_inv for i < n (Groth16 H on the coset); one thread per element.
+extern "C" __global__ void ntt_h_pointwise(const uint32_t* a, const uint32_t* b, const uint32_t* c,
+                                           const uint32_t* z_inv, uint32_t* out, uint32_t n) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const fr_t ab = fr_t::mul(((const fr_t*)a)[i], ((const fr_t*)b)[i]);
+    ((fr_t*)out)[i] = fr_t::mul(fr_t::sub(ab, ((const fr_t*)c)[i]), *(const fr_t*)z_inv);
+}

@@ -1,0 +1,523 @@
+"""CUDA backend: the kernels of ``cuzk/kernels/cu/`` loaded through CuPy.
+
+Same functions and signatures as :mod:`cuzk.kernels.cpu` (docs/kernel-contracts.md). The
+sources are compiled with NVRTC for the device's architecture on first use and the cubin is
+cached under ``~/.cache/cuzk/cuda`` keyed by a hash of the sources, options and NVRTC version.
+CuPy is imported lazily: ``import cuzk`` never needs it.
+
+Every launch goes through a *runtime* object (``xp``, ``launch``, ``asarray``, ``asnumpy``,
+``cache``): :class:`CupyRuntime` here, and a ctypes runtime over a host build of the same
+sources in the tests, so the launch plans below are exercised on the CPU as well.
+
+    >>> from cuzk.kernels import cuda
+    >>> ok, reason = cuda.is_available()
+    >>> isinstance(ok, bool) and isinstance(reason, str)
+    True
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import hashlib
+import os
+import pathlib
+import threading
+
+import numpy as np
+
+from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError, FieldValueError
+from cuzk.field.params import FQ, FR
+
+__all__ = [
+    "ArithOp",
+    "EcOp",
+    "CupyRuntime",
+    "CU_DIR",
+    "KERNEL_FILES",
+    "is_available",
+    "get_runtime",
+    "source_hash",
+    "ntt",
+    "h_pointwise",
+    "msm_g1",
+    "msm_g2",
+    "field_op",
+    "ec_op",
+    "run_ntt",
+    "run_msm",
+    "msm_window_bits",
+    "xyzz_to_affine",
+]
+
+CU_DIR = pathlib.Path(__file__).resolve().parent / "cu"
+KERNEL_FILES = ("arith.cu", "ntt.cu", "msm.cu")
+_BLOCK = 256  # threads per block of the element-wise kernels
+_NTT_MAX_STAGES = 10  # stages per shared-memory pass: 2^10 elements x 32 B = 32 KiB
+_POWERS_PER_THREAD = 16  # consecutive powers per thread: one pow_u32 then 15 multiplications
+_MSM_TASK_LEN = 64  # a bucket with more points is split into several tasks (duplicates, skew)
+_MSM_SEGMENTS = 256  # running-sum segments per window
+_MAX_LOG_N = 28  # uint32 indices and twiddle exponents inside the kernels
+
+
+class ArithOp(enum.IntEnum):
+    """Element-wise field operations of ``arith.cu`` (``enum arith_op``)."""
+
+    ADD = 0
+    SUB = 1
+    MUL = 2
+    SQR = 3
+    NEG = 4
+    DBL = 5
+
+
+class EcOp(enum.IntEnum):
+    """Element-wise curve operations of ``arith.cu`` (``enum ec_op``); inputs affine, output XYZZ."""
+
+    ADD_MIXED = 0
+    SUB_MIXED = 1
+    ADD = 2
+    DBL = 3
+
+
+# ---------------------------------------------------------------- compilation and runtime
+def _source_files() -> list[pathlib.Path]:
+    return sorted(p for p in CU_DIR.iterdir() if p.suffix in (".cu", ".cuh", ".h"))
+
+
+def source_hash(*extra: str) -> str:
+    """SHA-256 of every CUDA source (name and bytes) plus ``extra`` strings (options, arch)."""
+    h = hashlib.sha256()
+    for p in _source_files():
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    for e in extra:
+        h.update(e.encode() + b"\0")
+    return h.hexdigest()
+
+
+def _cache_dir() -> pathlib.Path:
+    base = os.environ.get("CUZK_CUDA_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "cuzk", "cuda")
+    return pathlib.Path(base)
+
+
+def _compile_cubin(arch: str) -> bytes:
+    """Compile all kernels into one cubin for ``sm_<arch>`` with NVRTC (no device needed)."""
+    from cupy_backends.cuda.libs import nvrtc
+
+    src = "".join(f'#include "{f}"\n' for f in KERNEL_FILES)
+    opts = [f"--gpu-architecture=sm_{arch}", "-std=c++17", f"--include-path={CU_DIR}"]
+    key = source_hash(*opts, str(nvrtc.getVersion()))
+    path = _cache_dir() / f"cuzk_sm{arch}_{key[:24]}.cubin"
+    if path.exists():
+        return path.read_bytes()
+    prog = nvrtc.createProgram(src, "cuzk_kernels.cu", (), ())
+    try:
+        try:
+            nvrtc.compileProgram(prog, opts)
+        except Exception as e:
+            raise BackendUnavailableError(f"NVRTC failed to compile the cuzk kernels: {nvrtc.getProgramLog(prog)}") from e
+        cubin = nvrtc.getCUBIN(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(cubin)
+    os.replace(tmp, path)  # atomic: concurrent first uses never see half a file
+    return cubin
+
+
+def is_available(device_id: int = 0) -> tuple[bool, str]:
+    """Whether the CUDA backend can run here, and why not.
+
+    >>> ok, reason = is_available()
+    >>> ok or len(reason) > 0
+    True
+    """
+    try:
+        import cupy
+    except Exception as e:  # ImportError, or a CuPy built for another CUDA
+        return False, f"CuPy is not importable ({e}); install 'cuzk[cuda12]' or 'cuzk[cuda13]'"
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:
+        return False, f"no CUDA driver/device: {e}"
+    if count <= device_id:
+        return False, f"CUDA device {device_id} requested but {count} device(s) present"
+    return True, f"CUDA device {device_id} of {count}"
+
+
+class CupyRuntime:
+    """Kernels of one GPU: a loaded module, a stream, cached twiddle tables.
+
+    >>> rt = get_runtime(0)  # doctest: +SKIP
+    """
+
+    def __init__(self, device_id: int = 0):
+        ok, reason = is_available(device_id)
+        if not ok:
+            raise BackendUnavailableError(reason)
+        import cupy
+
+        self.xp = cupy
+        self.device_id = device_id
+        self.cache: dict = {}
+        with cupy.cuda.Device(device_id) as dev:
+            arch = dev.compute_capability
+            self.stream = cupy.cuda.Stream(non_blocking=True)
+            try:
+                self.module = cupy.RawModule(path=self._cubin_path(arch))
+            except (ImportError, AttributeError, TypeError):
+                # an NVRTC binding CuPy does not expose: let CuPy compile (its own cache).
+                src = "".join(f'#include "{f}"\n' for f in KERNEL_FILES)
+                self.module = cupy.RawModule(code=src, options=("-std=c++17", f"-I{CU_DIR}"), backend="nvrtc")
+
+    @staticmethod
+    def _cubin_path(arch: str) -> str:
+        _compile_cubin(arch)
+        from cupy_backends.cuda.libs import nvrtc
+
+        opts = [f"--gpu-architecture=sm_{arch}", "-std=c++17", f"--include-path={CU_DIR}"]
+        key = source_hash(*opts, str(nvrtc.getVersion()))
+        return str(_cache_dir() / f"cuzk_sm{arch}_{key[:24]}.cubin")
+
+    def launch(self, name: str, grid: int, block: int, args, smem: int = 0) -> None:
+        conv = tuple(np.uint32(a) if isinstance(a, (int, np.integer)) else a for a in args)
+        with self.xp.cuda.Device(self.device_id), self.stream:
+            self.module.get_function(name)((int(grid),), (int(block),), conv, shared_mem=int(smem))
+
+    def asarray(self, a):
+        with self.xp.cuda.Device(self.device_id), self.stream:
+            return self.xp.ascontiguousarray(self.xp.asarray(a))
+
+    def asnumpy(self, a) -> np.ndarray:
+        with self.xp.cuda.Device(self.device_id):
+            out = self.xp.asnumpy(a, stream=self.stream)
+            self.stream.synchronize()
+        return out
+
+    def argsort(self, keys):
+        with self.xp.cuda.Device(self.device_id), self.stream:
+            return self.xp.argsort(keys)
+
+
+_RUNTIMES: dict[int, CupyRuntime] = {}
+_RUNTIMES_LOCK = threading.Lock()
+
+
+def get_runtime(device_id: int = 0) -> CupyRuntime:
+    """The (lazily created, then shared) runtime of GPU ``device_id``.
+
+    Raises:
+        BackendUnavailableError: CuPy or a device is missing, or the kernels do not compile.
+    """
+    with _RUNTIMES_LOCK:
+        rt = _RUNTIMES.get(device_id)
+        if rt is None:
+            rt = _RUNTIMES[device_id] = CupyRuntime(device_id)
+        return rt
+
+
+def _grid(n: int, block: int = _BLOCK) -> int:
+    return max(1, -(-n // block))
+
+
+@functools.lru_cache(maxsize=None)
+def _limb_consts(modulus: int, words: int) -> np.ndarray:
+    return np.array([(modulus >> (32 * i)) & 0xFFFFFFFF for i in range(words)], dtype=np.uint32)
+
+
+def _fr_mont32(x: int) -> np.ndarray:
+    m = FR.to_mont_int(x % FR.modulus)
+    return np.array([(m >> (32 * i)) & 0xFFFFFFFF for i in range(8)], dtype=np.uint32)
+
+
+def _check_limbs(a, shape_tail: tuple, modulus: int, what: str) -> np.ndarray:
+    """``a`` as a C-contiguous uint64 numpy array with limbs < modulus (vectorised)."""
+    if not isinstance(a, np.ndarray) or a.dtype != np.uint64 or a.shape[1:] != shape_tail:
+        got = f"{getattr(a, 'dtype', type(a).__name__)} {getattr(a, 'shape', '')}"
+        raise FieldValueError(f"{what} must be a uint64 array of shape (n, {', '.join(map(str, shape_tail))}), got {got}")
+    a = np.ascontiguousarray(a)
+    limbs = a.reshape(-1, shape_tail[-1])
+    mod = [(modulus >> (64 * i)) & 0xFFFFFFFFFFFFFFFF for i in range(shape_tail[-1])]
+    less = np.zeros(len(limbs), dtype=bool)
+    equal = np.ones(len(limbs), dtype=bool)
+    for i in reversed(range(shape_tail[-1])):  # lexicographic compare from the top limb
+        m = np.uint64(mod[i])
+        less |= equal & (limbs[:, i] < m)
+        equal &= limbs[:, i] == m
+    if not less.all():
+        bad = int(np.flatnonzero(~less)[0]) // max(1, len(limbs) // max(1, len(a)))
+        raise FieldValueError(f"{what}[{bad}] is not reduced below the modulus")
+    return a
+
+
+def _on_device(rt, a):
+    return a if isinstance(a, rt.xp.ndarray) else rt.asarray(a)
+
+
+def _oom_guard(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except MemoryError as e:  # cupy's OutOfMemoryError derives from MemoryError
+            if isinstance(e, DeviceOutOfMemoryError):
+                raise
+            raise DeviceOutOfMemoryError(f"GPU out of memory in {fn.__name__}: {e}") from e
+
+    return wrapper
+
+
+# ---------------------------------------------------------------- NTT plan
+def _powers(rt, base: int, scale: int, n: int):
+    out = rt.xp.empty((n, 8), dtype=np.uint32)
+    threads = -(-n // _POWERS_PER_THREAD)
+    b, s = rt.asarray(_fr_mont32(base)), rt.asarray(_fr_mont32(scale))
+    rt.launch("fr_powers", _grid(threads), _BLOCK, (out, b, s, n, _POWERS_PER_THREAD))
+    return out
+
+
+def _scale_by_powers(rt, x, base: int, scale: int, n: int) -> None:
+    threads = -(-n // _POWERS_PER_THREAD)
+    b, s = rt.asarray(_fr_mont32(base)), rt.asarray(_fr_mont32(scale))
+    rt.launch("fr_scale_by_powers", _grid(threads), _BLOCK, (x, b, s, n, _POWERS_PER_THREAD))
+
+
+def run_ntt(rt, x, log_n: int, omega: int, shift: int | None, inverse: bool, max_stages: int = _NTT_MAX_STAGES):
+    """Launch plan of :func:`ntt` on runtime ``rt``: ``x`` is an ``rt`` uint32 ``(n, 8)`` array.
+
+    Forward: scale by shift^i, bit-reverse, DIT stages with w. Inverse: the same transform
+    with w^-1, then scale by n^-1 * shift^-i. Returns a new ``rt`` array.
+    """
+    n = 1 << log_n
+    r = FR.modulus
+    w = pow(omega, -1, r) if inverse else omega
+    key = ("twiddles", n, w)
+    tw = rt.cache.get(key)
+    if tw is None:
+        tw = rt.cache[key] = _powers(rt, w, 1, max(1, n // 2))
+    x = rt.xp.array(x, copy=True) if not inverse and shift not in (None, 1) else x
+    if not inverse and shift not in (None, 1):
+        _scale_by_powers(rt, x, shift, 1, n)
+    out = rt.xp.empty_like(x)
+    rt.launch("ntt_bitrev", _grid(n), _BLOCK, (x, out, log_n))
+    s0 = 0
+    while s0 < log_n:
+        k = min(max_stages, log_n - s0)
+        blocks = n >> k
+        rt.launch("ntt_stages", blocks, 1 << (k - 1), (out, tw, log_n, s0, k), smem=(1 << k) * 32)
+        s0 += k
+    if inverse:
+        sh_inv = pow(shift, -1, r) if shift not in (None, 1) else 1
+        _scale_by_powers(rt, out, sh_inv, pow(n, -1, r), n)
+    return out
+
+
+def _check_log_n(n: int) -> int:
+    log_n = n.bit_length() - 1
+    if n < 1 or n != 1 << log_n or log_n > _MAX_LOG_N:
+        raise FieldValueError(f"NTT size must be a power of two between 1 and 2^{_MAX_LOG_N}, got {n}")
+    return log_n
+
+
+@_oom_guard
+def ntt(values, *, inverse=False, shift=None, root_generator=7, threads=None, device_id=0):
+    """NTT of Fr values (natural order in and out) on the GPU.
+
+    Args:
+        values: ``(n, 4)`` uint64 Montgomery Fr (numpy; a CuPy uint32 ``(n, 8)`` array
+            stays on the device and the result does too), n a power of two.
+        inverse: the exact inverse map. shift: coset shift (None = 1).
+        root_generator: w = ``FR.root_of_unity_for(log2 n, root_generator)``.
+        threads: accepted for interface parity with the CPU backend; unused.
+
+    Returns:
+        ``(n, 4)`` uint64 Montgomery Fr evaluations at shift*w^i (forward) or coefficients.
+
+    Raises:
+        FieldValueError: bad shape, dtype, size or unreduced limbs.
+        BackendUnavailableError: no usable GPU. DeviceOutOfMemoryError: GPU memory exhausted.
+
+    >>> ntt(cuzk.field.Fr.from_ints([1, 2, 3, 4]))  # doctest: +SKIP
+    """
+    rt = get_runtime(device_id)
+    if isinstance(values, rt.xp.ndarray):
+        log_n = _check_log_n(values.shape[0])
+        out = run_ntt(rt, values, log_n, FR.root_of_unity_for(log_n, root_generator), shift, inverse)
+        return out
+    v = _check_limbs(values, (4,), FR.modulus, "values")
+    log_n = _check_log_n(v.shape[0])
+    out = run_ntt(rt, rt.asarray(v.view(np.uint32)), log_n, FR.root_of_unity_for(log_n, root_generator), shift, inverse)
+    return rt.asnumpy(out).view(np.uint64)
+
+
+def run_h_pointwise(rt, a, b, c, z_inv: int):
+    """Launch plan of :func:`h_pointwise` on ``rt`` arrays (uint32 ``(n, 8)``)."""
+    n = a.shape[0]
+    out = rt.xp.empty_like(a)
+    rt.launch("ntt_h_pointwise", _grid(n), _BLOCK, (a, b, c, rt.asarray(_fr_mont32(z_inv)), out, n))
+    return out
+
+
+@_oom_guard
+def h_pointwise(a, b, c, z_inv, device_id=0):
+    """(a·b − c)·z_inv elementwise over Montgomery Fr ``(n, 4)`` arrays; ``z_inv`` a canonical int.
+
+    >>> h_pointwise(a, b, c, 5)  # doctest: +SKIP
+    """
+    rt = get_runtime(device_id)
+    FR.check_canonical(z_inv)
+    arrs = [_check_limbs(x, (4,), FR.modulus, name) for x, name in ((a, "a"), (b, "b"), (c, "c"))]
+    if not arrs[0].shape == arrs[1].shape == arrs[2].shape:
+        raise FieldValueError(f"a, b, c must have one shape, got {[x.shape for x in arrs]}")
+    dev = [rt.asarray(x.view(np.uint32)) for x in arrs]
+    return rt.asnumpy(run_h_pointwise(rt, *dev, z_inv)).view(np.uint64)
+
+
+# ---------------------------------------------------------------- MSM plan
+def msm_window_bits(n: int) -> int:
+    """Pippenger window width c for n points (about log2 n - 3, between 4 and 16)."""
+    return max(4, min(16, n.bit_length() - 4))
+
+
+def run_msm(rt, group: str, points, scalars, n: int, c: int | None = None) -> np.ndarray:
+    """Launch plan of the MSM on ``rt``; returns the XYZZ result as uint32 words (host)."""
+    fw = 12 if group == "g1" else 24  # 32-bit words per coordinate
+    pw = 4 * fw  # XYZZ point
+    xp = rt.xp
+    c = c or msm_window_bits(n)
+    nw = 255 // c + 1  # room for the signed-digit carry out of bit 254
+    B = 1 << (c - 1)
+    nb = nw * B
+    keys = xp.empty(nw * n, dtype=np.uint32)
+    vals = xp.empty(nw * n, dtype=np.uint32)
+    if n:
+        rt.launch("msm_digits", _grid(n), _BLOCK, (scalars, n, c, nw, keys, vals))
+    order = rt.argsort(keys)
+    skeys, svals = keys[order], xp.ascontiguousarray(vals[order])
+    counts = xp.bincount(skeys.astype(np.int64), minlength=nb + 1)[:nb]
+    starts = xp.cumsum(counts) - counts
+    chunks = -(-counts // _MSM_TASK_LEN)
+    task_off = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(chunks)])
+    ntasks = int(task_off[-1])
+    partial = xp.empty((max(ntasks, 1), pw), dtype=np.uint32)
+    if ntasks:
+        task_bucket = xp.repeat(xp.arange(nb, dtype=np.int64), chunks)
+        within = (xp.arange(ntasks, dtype=np.int64) - task_off[task_bucket]) * _MSM_TASK_LEN
+        t_start = (starts[task_bucket] + within).astype(np.uint32)
+        t_len = xp.minimum(counts[task_bucket] - within, _MSM_TASK_LEN).astype(np.uint32)
+        rt.launch(f"{group}_msm_bucket_acc", _grid(ntasks), _BLOCK, (points, svals, t_start, t_len, partial, ntasks))
+    buckets = xp.empty((nb, pw), dtype=np.uint32)
+    rt.launch(f"{group}_msm_bucket_merge", _grid(nb), _BLOCK, (partial, task_off.astype(np.uint32), buckets, nb))
+    nseg = min(B, _MSM_SEGMENTS)
+    seg = xp.empty((nw * nseg, pw), dtype=np.uint32)
+    rt.launch(f"{group}_msm_window_segments", _grid(nw * nseg), _BLOCK, (buckets, B, nw, nseg, seg))
+    win = xp.empty((nw, pw), dtype=np.uint32)
+    rt.launch(f"{group}_msm_window_sum", _grid(nw), _BLOCK, (seg, nseg, nw, win))
+    out = xp.empty((1, pw), dtype=np.uint32)
+    rt.launch(f"{group}_msm_combine", 1, 1, (win, nw, c, out))
+    return rt.asnumpy(out)[0]
+
+
+def _words_to_int(w: np.ndarray) -> int:
+    return int.from_bytes(np.ascontiguousarray(w, dtype=np.uint32).tobytes(), "little")
+
+
+def _int_to_u64(x: int, limbs: int) -> np.ndarray:
+    return np.frombuffer(x.to_bytes(8 * limbs, "little"), dtype=np.uint64).copy()
+
+
+def xyzz_to_affine(words: np.ndarray, group: str) -> np.ndarray:
+    """XYZZ point as uint32 words (Montgomery) → affine uint64 ``(2, 6)`` / ``(2, 2, 6)``, zeros = infinity.
+
+    One inversion in Python ints per MSM: x = X/ZZ, y = Y/ZZZ, all in Montgomery form.
+    """
+    p, R = FQ.modulus, FQ.r
+    fw = 12 if group == "g1" else 24
+    coords = [words[i * fw : (i + 1) * fw] for i in range(4)]
+    if group == "g1":
+        X, Y, ZZ, ZZZ = (_words_to_int(cw) * pow(R, -1, p) % p for cw in coords)
+        if ZZ == 0:
+            return np.zeros((2, 6), dtype=np.uint64)
+        x, y = X * pow(ZZ, -1, p) % p, Y * pow(ZZZ, -1, p) % p
+        return np.stack([_int_to_u64(FQ.to_mont_int(v), 6) for v in (x, y)])
+    rinv = pow(R, -1, p)
+    X, Y, ZZ, ZZZ = ((_words_to_int(cw[:12]) * rinv % p, _words_to_int(cw[12:]) * rinv % p) for cw in coords)
+    if ZZ == (0, 0):
+        return np.zeros((2, 2, 6), dtype=np.uint64)
+
+    def div(a, b):  # a / b in Fq2 with u^2 = -1: 1/b = conj(b) / (b0^2 + b1^2)
+        d = pow(b[0] * b[0] + b[1] * b[1], -1, p)
+        i0, i1 = b[0] * d % p, -b[1] * d % p
+        return ((a[0] * i0 - a[1] * i1) % p, (a[0] * i1 + a[1] * i0) % p)
+
+    x, y = div(X, ZZ), div(Y, ZZZ)
+    return np.stack([np.stack([_int_to_u64(FQ.to_mont_int(v), 6) for v in pt]) for pt in (x, y)])
+
+
+def _check_msm(points, scalars, tail: tuple):
+    pts = _check_limbs(points, tail, FQ.modulus, "points")
+    sc = _check_limbs(scalars, (4,), FR.modulus, "scalars")
+    if len(pts) != len(sc):
+        raise FieldValueError(f"{len(pts)} points but {len(sc)} scalars")
+    if len(pts) >= 1 << 31:
+        raise FieldValueError(f"MSM of {len(pts)} points exceeds the 2^31 - 1 the kernels index")
+    return pts, sc
+
+
+@_oom_guard
+def msm_g1(points, scalars, threads=None, device_id=0):
+    """Σ scalars[i]·points[i] over G1 on the GPU.
+
+    Args:
+        points: ``(n, 2, 6)`` uint64 affine Montgomery (all-zero rows = infinity).
+        scalars: ``(n, 4)`` uint64 canonical (not Montgomery) Fr integers.
+        threads: accepted for parity with the CPU backend; unused.
+
+    Returns:
+        ``(2, 6)`` uint64 affine Montgomery; zeros for infinity.
+
+    Raises:
+        FieldValueError: bad shapes/dtypes, mismatched lengths, unreduced limbs.
+        BackendUnavailableError, DeviceOutOfMemoryError.
+
+    >>> msm_g1(points, scalars)  # doctest: +SKIP
+    """
+    rt = get_runtime(device_id)
+    pts, sc = _check_msm(points, scalars, (2, 6))
+    words = run_msm(rt, "g1", rt.asarray(pts.view(np.uint32)), rt.asarray(sc.view(np.uint32)), len(pts))
+    return xyzz_to_affine(words, "g1")
+
+
+@_oom_guard
+def msm_g2(points, scalars, threads=None, device_id=0):
+    """Σ scalars[i]·points[i] over G2 on the GPU: points ``(n, 2, 2, 6)``, result ``(2, 2, 6)``.
+
+    Same conventions and errors as :func:`msm_g1`.
+
+    >>> msm_g2(points, scalars)  # doctest: +SKIP
+    """
+    rt = get_runtime(device_id)
+    pts, sc = _check_msm(points, scalars, (2, 2, 6))
+    words = run_msm(rt, "g2", rt.asarray(pts.view(np.uint32)), rt.asarray(sc.view(np.uint32)), len(pts))
+    return xyzz_to_affine(words, "g2")
+
+
+# ---------------------------------------------------------------- element-wise checks
+def field_op(rt, field: str, op: ArithOp, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """op(a, b) element-wise with ``arith.cu`` on ``rt``; ``field`` in fr/fq/fq2, uint64 in and out."""
+    n = a.shape[0]
+    da, db = rt.asarray(np.ascontiguousarray(a).view(np.uint32)), rt.asarray(np.ascontiguousarray(b).view(np.uint32))
+    out = rt.xp.empty_like(da)
+    rt.launch(f"{field}_batch_op", _grid(n), _BLOCK, (int(op), da, db, out, n))
+    return rt.asnumpy(out).view(np.uint64).reshape(a.shape)
+
+
+def ec_op(rt, group: str, op: EcOp, p: np.ndarray, q: np.ndarray) -> list[np.ndarray]:
+    """op(p, q) element-wise on affine points (uint64, DESIGN §3 layout) → list of affine results."""
+    n = p.shape[0]
+    fw = 12 if group == "g1" else 24
+    dp, dq = rt.asarray(np.ascontiguousarray(p).view(np.uint32)), rt.asarray(np.ascontiguousarray(q).view(np.uint32))
+    out = rt.xp.empty((n, 4 * fw), dtype=np.uint32)
+    rt.launch(f"{group}_batch_op", _grid(n), _BLOCK, (int(op), dp, dq, out, n))
+    return [xyzz_to_affine(w, group) for w in rt.asnumpy(out)]

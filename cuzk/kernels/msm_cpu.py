@@ -1,0 +1,216 @@
+"""Pippenger MSM and fixed-base batch multiplication on the CPU (drivers over Numba kernels).
+
+``msm`` picks the bucket method and window width from a cost model counted in field
+multiplications (calibrated on this project's kernels, see docs/perf/kernels.md), computes
+signed digits once, and runs the windows as tasks on ``threads`` threads (``cpu_threads``;
+windows are independent, and 20-odd of them keep 2-16 cores busy with dynamic scheduling).
+
+    >>> import numpy as np
+    >>> from cuzk.curve import G1
+    >>> g = G1.generator()
+    >>> k = np.array([[3, 0, 0, 0], [4, 0, 0, 0]], np.uint64)
+    >>> bool(G1.eq(msm_g1(np.stack([g, g]), k), G1.mul(g, 7)))
+    True
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from cuzk.errors import InputError
+from cuzk.field.params import FQ, FR
+from cuzk.kernels import msm_kernels_g1, msm_kernels_g2
+from cuzk.kernels.checks import check_field_rows, check_points
+from cuzk.kernels.cpu_threads import resolve_threads, run_phases
+from cuzk.kernels.scalar_digits import num_windows, signed_digits, top_bits
+
+__all__ = ["msm", "msm_g1", "msm_g2", "batch_mul", "batch_mul_g1", "batch_mul_g2", "choose_msm", "METHODS"]
+
+METHODS = ("affine", "xyzz")
+_GROUPS = {"g1": (msm_kernels_g1, (6,)), "g2": (msm_kernels_g2, (2, 6))}
+
+# Cost model, in base-field multiplications per operation (squarings count as one).
+_AFFINE_ADD = 6.5  # batch-affine addition: λ, λ², λ·(x1 − x3) + 3 for the shared inversion
+_XYZZ_MADD = 10.0  # madd-2008-s: 8M + 2S
+_BUCKET_REDUCE = 24.0  # per bucket: one mixed add (running) + one full XYZZ add (acc)
+_INVERSION = 600.0  # Fermat inversion in Fq: ~381 squarings + ~190 multiplications
+_MAX_WINDOW = 16
+# Below this many points per thread, starting helper threads costs more than it saves.
+_MIN_POINTS_PER_THREAD = 64
+
+
+def _msm_cost(n: int, c: int, method: str) -> float:
+    nwin = num_windows(c)
+    buckets = 2 ** (c - 1)
+    if method == "xyzz":
+        return nwin * (n * _XYZZ_MADD + buckets * _BUCKET_REDUCE)
+    rounds = max(1, math.ceil(math.log2(max(2.0, n / buckets))))
+    inversions = rounds + n / msm_kernels_g1.CHUNK
+    return nwin * (n * _AFFINE_ADD + inversions * _INVERSION + buckets * _BUCKET_REDUCE)
+
+
+def choose_msm(n: int) -> tuple[str, int]:
+    """(method, window width c) with the least modelled cost for an n-point MSM.
+
+    >>> choose_msm(1 << 16)
+    ('affine', 13)
+    """
+    options = [(_msm_cost(max(n, 1), c, m), m, c) for m in METHODS for c in range(1, _MAX_WINDOW + 1)]
+    _, method, c = min(options)
+    return method, c
+
+
+def _group(group: str):
+    if group not in _GROUPS:
+        raise InputError(f"group must be 'g1' or 'g2', got {group!r}")
+    return _GROUPS[group]
+
+
+def msm(group: str, points, scalars, threads=None, *, method=None, window=None) -> np.ndarray:
+    """Σ scalars[i]·points[i] for ``group`` "g1"/"g2"; ``method``/``window`` override the model.
+
+    Args:
+        points: (n, 2, *coord) affine Montgomery points (all-zero rows = identity).
+        scalars: (n, 4) uint64 canonical Fr scalars (< r).
+        threads: threads to use (None: all cores).
+        method: "affine" (batch-affine buckets) or "xyzz" (XYZZ buckets); None chooses.
+        window: window width c in 1..16; None chooses.
+
+    Returns:
+        (2, *coord) affine Montgomery point; zeros for the identity.
+
+    Raises:
+        InputError: wrong shapes/dtypes, length mismatch, bad method/window/threads.
+        FieldValueError: a scalar >= r or a coordinate >= p.
+    """
+    kernels, coord = _group(group)
+    points = check_points(points, "points", (2,) + coord, FQ.modulus)
+    scalars = check_field_rows(scalars, "scalars", (4,), FR.modulus)
+    n = points.shape[0]
+    if scalars.shape[0] != n:
+        raise InputError(f"need one scalar per point: {n} points, {scalars.shape[0]} scalars")
+    threads = resolve_threads(threads)
+    auto_method, auto_c = choose_msm(n)
+    method = auto_method if method is None else method
+    if method not in METHODS:
+        raise InputError(f"method must be one of {METHODS}, got {method!r}")
+    c = (auto_c if method == auto_method else choose_window_for(n, method)) if window is None else window
+    if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= _MAX_WINDOW:
+        raise InputError(f"window must be an int in 1..{_MAX_WINDOW}, got {c!r}")
+    if n == 0:
+        return np.zeros((2,) + coord, np.uint64)
+    skip = ~points.reshape(n, -1).any(axis=1)  # identity points contribute nothing
+    digits = signed_digits(scalars, c, num_windows(c), skip)
+    nb_top = 1 << top_bits(c)
+    nwin = digits.shape[0]
+    sums = np.zeros((nwin, 4) + coord, np.uint64)
+    affine = method == "affine"
+    tasks = [(kernels.window_into, (points, digits, w, c, nb_top, affine, sums)) for w in range(nwin)]
+    run_phases(threads if n >= _MIN_POINTS_PER_THREAD * threads else 1, [tasks])
+    return kernels.combine(sums, c)
+
+
+def choose_window_for(n: int, method: str) -> int:
+    """The modelled best window width for ``method`` at n points."""
+    return min(range(1, _MAX_WINDOW + 1), key=lambda c: _msm_cost(max(n, 1), c, method))
+
+
+def msm_g1(points, scalars, threads=None) -> np.ndarray:
+    """G1 multi-scalar multiplication Σ scalars[i]·points[i].
+
+    Args:
+        points: (n, 2, 6) uint64 affine Montgomery (all-zero rows = identity).
+        scalars: (n, 4) uint64 canonical Fr (not Montgomery).
+        threads: threads to use (None: all cores).
+
+    Returns:
+        (2, 6) affine Montgomery; zeros when the sum is the identity.
+
+    Raises:
+        InputError, FieldValueError: see :func:`msm`.
+
+    >>> from cuzk.curve import G1
+    >>> msm_g1(G1.identity(3), np.ones((3, 4), np.uint64)).any()
+    False
+    """
+    return msm("g1", points, scalars, threads)
+
+
+def msm_g2(points, scalars, threads=None) -> np.ndarray:
+    """G2 multi-scalar multiplication: points (n, 2, 2, 6), result (2, 2, 6); see :func:`msm_g1`.
+
+    >>> from cuzk.curve import G2
+    >>> g = G2.generator()
+    >>> bool(G2.eq(msm_g2(g[None], np.array([[5, 0, 0, 0]], np.uint64)), G2.mul(g, 5)))
+    True
+    """
+    return msm("g2", points, scalars, threads)
+
+
+# ------------------------------------------------------------------------- fixed base
+
+def _fixed_base_window(n: int) -> int:
+    # table: nwin·2^(c−1) points at ~one add each; per scalar: nwin mixed adds
+    return min(range(2, _MAX_WINDOW + 1), key=lambda c: num_windows(c) * (n + 2 ** (c - 1) * 1.5))
+
+
+def batch_mul(group: str, base, scalars, threads=None, *, window=None) -> np.ndarray:
+    """k_i·base for every scalar k_i (fixed-base windowed multiplication), affine (n, 2, *coord).
+
+    One table of d·2^(c·w)·base (signed digits, 2^(c−1) entries per window) serves all scalars,
+    so each product costs ceil(256/c) mixed additions; results are made affine with one
+    inversion per thread.
+
+    Raises:
+        InputError: wrong shapes/dtypes, bad window/threads.
+        FieldValueError: a scalar >= r or a coordinate >= p.
+    """
+    kernels, coord = _group(group)
+    if not isinstance(base, np.ndarray) or base.shape != (2,) + coord:
+        got = base.shape if isinstance(base, np.ndarray) else type(base).__name__
+        raise InputError(f"base must be one affine point, a uint64 array of shape {(2,) + coord}, got {got}")
+    base = check_points(base[None], "base", (2,) + coord, FQ.modulus)
+    scalars = check_field_rows(scalars, "scalars", (4,), FR.modulus)
+    n = scalars.shape[0]
+    threads = resolve_threads(threads)
+    c = _fixed_base_window(n) if window is None else window
+    if isinstance(c, bool) or not isinstance(c, int) or not 2 <= c <= _MAX_WINDOW:
+        raise InputError(f"window must be an int in 2..{_MAX_WINDOW}, got {c!r}")
+    out = np.zeros((n, 2) + coord, np.uint64)
+    if n == 0:
+        return out
+    nwin = num_windows(c)
+    table = kernels.fixed_base_table(base, c, nwin)
+    digits = signed_digits(scalars, c, nwin, np.zeros(n, np.bool_))
+    # a few chunks per thread so a thread slowed by another process hands work to the others
+    chunks = min(4 * threads, max(1, n // _MIN_POINTS_PER_THREAD)) if threads > 1 else 1
+    bounds = [k * n // chunks for k in range(chunks + 1)]
+    tasks = [(kernels.fixed_base_mul, (table, digits, c, bounds[k], bounds[k + 1], out)) for k in range(chunks)]
+    run_phases(threads, [tasks])
+    return out
+
+
+def batch_mul_g1(base, scalars, threads=None) -> np.ndarray:
+    """[k·base for k in scalars]: base (2, 6) affine Montgomery, scalars (n, 4) canonical ->
+    (n, 2, 6) affine Montgomery (zeros for k = 0 or base = identity). Used by Groth16 setup.
+
+    >>> from cuzk.curve import G1
+    >>> g = G1.generator()
+    >>> out = batch_mul_g1(g, np.array([[0, 0, 0, 0], [2, 0, 0, 0]], np.uint64))
+    >>> bool(G1.eq(out[1], G1.mul(g, 2))), out[0].any()
+    (True, False)
+    """
+    return batch_mul("g1", base, scalars, threads)
+
+
+def batch_mul_g2(base, scalars, threads=None) -> np.ndarray:
+    """Same as :func:`batch_mul_g1` for G2: base (2, 2, 6), result (n, 2, 2, 6).
+
+    >>> from cuzk.curve import G2
+    >>> g = G2.generator()
+    >>> bool(G2.eq(batch_mul_g2(g, np.array([[3, 0, 0, 0]], np.uint64))[0], G2.mul(g, 3)))
+    True
+    """
+    return batch_mul("g2", base, scalars, threads)

@@ -1,0 +1,73 @@
+"""The bounded hand-off between synthesis and prove workers.
+
+``put`` blocks while ``capacity`` items are waiting and never drops; ``capacity=0`` is a
+rendezvous (``put`` returns once a consumer has the item). Consumer idle time is accumulated
+so the concurrency controller can see the prove stage starving.
+
+    >>> ch = BoundedChannel(1)
+    >>> ch.put("job-1"); ch.close()
+    >>> ch.get(), ch.get()
+    ('job-1', None)
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from typing import Any
+
+from cuzk.errors import PipelineClosedError
+
+__all__ = ["BoundedChannel"]
+
+
+class BoundedChannel:
+    """FIFO of at most ``capacity`` items between producer and consumer threads."""
+
+    def __init__(self, capacity: int):
+        self.capacity = int(capacity)
+        self._items: collections.deque = collections.deque()
+        self._cond = threading.Condition()
+        self._closed = False
+        self._taken = 0  # items handed to consumers so far (rendezvous bookkeeping)
+        self.consumer_wait_ns = 0  #: total time consumers spent waiting on an empty channel
+
+    def put(self, item: Any) -> None:
+        """Add ``item``, blocking while the channel is full.
+
+        Raises:
+            cuzk.errors.PipelineClosedError: the channel was closed.
+        """
+        with self._cond:
+            self._cond.wait_for(lambda: self._closed or len(self._items) < max(1, self.capacity))
+            if self._closed:
+                raise PipelineClosedError("channel closed")
+            self._items.append(item)
+            ticket = self._taken + len(self._items)
+            self._cond.notify_all()
+            if self.capacity == 0:
+                self._cond.wait_for(lambda: self._taken >= ticket)
+
+    def get(self, timeout: float | None = None) -> Any:
+        """Next item; None when the channel is closed and empty (or on timeout)."""
+        with self._cond:
+            if not self._items and not self._closed:
+                t0 = time.perf_counter_ns()
+                self._cond.wait_for(lambda: self._items or self._closed, timeout)
+                self.consumer_wait_ns += time.perf_counter_ns() - t0
+            if not self._items:
+                return None
+            item = self._items.popleft()
+            self._taken += 1
+            self._cond.notify_all()
+            return item
+
+    def close(self) -> None:
+        """No more puts; consumers drain what is left, then get None."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def __len__(self) -> int:
+        return len(self._items)

@@ -1,0 +1,125 @@
+"""The two kinds of worker threads: synthesis (``cuzk-synth-N``) and prove (``cuzk-gpu-N``).
+
+A synthesis worker holds a concurrency permit from taking a unit until its result is in the
+channel, so at most ``concurrency`` results exist outside the channel and the prove workers:
+with ``lookahead`` in the channel and one per prove worker, at most
+``concurrency + lookahead + gpu_workers`` synthesized jobs are alive at once.
+
+Job bookkeeping (futures, states, counters) belongs to the pipeline, passed in as ``core``;
+the workers only run stages, time them and report. Every stage call runs inside
+:func:`cuzk.timeline.stage_context`, so ``cuzk.timeline.span()`` inside a real prover records
+sub-spans for the right job. An unexpected error in the bookkeeping itself fails that job's
+future (and is logged); it never ends the thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from cuzk.timeline.context import stage_context
+from cuzk.timeline.events import EventKind as K
+
+__all__ = ["SynthWorker", "GpuWorker"]
+
+_log = logging.getLogger("cuzk.pipeline")
+
+
+class SynthWorker(threading.Thread):
+    """Takes units from the queue, synthesizes them, sends the results to the channel."""
+
+    def __init__(self, core, index: int):
+        super().__init__(name=f"cuzk-synth-{index}", daemon=True)
+        self.core = core
+
+    def run(self) -> None:
+        core = self.core
+        try:
+            while core.gate.acquire():
+                try:
+                    unit = core.queue.take()
+                    if unit is None:  # closed and drained: wake idle workers so they exit too
+                        core.gate.shutdown()
+                        break
+                    try:
+                        self._synthesize(unit)
+                    except Exception as bug:  # pipeline bug: fail this job, keep serving
+                        _log.exception("cuzk pipeline internal error in %s", self.name)
+                        core.fail_unit(unit, bug, "pipeline (synthesis side)")
+                    unit = None
+                finally:
+                    core.gate.release()
+        finally:
+            core.synth_worker_exited()
+
+    def _synthesize(self, unit) -> None:
+        core, tl, name = self.core, self.core.timeline, self.name
+        job_id, part = unit.job.id, unit.partition
+        if not core.start_unit(unit):
+            core.queue.release(unit.nbytes)
+            return
+        t0 = tl.now_ns()
+        tl.record_with_cpu(K.SYNTH_START, job_id, part, name)
+        try:
+            with stage_context(tl, job_id, part, name):
+                synthesized = core.synthesizer.synthesize(**unit.inputs)
+        except Exception as exc:
+            tl.record_with_cpu(K.SYNTH_END, job_id, part, name, error=type(exc).__name__)
+            core.queue.release(unit.nbytes)
+            core.fail_unit(unit, exc, "synthesis")
+            return
+        tl.record_with_cpu(K.SYNTH_END, job_id, part, name)
+        core.metrics_registry.observe("synth", (tl.now_ns() - t0) / 1e9)
+        core.note_synth_seconds((tl.now_ns() - t0) / 1e9)
+        core.set_state(unit, "waiting_for_gpu")
+        tl.record(K.CHAN_SEND, job_id, part, name)
+        core.channel.put((unit, synthesized))
+        del synthesized  # the channel owns it now; a stale local would count against the bound
+
+
+class GpuWorker(threading.Thread):
+    """Takes synthesized jobs from the channel, proves them, resolves the futures."""
+
+    def __init__(self, core, index: int):
+        super().__init__(name=f"cuzk-gpu-{index}", daemon=True)
+        self.core = core
+
+    def run(self) -> None:
+        core = self.core
+        while True:
+            item = core.channel.get()
+            if item is None:
+                break
+            unit, synthesized = item
+            item = None
+            try:
+                self._prove(unit, synthesized)
+            except Exception as bug:
+                _log.exception("cuzk pipeline internal error in %s", self.name)
+                core.fail_unit(unit, bug, "pipeline (prove side)")
+            # Drop references before blocking in get(): an idle worker must hold no job.
+            unit = synthesized = None
+
+    def _prove(self, unit, synthesized) -> None:
+        core, tl, name = self.core, self.core.timeline, self.name
+        job_id, part = unit.job.id, unit.partition
+        tl.record(K.GPU_PICKUP, job_id, part, name)
+        if not core.still_wanted(unit):
+            core.queue.release(unit.nbytes)
+            return
+        core.set_state(unit, "proving")
+        t0 = tl.now_ns()
+        tl.record_with_cpu(K.GPU_START, job_id, part, name)
+        try:
+            with stage_context(tl, job_id, part, name):
+                proof = core.prover.prove(synthesized)
+        except Exception as exc:
+            tl.record_with_cpu(K.GPU_END, job_id, part, name, error=type(exc).__name__)
+            core.queue.release(unit.nbytes)
+            core.fail_unit(unit, exc, "proving")
+            return
+        tl.record_with_cpu(K.GPU_END, job_id, part, name)
+        core.metrics_registry.observe("gpu", (tl.now_ns() - t0) / 1e9)
+        core.queue.release(unit.nbytes)
+        core.complete_unit(unit, proof)
+        core.after_prove()

@@ -1,0 +1,94 @@
+"""``GpuProver``: proves synthesized witnesses on a GPU (CUDA through CuPy) or the CPU (Numba).
+
+It picks the backend, keeps the proving key resident in prover-ready form (on the device for
+CUDA) across proofs, and verifies each proof before returning it.
+
+    >>> prover = GpuProver(pk)                  # device="auto": "cuda" if usable, else "cpu"   # doctest: +SKIP
+    >>> proof = prover.prove(synth.synthesize(x=3, out=35))                                   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from cuzk.errors import BackendUnavailableError, InputError
+from cuzk.groth16.keys import ProvingKey
+from cuzk.groth16.prove import Bases, check_compatible, load_backend, prove
+from cuzk.groth16.verify import prepare_verifying_key
+
+__all__ = ["GpuProver", "cuda_status"]
+
+_DEVICES = ("auto", "cpu", "cuda")
+
+
+def cuda_status() -> tuple[bool, str]:
+    """``(usable, reason)`` for the CUDA backend on this machine (CuPy importable, a device present)."""
+    try:
+        from cuzk.kernels import cuda
+    except Exception as e:  # CuPy missing or broken: the message is the reason
+        return False, f"cuzk.kernels.cuda cannot be imported: {e}"
+    return cuda.is_available()
+
+
+class GpuProver:
+    """Groth16 prover with the key kept resident.
+
+    Args:
+        pk: the proving key.
+        device: ``"auto"`` (CUDA when usable, else CPU), ``"cuda"`` or ``"cpu"``.
+        device_id: which GPU, for ``"cuda"``.
+        threads: cores the CPU kernels may use (None: all; a pipeline may pass 1).
+        verify: check every proof with a pairing before returning it (default True).
+        check: refuse a witness with a·b ≠ c before any MSM (default True).
+
+    Raises:
+        BackendUnavailableError: ``device="cuda"`` but no usable GPU (the reason is in the message).
+        KeyMismatchError: the key's queries are sparse and it carries no density bitmaps.
+    """
+
+    def __init__(self, pk: ProvingKey, device: str = "auto", *, device_id: int = 0, threads=None,
+                 verify: bool = True, check: bool = True):
+        if not isinstance(pk, ProvingKey):
+            raise InputError(f"GpuProver needs a cuzk.groth16.ProvingKey, got {type(pk).__name__}")
+        if device not in _DEVICES:
+            raise InputError(f"device must be one of {_DEVICES}, got {device!r}")
+        if device == "auto":
+            device = "cuda" if cuda_status()[0] else "cpu"
+        elif device == "cuda":
+            ok, why = cuda_status()
+            if not ok:
+                raise BackendUnavailableError(f"device='cuda' is not usable here: {why}")
+        pk.resolved_density()  # fail now, not at the first proof
+        self.pk = pk
+        self.device = device
+        self.device_id = device_id
+        self.threads = threads
+        self.verify = verify
+        self.check = check
+        self._backend = load_backend(device)
+        self._pvk = prepare_verifying_key(pk.vk)
+        self._bases = self._resident_bases()
+
+    def _resident_bases(self) -> Bases:
+        upload = getattr(self._backend, "upload_points", None)
+        if upload is None:
+            return Bases.of(self.pk)
+        pk = self.pk
+        return Bases(a=upload(pk.a, self.device_id), b_g1=upload(pk.b_g1, self.device_id),
+                     b_g2=upload(pk.b_g2, self.device_id), l=upload(pk.l, self.device_id),
+                     h=upload(pk.h, self.device_id))
+
+    def __repr__(self) -> str:
+        return f"GpuProver(device={self.device!r}, vars={self.pk.n_vars}, domain={self.pk.domain_size})"
+
+    def check_compatible(self, synthesized) -> None:
+        """Raise :class:`~cuzk.errors.KeyMismatchError` if ``synthesized`` is not for this key."""
+        check_compatible(self.pk, synthesized)
+
+    def prove(self, synthesized, r: int | None = None, s: int | None = None):
+        """Prove one :class:`~cuzk.synth.Synthesized`; returns a :class:`~cuzk.groth16.Proof`.
+
+        Raises:
+            KeyMismatchError, UnsatisfiedConstraint, ProofVerificationError: see
+            :func:`cuzk.groth16.prove`.
+        """
+        return prove(self.pk, synthesized, r, s, backend=self._backend, verify=self.verify, check=self.check,
+                     threads=self.threads, bases=self._bases, prepared_vk=self._pvk)

@@ -1,0 +1,137 @@
+"""Compiling a traced circuit into a PCE: R1CS in CSR form plus a flat witness program.
+
+    >>> from cuzk.circuit import Circuit
+    >>> class Sq(Circuit):
+    ...     def define(self, cs, x, y):
+    ...         cs.assert_equal(cs.private(x) * cs.private(x), cs.public(y))
+    >>> r1cs, prog = compile_circuit(Sq())
+    >>> prog.input_names, r1cs.n_constraints
+    (('x', 'y'), 2)
+"""
+
+from __future__ import annotations
+
+import operator
+
+import attrs
+import numpy as np
+
+from cuzk.circuit import Circuit, ConstraintSystem
+from cuzk.errors import CircuitError, InputError
+from cuzk.field import FR, Fr
+from cuzk.synth.r1cs import R1CS, csr_from_rows
+
+__all__ = ["WitnessProgram", "compile_circuit", "trace", "flatten_inputs"]
+
+
+@attrs.frozen(eq=False)
+class WitnessProgram:
+    """What the interpreter runs per proof (see :mod:`cuzk.circuit.ops` for the op layout)."""
+
+    code: np.ndarray  # int64 flat ops
+    consts: np.ndarray  # (k, 4) uint64 Montgomery; consts[0] = one
+    n_slots: int  # registers
+    var_slot: np.ndarray  # int64 (n_vars,): register of each variable, final numbering
+    inputs: tuple  # ((name, shape), ...) in flattening order
+
+    @property
+    def input_names(self) -> tuple:
+        return tuple(n for n, _ in self.inputs)
+
+    @property
+    def n_inputs(self) -> int:
+        return sum(int(np.prod(s, dtype=np.int64)) for _, s in self.inputs)
+
+
+def _placeholders(cs, label, shape):
+    if not shape:
+        return cs.input_placeholder(label)
+    return [_placeholders(cs, f"{label}[{i}]", shape[1:]) for i in range(shape[0])]
+
+
+def _check_shapes(shapes) -> tuple:
+    out = []
+    for name, shape in shapes.items():
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        if not all(isinstance(d, int) and d >= 1 for d in shape):
+            raise CircuitError(f"input {name!r}: shape must be a tuple of positive ints, got {shape!r}")
+        out.append((str(name), shape))
+    return tuple(out)
+
+
+def trace(circuit) -> tuple[ConstraintSystem, tuple]:
+    """Run ``circuit.define`` once on symbolic inputs; returns the recorder and input spec."""
+    if not callable(getattr(circuit, "define", None)):
+        raise CircuitError(f"{type(circuit).__name__} is not a circuit: it has no define(cs, **inputs)")
+    shapes = circuit.input_shapes() if isinstance(circuit, Circuit) else Circuit.input_shapes(circuit)
+    spec = _check_shapes(shapes)
+    cs = ConstraintSystem()
+    args = {name: _placeholders(cs, name, shape) for name, shape in spec}
+    circuit.define(cs, **args)
+    return cs, spec
+
+
+def compile_circuit(circuit) -> tuple[R1CS, WitnessProgram]:
+    """Trace ``circuit`` and build its R1CS (CSR, renumbered ONE/public/private) and program."""
+    cs, spec = trace(circuit)
+    kinds = np.asarray(cs._var_kind, dtype=np.int8)
+    pub = np.flatnonzero(kinds == 1)
+    prv = np.flatnonzero(kinds == 2)
+    perm = np.zeros(kinds.shape[0], dtype=np.int64)  # internal index -> final index
+    perm[pub] = 1 + np.arange(pub.shape[0])
+    perm[prv] = 1 + pub.shape[0] + np.arange(prv.shape[0])
+    var_slot = np.empty(kinds.shape[0], dtype=np.int64)
+    var_slot[perm] = np.asarray(cs._var_slot, dtype=np.int64)
+    mats = [csr_from_rows(rows, perm) for rows in (cs.a, cs.b, cs.c)]
+    r1cs = R1CS.build(int(pub.shape[0]), int(prv.shape[0]), *mats, names=cs.names)
+    prog = WitnessProgram(
+        code=np.asarray(cs.code, dtype=np.int64),
+        consts=Fr.from_ints(cs.consts),
+        n_slots=cs.n_slots,
+        var_slot=var_slot,
+        inputs=spec,
+    )
+    return r1cs, prog
+
+
+def _flatten(name, value, shape, out):
+    if not shape:
+        try:
+            v = operator.index(value)
+        except TypeError:
+            raise InputError(f"input {name}: expected an integer, got {type(value).__name__}") from None
+        if isinstance(value, bool):
+            raise InputError(f"input {name}: expected an integer, got bool")
+        if not 0 <= v < FR.modulus:
+            raise InputError(f"input {name}: {v} is out of range [0, r) of BLS12-381 Fr")
+        out.append(v)
+        return
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
+        raise InputError(f"input {name}: expected a sequence of shape {shape}, got {type(value).__name__}")
+    if len(value) != shape[0]:
+        raise InputError(f"input {name}: expected length {shape[0]} (shape {shape}), got {len(value)}")
+    for i, v in enumerate(value):
+        _flatten(f"{name}[{i}]", v, shape[1:], out)
+
+
+def flatten_inputs(spec, inputs: dict) -> list[int]:
+    """Check names, shapes and ranges of ``inputs`` against ``spec``; the flat list of ints.
+
+    Raises:
+        InputError: a missing, extra, wrongly shaped, non-integer or out-of-range input.
+    """
+    names = [n for n, _ in spec]
+    missing = [n for n in names if n not in inputs]
+    extra = sorted(set(inputs) - set(names))
+    if missing or extra:
+        raise InputError(
+            "inputs do not match the circuit: "
+            + "; ".join(p for p in (missing and f"missing {missing}", extra and f"unexpected {extra}") if p)
+            + f" (expected {names})"
+        )
+    out: list[int] = []
+    for name, shape in spec:
+        _flatten(name, inputs[name], shape, out)
+    return out

@@ -1,0 +1,100 @@
+"""A runtime for cuzk.kernels.cuda's launch plans over a host (g++) build of the CUDA sources.
+
+The shared library is ``tests/cuda_host/harness.cpp`` compiled with ``-include
+tests/cuda_shim.h``; it is built once per test session into a temporary directory.
+
+    >>> rt = get_runtime()            # builds on first call (tens of seconds)  # doctest: +SKIP
+    >>> cuda.run_ntt(rt, x, 4, w, None, False)                                   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import functools
+import pathlib
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+
+__all__ = ["HostRuntime", "build", "get_runtime", "ROOT"]
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHIM = ROOT / "tests" / "cuda_shim.h"
+HARNESS = ROOT / "tests" / "cuda_host" / "harness.cpp"
+
+
+@functools.lru_cache(maxsize=None)
+def _build_dir() -> pathlib.Path:
+    d = pathlib.Path(tempfile.mkdtemp(prefix="cuzk-cuda-host-"))
+    atexit.register(shutil.rmtree, d, True)
+    return d
+
+
+@functools.lru_cache(maxsize=None)
+def build(defines: tuple[str, ...] = ()) -> pathlib.Path:
+    """Compile the harness with ``-D`` ``defines`` into a shared library; returns its path."""
+    name = "libcuzk_host" + "".join("_" + d.lower() for d in defines) + ".so"
+    out = _build_dir() / name
+    cmd = ["g++", "-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-include", str(SHIM)]
+    cmd += [f"-D{d}" for d in defines] + [str(HARNESS), "-o", str(out)]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"host build failed ({' '.join(cmd)}):\n{res.stderr[-4000:]}")
+    return out
+
+
+class HostRuntime:
+    """``xp``/``launch``/``asarray``/``asnumpy``/``argsort``/``cache`` over numpy and the host library."""
+
+    xp = np
+
+    def __init__(self, lib_path: pathlib.Path, ntt_max_stages: int = 4):
+        self.lib = ctypes.CDLL(str(lib_path))
+        self.lib.cuzk_host_launch.restype = ctypes.c_int
+        self.lib.cuzk_host_launch.argtypes = [
+            ctypes.c_char_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p)
+        ]
+        self.lib.cuzk_host_kernel_name.restype = ctypes.c_char_p
+        self.cache: dict = {}
+        # few threads per shared-memory block keep std::thread counts small on CI, and force
+        # several passes (so the strided passes are exercised) at test sizes.
+        self.ntt_max_stages = ntt_max_stages
+
+    def kernel_names(self) -> list[str]:
+        return [self.lib.cuzk_host_kernel_name(i).decode() for i in range(self.lib.cuzk_host_kernel_count())]
+
+    def launch(self, name: str, grid: int, block: int, args, smem: int = 0) -> None:
+        holders = []
+        params = (ctypes.c_void_p * len(args))()
+        for i, a in enumerate(args):
+            if isinstance(a, np.ndarray):
+                if not a.flags.c_contiguous:
+                    raise ValueError(f"{name}: argument {i} is not C-contiguous")
+                h = ctypes.c_void_p(a.ctypes.data)
+            else:
+                h = ctypes.c_uint32(int(a))
+            holders.append(h)
+            params[i] = ctypes.cast(ctypes.pointer(h), ctypes.c_void_p)
+        if self.lib.cuzk_host_launch(name.encode(), int(grid), int(block), int(smem), params) != 0:
+            raise KeyError(f"kernel {name} is not registered in {HARNESS.name}")
+
+    @staticmethod
+    def asarray(a) -> np.ndarray:
+        return np.ascontiguousarray(a)
+
+    @staticmethod
+    def asnumpy(a) -> np.ndarray:
+        return np.asarray(a)
+
+    @staticmethod
+    def argsort(keys: np.ndarray) -> np.ndarray:
+        return np.argsort(keys, kind="stable")
+
+
+@functools.lru_cache(maxsize=None)
+def get_runtime(defines: tuple[str, ...] = ()) -> HostRuntime:
+    """The session's host runtime (library built on first use)."""
+    return HostRuntime(build(defines))

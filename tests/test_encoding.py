@@ -1,0 +1,188 @@
+"""zcash point encodings: round trips, byte equality with py_ecc, every malformed class rejected."""
+
+import numpy as np
+import py_ecc.optimized_bls12_381 as ref
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from py_ecc.bls import point_compression as pc
+
+from cuzk.curve import G1, G2
+from cuzk.curve.encoding import encoded_size, point_from_bytes, point_to_bytes, points_from_bytes, points_to_bytes
+from cuzk.errors import NotInSubgroupError, NotOnCurveError, PointEncodingError
+from cuzk.field.params import FQ, FR
+
+P = FQ.modulus
+GROUPS = [pytest.param(G1, id="G1"), pytest.param(G2, id="G2")]
+_POOLS = {}
+
+
+def pool(group):
+    if group.name not in _POOLS:
+        pts = group.random(16, np.random.default_rng(7))
+        _POOLS[group.name] = np.concatenate([pts, group.neg(pts), group.identity(1)])
+    return _POOLS[group.name]
+
+
+def py_ecc_compressed(group, k):
+    """py_ecc's zcash compressed bytes of k·generator."""
+    if group is G1:
+        return pc.compress_G1(ref.multiply(ref.G1, k)).to_bytes(48, "big")
+    z1, z2 = pc.compress_G2(ref.multiply(ref.G2, k))
+    return z1.to_bytes(48, "big") + z2.to_bytes(48, "big")
+
+
+def uncompressed_by_hand(group, point):
+    x, y = group.to_ints(point)
+    coords = [x, y] if group is G1 else [x[1], x[0], y[1], y[0]]
+    return b"".join(c.to_bytes(48, "big") for c in coords)
+
+
+@pytest.mark.parametrize("group", GROUPS)
+@pytest.mark.parametrize("compressed", [True, False])
+def test_round_trip_batch(group, compressed):
+    pts = pool(group)
+    data = points_to_bytes(group, pts, compressed=compressed)
+    assert len(data) == len(pts) * encoded_size(group, compressed)
+    back = points_from_bytes(group, data, compressed=compressed)
+    assert np.array_equal(back, pts)
+    rows = np.frombuffer(data, dtype=np.uint8).reshape(len(pts), -1)
+    assert np.array_equal(points_from_bytes(group, rows, compressed=compressed, checked=False), pts)
+
+
+@pytest.mark.parametrize("group", GROUPS)
+@settings(max_examples=8)
+@given(k=st.one_of(st.integers(1, 20), st.integers(1, FR.modulus - 1)))
+def test_matches_py_ecc_bytes(group, k):
+    ours = point_to_bytes(group, group.mul(group.generator(), k))
+    assert ours == py_ecc_compressed(group, k)
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_py_ecc_decodes_ours_and_identity(group):
+    pts = pool(group)[[0, 16, 32]]  # P, -P (other sign bit), identity
+    for p in pts:
+        data = point_to_bytes(group, p)
+        if group is G1:
+            dec = ref.normalize(pc.decompress_G1(int.from_bytes(data, "big")))
+            ours = group.to_ints(p)
+            assert ref.is_inf(pc.decompress_G1(int.from_bytes(data, "big"))) or (dec[0].n, dec[1].n) == ours
+        else:
+            q = pc.decompress_G2((int.from_bytes(data[:48], "big"), int.from_bytes(data[48:], "big")))
+            if group.eq(p, group.identity()):
+                assert ref.is_inf(q)
+            else:
+                dec = ref.normalize(q)
+                assert (tuple(dec[0].coeffs), tuple(dec[1].coeffs)) == group.to_ints(p)
+        assert point_to_bytes(group, p, compressed=False) == (
+            uncompressed_by_hand(group, p) if not group.eq(p, group.identity()) else b"\x40" + bytes(encoded_size(group, False) - 1)
+        )
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_canonical_infinity(group):
+    assert point_to_bytes(group, group.identity()) == b"\xc0" + bytes(encoded_size(group) - 1)
+    assert point_to_bytes(group, group.identity(), compressed=False) == b"\x40" + bytes(encoded_size(group, False) - 1)
+
+
+def _with(data: bytes, index: int, value: int) -> bytes:
+    b = bytearray(data)
+    b[index] = value
+    return bytes(b)
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_malformed_encodings_rejected(group):
+    g = group.generator()
+    comp = point_to_bytes(group, g)
+    unc = point_to_bytes(group, g, compressed=False)
+    inf_c = b"\xc0" + bytes(len(comp) - 1)
+    inf_u = b"\x40" + bytes(len(unc) - 1)
+    bad = {
+        "length": (comp[:-1], True, "bytes"),
+        "no compression flag": (_with(comp, 0, comp[0] & 0x7F), True, "flag"),
+        "compression flag on uncompressed": (_with(unc, 0, unc[0] | 0x80), False, "flag"),
+        "sign bit on uncompressed": (_with(unc, 0, unc[0] | 0x20), False, "flag"),
+        "sign bit on infinity": (_with(inf_c, 0, 0xE0), True, "infinity"),
+        "junk after infinity": (_with(inf_c, len(comp) - 1, 1), True, "infinity"),
+        "junk in infinity flag byte": (_with(inf_u, 0, 0x41), False, "infinity"),
+        "uncompressed infinity in compressed read": (inf_u[: len(comp)], True, "flag"),
+    }
+    for name, (data, compressed, needle) in bad.items():
+        with pytest.raises(PointEncodingError, match=needle):
+            point_from_bytes(group, data, compressed=compressed)
+        assert name
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_coordinates_not_reduced(group):
+    g = group.generator()
+    width = 48
+    x, y = group.to_ints(g)
+    # x + p keeps the same residue: only the range check can catch it (fits in 381 bits)
+    if group is G1:
+        xs, ys = [x + P], [y]
+    else:
+        xs, ys = [x[1], x[0] + P], [y[1], y[0]]  # c0 ≥ p in the second half of G2's x
+    raw_x = b"".join(c.to_bytes(width, "big") for c in xs)
+    raw_y = b"".join(c.to_bytes(width, "big") for c in ys)
+    with pytest.raises(PointEncodingError, match="x coordinate"):
+        point_from_bytes(group, _with(raw_x, 0, raw_x[0] | 0x80))
+    with pytest.raises(PointEncodingError, match="x coordinate"):
+        point_from_bytes(group, raw_x + raw_y, compressed=False)
+    good_x = point_to_bytes(group, g, compressed=False)[: width * group.degree]
+    big_y = (y + P).to_bytes(width, "big") if group is G1 else y[1].to_bytes(width, "big") + (y[0] + P).to_bytes(width, "big")
+    with pytest.raises(PointEncodingError, match="y coordinate"):
+        point_from_bytes(group, good_x + big_y, compressed=False)
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_not_on_curve(group):
+    unc = bytearray(point_to_bytes(group, group.generator(), compressed=False))
+    unc[-1] ^= 1  # y off by one
+    with pytest.raises(NotOnCurveError, match="not on the curve"):
+        point_from_bytes(group, bytes(unc), compressed=False)
+    # an x whose x³ + b is a non-residue has no point; search a small one
+    for x in range(1, 200):
+        data = bytearray(encoded_size(group))
+        data[-1] = x
+        data[0] = 0x80
+        try:
+            point_from_bytes(group, bytes(data), checked=False)
+        except NotOnCurveError:
+            break
+    else:
+        pytest.fail("no x without a curve point among 1..199")
+    # (0, 0) without the infinity flag is not a point
+    with pytest.raises(NotOnCurveError):
+        point_from_bytes(group, bytes(encoded_size(group, False)), compressed=False)
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_not_in_subgroup_only_when_checked(group):
+    # a curve point outside the subgroup: cofactor-order torsion r·Q of a hashed point Q
+    for x in range(1, 100):
+        data = bytearray(encoded_size(group))
+        data[-1], data[0] = x, 0x80
+        try:
+            q = point_from_bytes(group, bytes(data), checked=False)
+            break
+        except NotOnCurveError:
+            continue
+    a = group.add(group.generator(), group.mul(q, FR.modulus))
+    assert group.is_on_curve(a) and not group.is_in_subgroup(a)
+    for compressed in (True, False):
+        data = point_to_bytes(group, a, compressed=compressed)
+        with pytest.raises(NotInSubgroupError, match="subgroup"):
+            point_from_bytes(group, data, compressed=compressed)
+        assert np.array_equal(point_from_bytes(group, data, compressed=compressed, checked=False), a)
+
+
+def test_batch_error_names_the_row():
+    pts = pool(G1)[:5]
+    data = bytearray(points_to_bytes(G1, pts))
+    data[3 * 48] &= 0x7F
+    with pytest.raises(PointEncodingError, match="point 3"):
+        points_from_bytes(G1, bytes(data))
+    with pytest.raises(PointEncodingError, match="multiple of 48"):
+        points_from_bytes(G1, bytes(data[:-1]))

@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from cuzk.curve import G1, G2, g1, g2
+from cuzk.curve.encoding import points_from_bytes, points_to_bytes
 
 
 def _chains(K):
@@ -57,6 +58,16 @@ def _median_ns(fn, arg, adds, runs):
     return statistics.median(times)
 
 
+def _median_call_us(fn, count, runs):
+    fn()  # compile / load from cache
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter_ns()
+        fn()
+        times.append((time.perf_counter_ns() - t0) / count / 1e3)
+    return statistics.median(times)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--adds", type=int, default=20000)
@@ -89,6 +100,18 @@ def main(argv=None):
     for name, ns in results.items():
         print(f"{name:44s} {ns:9.0f} {py_ns / ns:16.1f}x")
     print(f"{'py_ecc G1 add (optimized_bls12_381.add)':44s} {py_ns:9.0f} {1.0:16.1f}x")
+    print()
+    print(f"{'per point (numba, one thread unless noted)':44s} {'us/point':>9s}")
+    for group, pts in ((G1, p1[:256]), (G2, p2[:256])):
+        for method in ("endomorphism", "order"):
+            us = _median_call_us(lambda: group.is_in_subgroup(pts, method=method), len(pts), args.runs)
+            print(f"{group.name + ' subgroup check, ' + method + ' (prange)':44s} {us:9.2f}")
+    big = np.concatenate([p1] * 64)  # 2^16 points
+    data = points_to_bytes(G1, big)
+    us = _median_call_us(lambda: points_from_bytes(G1, data, checked=False), len(big), args.runs)
+    print(f"{'G1 decompress 2^16, unchecked (prange)':44s} {us:9.2f}")
+    us = _median_call_us(lambda: points_to_bytes(G1, big), len(big), args.runs)
+    print(f"{'G1 compress 2^16':44s} {us:9.2f}")
 
 
 if __name__ == "__main__":

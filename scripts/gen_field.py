@@ -40,7 +40,7 @@ def _consts(f: FieldParams) -> str:
     n = f.limbs
     lines = [
         f"L = {n}",
-        f"MODULUS = _F.modulus",
+        "MODULUS = _F.modulus",
         f"{', '.join(_v('P', n))} = _limbs(_F.modulus)  # p",
         f"{', '.join(_v('R', n))} = _limbs(_F.r)  # R = 2^{64 * n} mod p: Montgomery 1",
         f"{', '.join(_v('RR', n))} = _limbs(_F.r2)  # R^2 mod p: to_mont multiplies by it",
@@ -105,11 +105,18 @@ def _neg(n: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def _mul(n: int) -> str:
+def _mul(f: FieldParams) -> str:
+    n = f.limbs
+    # The no-carry CIOS needs a top limb < 2^63 - 1; the row form needs t + a*b_i + m*p <
+    # 2^(64(L+1)) with t < 2p + 1, a, b, m < 2^64, which p < 2^(64L-2) leaves room for.
+    assert f.modulus >> (64 * n - 64) < 2**63 - 1, f.name
     # Both forms were timed on dependent-multiply chains (docs/perf/field.md): the
     # multiply-accumulate form wins at 4 limbs, the row form (products first, then two adc
     # chains: half the add instructions) at 6.
-    return _mul_cios_mac(n) if n <= 4 else _mul_cios_rows(n)
+    if n <= 4:
+        return _mul_cios_mac(n)
+    assert f.modulus < 2 ** (64 * n - 2), f.name
+    return _mul_cios_rows(n)
 
 
 def _final_subtract(n: int) -> list[str]:
@@ -126,7 +133,7 @@ def _final_subtract(n: int) -> list[str]:
 def _mul_cios_rows(n: int) -> str:
     """CIOS, one row at a time: t += a*b_i and t += m*p as mulx products plus two adc chains
     (low halves, then high halves shifted one limb). t has L+1 limbs; every partial sum fits
-    them exactly because t + a*b_i + m*p < 2^(64(L+1)) for p < 2^(64L-1)."""
+    them exactly because t + a*b_i + m*p < 2^(64(L+1)) for p < 2^(64L-2) (asserted in _mul)."""
     a, b = _v("a", n), _v("b", n)
     out = [JIT, "def mul(a, b):", '    """Montgomery product a * b / R mod p."""', f"    {_tup(a)} = a", f"    {_tup(b)} = b"]
     out.append(f"    {', '.join(_v('t', n + 1))} = {', '.join(['ZERO'] * (n + 1))}")
@@ -306,7 +313,7 @@ def _limbs(x):
 
 
 '''
-    body = "\n\n".join([_consts(f), _add(n), _sub(n), _neg(n), _mul(n), _simple(f)])
+    body = "\n\n".join([_consts(f), _add(n), _sub(n), _neg(n), _mul(f), _simple(f)])
     return head + body
 
 

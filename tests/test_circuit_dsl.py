@@ -252,3 +252,13 @@ def test_random_programs_match_python_int_model(inputs, program, n_out):
     assert Fr.to_ints(w.z) == z and Fr.to_ints(w.a) == a and Fr.to_ints(w.b) == b and Fr.to_ints(w.c) == c
     # the Python-int evaluation of the traced rows is itself satisfied
     assert all(x * y % R == v for x, y, v in zip(a, b, c))
+
+
+def test_packaged_cube_matches_the_local_one():
+    from cuzk.circuits import Cube as PackagedCube
+
+    s = Synthesizer(PackagedCube(), check=True)
+    assert s.r1cs.digest == Synthesizer(Cube()).r1cs.digest
+    for seed in (0, 3, R + 2):
+        inp = PackagedCube().sample_inputs(seed)
+        assert s.synthesize(**inp).public_inputs == [inp["out"]]

@@ -116,24 +116,24 @@ def test_malformed_encodings_rejected(group):
 
 @pytest.mark.parametrize("group", GROUPS)
 def test_coordinates_not_reduced(group):
-    g = group.generator()
     width = 48
-    x, y = group.to_ints(g)
-    # x + p keeps the same residue: only the range check can catch it (fits in 381 bits)
-    if group is G1:
-        xs, ys = [x + P], [y]
-    else:
-        xs, ys = [x[1], x[0] + P], [y[1], y[0]]  # c0 ≥ p in the second half of G2's x
-    raw_x = b"".join(c.to_bytes(width, "big") for c in xs)
-    raw_y = b"".join(c.to_bytes(width, "big") for c in ys)
-    with pytest.raises(PointEncodingError, match="x coordinate"):
-        point_from_bytes(group, _with(raw_x, 0, raw_x[0] | 0x80))
-    with pytest.raises(PointEncodingError, match="x coordinate"):
-        point_from_bytes(group, raw_x + raw_y, compressed=False)
+    # p + 1 ≡ 1 fits in 381 bits, so only the range check can reject it
+    big = (P + 1).to_bytes(width, "big")
+    small = (1).to_bytes(width, "big")
+    xs = [big] if group is G1 else [big + small, small + big]  # G2: c1 ≥ p, then c0 ≥ p
+    for raw_x in xs:
+        with pytest.raises(PointEncodingError, match="x coordinate"):
+            point_from_bytes(group, _with(raw_x, 0, raw_x[0] | 0x80))
+        with pytest.raises(PointEncodingError, match="x coordinate"):
+            point_from_bytes(group, raw_x + raw_x, compressed=False)
+    g = group.generator()
+    _, y = group.to_ints(g)
     good_x = point_to_bytes(group, g, compressed=False)[: width * group.degree]
-    big_y = (y + P).to_bytes(width, "big") if group is G1 else y[1].to_bytes(width, "big") + (y[0] + P).to_bytes(width, "big")
-    with pytest.raises(PointEncodingError, match="y coordinate"):
-        point_from_bytes(group, good_x + big_y, compressed=False)
+    ys = [[y + P]] if group is G1 else [[y[1] + P, y[0]], [y[1], y[0] + P]]
+    for coeffs in ys:
+        big_y = b"".join(c.to_bytes(width, "big") for c in coeffs)
+        with pytest.raises(PointEncodingError, match="y coordinate"):
+            point_from_bytes(group, good_x + big_y, compressed=False)
 
 
 @pytest.mark.parametrize("group", GROUPS)

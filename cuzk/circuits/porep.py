@@ -72,6 +72,15 @@ class PorepLike(Circuit):
                 path = [[cs.private(s) for s in level] for level in paths[i]]
                 cs.assert_equal(merkle_root(cs, leaf, path, bits, self.arity), root, name="root")
 
+    def public_inputs(self, inputs: dict) -> list[int]:
+        """The public inputs a verifier passes for ``inputs``, in allocation order: root, comm, challenges.
+
+        >>> c = porep_like(leaves=8, challenges=2); i = c.sample_inputs(seed=3)
+        >>> c.public_inputs(i) == [i["root"], i["comm"], *i["challenges"]]
+        True
+        """
+        return [inputs["root"], inputs["comm"], *inputs["challenges"]]
+
     def sample_inputs(self, seed: int) -> dict:
         """A valid input dict, deterministic in ``seed`` (distinct seeds give distinct witnesses)."""
         rng = random.Random(seed)

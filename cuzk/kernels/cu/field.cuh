@@ -231,15 +231,16 @@ struct fp2_t {
     static __device__ __forceinline__ fp2_t neg(const fp2_t& a) { return make(F::neg(a.c0), F::neg(a.c1)); }
     static __device__ __forceinline__ fp2_t dbl(const fp2_t& a) { return add(a, a); }
 
-    // Karatsuba: 3 base multiplications.
-    static __device__ __forceinline__ fp2_t mul(const fp2_t& a, const fp2_t& b) {
+    // Karatsuba: 3 base multiplications. Not inlined: inlining every Fq2 product into the
+    // G2 point formulas makes ptxas take minutes per kernel for no measurable gain.
+    static __device__ CUZK_NOINLINE fp2_t mul(const fp2_t& a, const fp2_t& b) {
         F t0 = F::mul(a.c0, b.c0);
         F t1 = F::mul(a.c1, b.c1);
         F t2 = F::mul(F::add(a.c0, a.c1), F::add(b.c0, b.c1));
         return make(F::sub(t0, t1), F::sub(F::sub(t2, t0), t1));
     }
     // (c0 + c1 u)^2 = (c0 + c1)(c0 - c1) + 2 c0 c1 u: 2 base multiplications.
-    static __device__ __forceinline__ fp2_t sqr(const fp2_t& a) {
+    static __device__ CUZK_NOINLINE fp2_t sqr(const fp2_t& a) {
         F t = F::mul(a.c0, a.c1);
         return make(F::mul(F::add(a.c0, a.c1), F::sub(a.c0, a.c1)), F::add(t, t));
     }

@@ -1,0 +1,135 @@
+"""field.cuh / ec.cuh on the CPU through the host shim, against Python ints and py_ecc.
+
+The kernels in cuzk/kernels/cu/arith.cu run exactly as on a GPU except that the carry-chain
+instructions are emulated (tests/cuda_shim.h).
+"""
+
+import random
+
+import numpy as np
+import pytest
+from py_ecc import optimized_bls12_381 as ecc
+
+from cuda_host import host_runtime, pyref
+from cuzk.field.params import FQ, FR
+from cuzk.kernels import cuda
+from cuzk.kernels.cuda import ArithOp, EcOp
+
+pytestmark = pytest.mark.skipif(not host_runtime.shutil.which("g++"), reason="g++ is needed for the host shim")
+
+_REF = {
+    ArithOp.ADD: lambda a, b, p: (a + b) % p,
+    ArithOp.SUB: lambda a, b, p: (a - b) % p,
+    ArithOp.MUL: lambda a, b, p: a * b % p,
+    ArithOp.SQR: lambda a, b, p: a * a % p,
+    ArithOp.NEG: lambda a, b, p: -a % p,
+    ArithOp.DBL: lambda a, b, p: 2 * a % p,
+}
+
+
+def _edge_values(p: int) -> list[int]:
+    # limb-boundary values and the top of the range, where carries ripple furthest
+    edges = [0, 1, 2, p - 1, p - 2, (p - 1) // 2, (p + 1) // 2]
+    edges += [(1 << k) - 1 for k in (32, 64, 128, 192, 224, 254) if (1 << k) < p]
+    edges += [1 << k for k in (31, 32, 63, 64, 255) if (1 << k) < p]
+    # values whose Montgomery form is p-1 or 1 (all-ones-heavy limbs inside the kernel)
+    rinv = pow(2, -64 * (p.bit_length() // 64 + 1), p)
+    edges += [(p - 1) * rinv % p, rinv]
+    return edges
+
+
+def _operands(p: int, n: int, seed: int) -> tuple[list[int], list[int]]:
+    rng = random.Random(seed)
+    e = _edge_values(p)
+    a = [x for x in e for _ in e] + [rng.randrange(p) for _ in range(n)]
+    b = [y for _ in e for y in e] + [rng.randrange(p) for _ in range(n)]
+    return a, b
+
+
+@pytest.fixture(scope="module")
+def rt():
+    return host_runtime.get_runtime()
+
+
+@pytest.mark.parametrize("op", list(ArithOp))
+@pytest.mark.parametrize("field", [FR, FQ], ids=["fr", "fq"])
+def test_prime_field_ops_match_python_ints(rt, field, op):
+    p = field.modulus
+    a, b = _operands(p, 2000, seed=op.value)
+    got = cuda.field_op(rt, field.name, op, pyref.to_mont_limbs(a, field), pyref.to_mont_limbs(b, field))
+    assert pyref.from_mont_limbs(got, field) == [_REF[op](x, y, p) for x, y in zip(a, b)]
+
+
+def _fq2_ref(op, a, b):
+    p = FQ.modulus
+    if op is ArithOp.MUL:
+        return pyref.fq2_mul(a, b)
+    if op is ArithOp.SQR:
+        return pyref.fq2_mul(a, a)
+    return tuple(_REF[op](x, y, p) for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("op", list(ArithOp))
+def test_fq2_ops_match_python_ints(rt, op):
+    p = FQ.modulus
+    a0, a1 = _operands(p, 600, seed=10 + op.value)
+    b1, b0 = _operands(p, 600, seed=20 + op.value)
+    a, b = list(zip(a0, a1)), list(zip(b0, b1))
+    ga = pyref.to_mont_limbs([c for x in a for c in x], FQ).reshape(-1, 2, 6)
+    gb = pyref.to_mont_limbs([c for x in b for c in x], FQ).reshape(-1, 2, 6)
+    flat = pyref.from_mont_limbs(cuda.field_op(rt, "fq2", op, ga, gb), FQ)
+    assert list(zip(flat[0::2], flat[1::2])) == [_fq2_ref(op, x, y) for x, y in zip(a, b)]
+
+
+def _g1_points(ks):
+    return [None if k == 0 else pyref.g1_mul(pyref.G1_GEN, k) for k in ks]
+
+
+def _ecc_affine(k, gen):
+    return None if k % FR.modulus == 0 else ecc.normalize(ecc.multiply(gen, k))
+
+
+def _as_ints(pt):
+    if pt is None:
+        return None
+    if hasattr(pt[0], "coeffs"):
+        return tuple((int(c.coeffs[0]), int(c.coeffs[1])) for c in pt)
+    return (int(pt[0]), int(pt[1]))
+
+
+# (k_p, k_q) pairs: generic, P = Q (doubling inside the addition), P = -Q, infinities
+_PAIRS = [(3, 5), (7, 7), (11, FR.modulus - 11), (0, 9), (9, 0), (0, 0), (123456789, 987654321), (2, 2)]
+
+
+@pytest.mark.parametrize("group", ["g1", "g2"])
+@pytest.mark.parametrize("op", list(EcOp))
+def test_curve_ops_match_py_ecc(rt, group, op):
+    gen = ecc.G1 if group == "g1" else ecc.G2
+    to_array = pyref.g1_to_array if group == "g1" else pyref.g2_to_array
+    ps = [_as_ints(_ecc_affine(kp, gen)) for kp, _ in _PAIRS]
+    qs = [_as_ints(_ecc_affine(kq, gen)) for _, kq in _PAIRS]
+    sign = {EcOp.ADD_MIXED: 1, EcOp.SUB_MIXED: -1, EcOp.ADD: 1, EcOp.DBL: 0}[op]
+    want = [_as_ints(_ecc_affine(kp + sign * kq if op is not EcOp.DBL else 2 * kp, gen)) for kp, kq in _PAIRS]
+    got = cuda.ec_op(rt, group, op, to_array(ps), to_array(qs))
+    np.testing.assert_array_equal(np.stack(got), to_array(want))
+
+
+def test_every_kernel_in_the_sources_is_registered_in_the_harness(rt):
+    import re
+
+    declared = set()
+    for f in cuda.KERNEL_FILES:
+        text = (cuda.CU_DIR / f).read_text()
+        declared |= set(re.findall(r'extern "C" __global__ void (\w+)\(', text))
+        for group in re.findall(r"^CUZK_MSM_KERNELS\((\w+),", text, re.M):
+            declared |= {group + m for m in re.findall(r"void G##(\w+)\(", text)}
+    assert declared == set(rt.kernel_names())
+
+
+@pytest.mark.xfail(strict=True, reason="a dropped carry (CUZK_BREAK_CARRY) must be caught by the field tests")
+def test_dropped_carry_is_detected():
+    broken = host_runtime.get_runtime(("CUZK_BREAK_CARRY", "CUZK_HARNESS_ARITH_ONLY"))
+    for field in (FR, FQ):
+        a, b = _operands(field.modulus, 200, seed=99)
+        got = cuda.field_op(broken, field.name, ArithOp.MUL, pyref.to_mont_limbs(a, field), pyref.to_mont_limbs(b, field))
+        assert pyref.from_mont_limbs(got, field) == [x * y % field.modulus for x, y in zip(a, b)]

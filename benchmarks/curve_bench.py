@@ -1,9 +1,9 @@
 """ns per point addition: G1 mixed add (Jacobian, XYZZ), G1 full Jacobian add, G2 mixed add,
 against py_ecc's G1 add measured in the same process (the baseline ratio).
 
-    python3 benchmarks/curve_bench.py [--adds 20000] [--runs 5]
+    python3 benchmarks/curve_bench.py [--adds 20000] [--runs 7]
 
-Each figure is the median of ``--runs`` timed runs of a chain acc = acc + P_i over 1024
+Each figure is the median of ``--runs`` interleaved runs of a chain acc = acc + P_i over 1024
 distinct random affine points, one thread (the kernels are sequential).
 """
 
@@ -48,16 +48,6 @@ def _chains(K):
     return jac_madd_chain, xyzz_madd_chain, jac_add_chain
 
 
-def _median_ns(fn, arg, adds, runs):
-    fn(arg, 10)  # compile / load from cache
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter_ns()
-        fn(arg, adds)
-        times.append((time.perf_counter_ns() - t0) / adds)
-    return statistics.median(times)
-
-
 def _median_call_us(fn, count, runs):
     fn()  # compile / load from cache
     times = []
@@ -71,7 +61,7 @@ def _median_call_us(fn, count, runs):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--adds", type=int, default=20000)
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=7)
     args = ap.parse_args(argv)
     rng = np.random.default_rng(1)
     p1 = G1.random(1024, rng)
@@ -79,23 +69,33 @@ def main(argv=None):
     j1 = np.empty((1024, 3, 6), dtype=np.uint64)
     g1.mul_many(p1, np.full((1024, 1), 3, dtype=np.uint64), j1)  # Z != 1 Jacobian inputs
     c1, c2 = _chains(g1), _chains(g2)
-    results = {
-        "G1 mixed add, Jacobian (madd-2007-bl)": _median_ns(c1[0], p1, args.adds, args.runs),
-        "G1 mixed add, XYZZ (madd-2008-s)": _median_ns(c1[1], p1, args.adds, args.runs),
-        "G1 full add, Jacobian (add-2007-bl)": _median_ns(c1[2], j1, args.adds, args.runs),
-        "G2 mixed add, Jacobian": _median_ns(c2[0], p2, args.adds // 4, args.runs),
-        "G2 mixed add, XYZZ": _median_ns(c2[1], p2, args.adds // 4, args.runs),
-    }
     import py_ecc.optimized_bls12_381 as ref
 
-    a, b = ref.multiply(ref.G1, 12345), ref.multiply(ref.G1, 67890)
-    py_times = []
+    pa, pb = ref.multiply(ref.G1, 12345), ref.multiply(ref.G1, 67890)
+
+    def py_ecc_add(_, adds):
+        for _ in range(adds):
+            ref.add(pa, pb)
+
+    cases = {
+        "G1 mixed add, Jacobian (madd-2007-bl)": (c1[0], p1, args.adds),
+        "G1 mixed add, XYZZ (madd-2008-s)": (c1[1], p1, args.adds),
+        "G1 full add, Jacobian (add-2007-bl)": (c1[2], j1, args.adds),
+        "G2 mixed add, Jacobian": (c2[0], p2, args.adds // 4),
+        "G2 mixed add, XYZZ": (c2[1], p2, args.adds // 4),
+        "py_ecc G1 add (optimized_bls12_381.add)": (py_ecc_add, None, 500),
+    }
+    for fn, arg, _ in cases.values():
+        fn(arg, 10)  # compile / load from cache
+    # runs interleave all cases, so load changes on a shared machine hit every column alike
+    samples = {name: [] for name in cases}
     for _ in range(args.runs):
-        t0 = time.perf_counter_ns()
-        for _ in range(500):
-            ref.add(a, b)
-        py_times.append((time.perf_counter_ns() - t0) / 500)
-    py_ns = statistics.median(py_times)
+        for name, (fn, arg, adds) in cases.items():
+            t0 = time.perf_counter_ns()
+            fn(arg, adds)
+            samples[name].append((time.perf_counter_ns() - t0) / adds)
+    results = {name: statistics.median(v) for name, v in samples.items()}
+    py_ns = results.pop("py_ecc G1 add (optimized_bls12_381.add)")
     print(f"{'operation':44s} {'ns/add':>9s} {'vs py_ecc G1 add':>17s}")
     for name, ns in results.items():
         print(f"{name:44s} {ns:9.0f} {py_ns / ns:16.1f}x")

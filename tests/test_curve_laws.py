@@ -3,7 +3,7 @@
 import numba
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cuzk.curve import G1, G2, g1, g2
@@ -153,3 +153,20 @@ def test_batch_to_affine_with_identities(group):
 def test_kernel_modules_expose_same_api():
     assert g1.__all__ == g2.__all__
     assert g1.DEGREE == 1 and g2.DEGREE == 2
+
+
+def _py_ecc_ints(group, k):
+    import py_ecc.optimized_bls12_381 as ref
+
+    q = ref.multiply(ref.G1 if group is G1 else ref.G2, k)
+    if ref.is_inf(q):
+        return group.to_ints(group.identity())
+    x, y = ref.normalize(q)
+    return (x.n, y.n) if group is G1 else (tuple(x.coeffs), tuple(y.coeffs))
+
+
+@pytest.mark.parametrize("group", GROUPS)
+@settings(max_examples=6)
+@given(k=st.one_of(st.sampled_from([0, 1, 2, R - 1, R, R + 1]), st.integers(0, 2**256)))
+def test_scalar_multiplication_matches_py_ecc(group, k):
+    assert group.to_ints(group.mul(group.generator(), k)) == _py_ecc_ints(group, k)

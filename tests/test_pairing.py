@@ -209,6 +209,17 @@ def test_prepared_lines(pts):
     assert np.array_equal(pr.pairing(pts["P"], prep), pr.pairing(pts["P"], pts["Q"]))
 
 
+def test_views_and_readonly_inputs(pts, e_gen):
+    big = np.stack([pts["P"], pts["aP"]])
+    big.flags.writeable = False
+    q2 = np.stack([pts["Q"], pts["Q"]], axis=1)[:, 0]  # non-contiguous view of Q
+    assert not q2.flags.c_contiguous
+    assert np.array_equal(pr.pairing(big[0], q2), e_gen)
+    f = pr.multi_miller_loop([(big[0], q2)])
+    f.flags.writeable = False
+    assert np.array_equal(pr.final_exponentiation(f), e_gen)
+
+
 def test_bad_inputs(pts):
     P, Q = pts["P"], pts["Q"]
     with pytest.raises(FieldValueError):

@@ -215,7 +215,7 @@ def _check_point(arr, shape, name) -> np.ndarray:
             f"{name} point must be a uint64 array of shape {shape} (affine Montgomery), got "
             f"{getattr(arr, 'dtype', type(arr).__name__)} {getattr(arr, 'shape', '')}"
         )
-    arr = np.ascontiguousarray(arr)
+    arr = np.array(arr, dtype=np.uint64, order="C")  # a writable C copy: one compiled specialization
     for row in arr.reshape(-1, _L):
         if int.from_bytes(row.astype("<u8").tobytes(), "little") >= _P:
             raise FieldValueError(f"{name} point has a coordinate limb row >= p (not a reduced Fq element)")
@@ -321,7 +321,7 @@ def final_exponentiation(f: np.ndarray) -> np.ndarray:
         (1, 0)
     """
     fq12.to_ints(f)  # validates shape, dtype and reduction
-    return _final_kernel(np.ascontiguousarray(f))
+    return _final_kernel(np.array(f, dtype=np.uint64, order="C"))
 
 
 def pairing(p: np.ndarray, q) -> np.ndarray:

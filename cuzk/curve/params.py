@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import attrs
 
-from cuzk.field.params import FQ, FR
+from cuzk.field.params import FQ, FR, fq2_mul_int, fq2_pow_int
 
 __all__ = ["CurveParams", "BLS_X", "G1_PARAMS", "G2_PARAMS", "fq2_mul_int", "fq2_pow_int"]
 
@@ -25,30 +25,6 @@ _P = FQ.modulus
 
 # The BLS parameter x (negative for BLS12-381): p = (x-1)²(x⁴-x²+1)/3 + x, r = x⁴ - x² + 1.
 BLS_X = -0xD201000000010000
-
-
-def fq2_mul_int(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
-    """(a0 + a1 u)(b0 + b1 u) mod p with u² = -1, on Python ints (used to derive constants).
-
-    >>> fq2_mul_int((0, 1), (0, 1)) == (FQ.modulus - 1, 0)
-    True
-    """
-    return ((a[0] * b[0] - a[1] * b[1]) % _P, (a[0] * b[1] + a[1] * b[0]) % _P)
-
-
-def fq2_pow_int(a: tuple[int, int], e: int) -> tuple[int, int]:
-    """a^e in Fq2 by square-and-multiply on Python ints (e >= 0).
-
-    >>> fq2_pow_int((1, 1), 2)
-    (0, 2)
-    """
-    result, base = (1, 0), a
-    while e:
-        if e & 1:
-            result = fq2_mul_int(result, base)
-        base = fq2_mul_int(base, base)
-        e >>= 1
-    return result
 
 
 def _fq2_inv_int(a: tuple[int, int]) -> tuple[int, int]:

@@ -6,10 +6,18 @@ Arrays hold elements as ``(n, 2, 3, 2, 6)`` uint64 Montgomery; a single element,
 :func:`cuzk.curve.pairing.pairing`, is ``(2, 3, 2, 6)``. Kernels are
 ``@njit(cache=True, nogil=True)``; :func:`to_ints` / :func:`from_ints` convert at the edge.
 
+Kernels are called from other ``@njit`` code; ``load_one`` / ``store_one`` move between arrays
+and tuples.
+
+    >>> from numba import njit
     >>> from cuzk.field import fq12
-    >>> a = fq12.from_ints(((( 1, 2), (3, 4), (5, 6)), ((7, 8), (9, 10), (11, 12))))
-    >>> fq12.to_ints(fq12.store_one(fq12.mul(fq12.inv(fq12.load_one(a)), fq12.load_one(a))))[0][0]
-    (1, 0)
+    >>> @njit
+    ... def inv_times(arr):
+    ...     x = fq12.load_one(arr)
+    ...     return fq12.store_one(fq12.mul(fq12.inv(x), x))
+    >>> a = fq12.from_ints((((1, 2), (3, 4), (5, 6)), ((7, 8), (9, 10), (11, 12))))
+    >>> fq12.to_ints(inv_times(a))[0]
+    ((1, 0), (0, 0), (0, 0))
 """
 
 from __future__ import annotations

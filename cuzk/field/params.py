@@ -15,7 +15,7 @@ import attrs
 
 from cuzk.errors import FieldValueError
 
-__all__ = ["FieldParams", "FR", "FQ", "FQ2_NONRESIDUE"]
+__all__ = ["FieldParams", "FR", "FQ", "FQ2_NONRESIDUE", "fq2_mul_int", "fq2_pow_int"]
 
 _LIMB_BITS = 64
 
@@ -113,3 +113,28 @@ FQ = FieldParams(
 
 # Fq2 = Fq[u]/(u^2 - FQ2_NONRESIDUE); BLS12-381 uses u^2 = -1.
 FQ2_NONRESIDUE = FQ.modulus - 1
+
+
+def fq2_mul_int(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    """(a0 + a1 u)(b0 + b1 u) mod p with u² = -1, on Python ints (used to derive constants).
+
+    >>> fq2_mul_int((0, 1), (0, 1)) == (FQ.modulus - 1, 0)
+    True
+    """
+    p = FQ.modulus
+    return ((a[0] * b[0] - a[1] * b[1]) % p, (a[0] * b[1] + a[1] * b[0]) % p)
+
+
+def fq2_pow_int(a: tuple[int, int], e: int) -> tuple[int, int]:
+    """a^e in Fq2 by square-and-multiply on Python ints (e >= 0).
+
+    >>> fq2_pow_int((1, 1), 2)
+    (0, 2)
+    """
+    result, base = (1, 0), a
+    while e:
+        if e & 1:
+            result = fq2_mul_int(result, base)
+        base = fq2_mul_int(base, base)
+        e >>= 1
+    return result

@@ -60,8 +60,6 @@ class Bases:
 
 def check_compatible(pk: ProvingKey, synthesized) -> None:
     """Refuse a witness of another circuit or shape, with a message that says which."""
-    if pk.convention != "bellperson":
-        raise KeyMismatchError(f"create_proof handles bellperson-convention keys; this key is {pk.convention!r}")
     if pk.digest is not None and getattr(synthesized, "digest", None) not in (None, pk.digest):
         raise KeyMismatchError(
             f"the witness is for circuit {synthesized.digest[:16]}…, the proving key for {pk.digest[:16]}…"
@@ -101,7 +99,7 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
     """The deterministic prover: the proof for ``synthesized`` with blinding factors ``r``, ``s``.
 
     Args:
-        pk: the proving key (bellperson convention).
+        pk: the proving key (either H convention: bellperson or snarkjs).
         synthesized: a :class:`cuzk.synth.Synthesized` of the key's circuit.
         r, s: blinding scalars in [0, r).
         backend: ``"cpu"``, ``"cuda"`` or a kernel module.
@@ -125,7 +123,7 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
 
     with span("H"):
         a, b, c = witness_evaluations(synthesized, n_in, pk.domain_size)
-        h = compute_h(a, b, c, kern, threads=threads)
+        h = compute_h(a, b, c, kern, threads=threads, convention=pk.convention)
         h = Fr.from_mont(h)
 
     z = Fr.from_mont(synthesized.z)  # MSM scalars are canonical

@@ -22,7 +22,7 @@ from numba import njit
 from cuzk.field import FR, Fr, fr
 from cuzk.errors import KeyMismatchError
 
-__all__ = ["domain_size", "powers", "lagrange_at", "evaluate_qap_at", "witness_evaluations", "compute_h", "COSET_SHIFT"]
+__all__ = ["domain_size", "powers", "lagrange_at", "evaluate_qap_at", "witness_evaluations", "compute_h", "COSET_SHIFT", "SNARKJS_ROOT_GENERATOR"]
 
 #: bellperson's coset generator for the H computation (the multiplicative generator of Fr)
 COSET_SHIFT = 7
@@ -126,13 +126,19 @@ def witness_evaluations(synthesized, n_inputs: int, m: int) -> tuple[np.ndarray,
     return a, b, c
 
 
-def compute_h(a, b, c, backend, *, threads=None) -> np.ndarray:
+def compute_h(a, b, c, backend, *, threads=None, convention="bellperson") -> np.ndarray:
     """Coefficients of h = (A·B − C)/Z, the first m − 1 of them (bellperson's H query length).
 
     a, b, c are the evaluations over the domain; ``backend`` is ``cuzk.kernels.cpu`` or
     ``cuzk.kernels.cuda``. Steps: iNTT → coset NTT (shift 7) → (a·b − c)/Z(shift·ω^i), where
     Z = x^m − 1 is the constant 7^m − 1 on the coset → coset iNTT.
+
+    ``convention="snarkjs"``: the m evaluations of a·b − c on the odd coset ω_2m·⟨ω_m⟩ (ω from
+    the generator 5), neither divided by Z nor interpolated: snarkjs's H query (the odd-index
+    Lagrange basis of the 2m domain, /δ) is built so that Σ p_i·H_i = h(τ)·Z(τ)/δ.
     """
+    if convention == "snarkjs":
+        return _odd_coset_evaluations(a, b, c, backend, threads)
     m = a.shape[0]
     p = FR.modulus
     z_inv = pow(pow(COSET_SHIFT, m, p) - 1, -1, p)
@@ -143,3 +149,20 @@ def compute_h(a, b, c, backend, *, threads=None) -> np.ndarray:
     h = backend.h_pointwise(*on_coset, z_inv)
     h = backend.ntt(h, inverse=True, shift=COSET_SHIFT, threads=threads)
     return h[: m - 1]
+
+
+#: snarkjs's root generator for BLS12-381 Fr (its smallest quadratic non-residue)
+SNARKJS_ROOT_GENERATOR = 5
+
+
+def _odd_coset_evaluations(a, b, c, backend, threads) -> np.ndarray:
+    m = a.shape[0]
+    log_2m = m.bit_length()  # m is a power of two: log2(2m)
+    if log_2m > FR.two_adicity:
+        raise KeyMismatchError(f"a snarkjs domain of {m} has no odd coset inside 2^{FR.two_adicity}")
+    shift = FR.root_of_unity_for(log_2m, SNARKJS_ROOT_GENERATOR)  # ω_2m: its odd powers are the odd coset
+    on_coset = []
+    for v in (a, b, c):
+        coeffs = backend.ntt(v, inverse=True, root_generator=SNARKJS_ROOT_GENERATOR, threads=threads)
+        on_coset.append(backend.ntt(coeffs, shift=shift, root_generator=SNARKJS_ROOT_GENERATOR, threads=threads))
+    return backend.h_pointwise(*on_coset, 1)

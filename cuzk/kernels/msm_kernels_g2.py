@@ -33,6 +33,25 @@ ADD = 0  # chord: λ = (y2 − y1)/(x2 − x1)
 DBL = 1  # tangent (duplicate point): λ = 3x²/(2y)
 COPY = 2  # the other operand is the identity, or an odd element moves down
 ZERO = 3  # P + (−P), or 2P for a 2-torsion point: the identity
+KEEP = 4  # fixed base: digit 0 (or an identity table entry), the accumulator stays
+SET = 5  # fixed base: the accumulator is the identity and becomes the table point
+
+
+@njit(cache=True, nogil=True)
+def _chord(p, q, inv_dx):
+    """P + Q for affine P != ±Q given 1/(x_Q − x_P): λ = (y_Q − y_P)/(x_Q − x_P)."""
+    lam = F.mul(F.sub(q[1], p[1]), inv_dx)
+    x3 = F.sub(F.sub(F.sqr(lam), p[0]), q[0])
+    return (x3, F.sub(F.mul(lam, F.sub(p[0], x3)), p[1]))
+
+
+@njit(cache=True, nogil=True)
+def _tangent(p, inv_2y):
+    """2P for affine P (y != 0) given 1/(2y): λ = 3x²/(2y)."""
+    xx = F.sqr(p[0])
+    lam = F.mul(F.add(F.dbl(xx), xx), inv_2y)
+    x3 = F.sub(F.sqr(lam), F.dbl(p[0]))
+    return (x3, F.sub(F.mul(lam, F.sub(p[0], x3)), p[1]))
 
 
 @njit(cache=True, nogil=True)
@@ -57,17 +76,9 @@ def _flush(pts, kind, src, dst, den, pref, k):
         t = kind[j]
         s = src[j]
         if t == ADD:
-            p = C.load_affine(pts, s)
-            q = C.load_affine(pts, s + 1)
-            lam = F.mul(F.sub(q[1], p[1]), F.load(den, j))
-            x3 = F.sub(F.sub(F.sqr(lam), p[0]), q[0])
-            C.store_affine(pts, dst[j], (x3, F.sub(F.mul(lam, F.sub(p[0], x3)), p[1])))
+            C.store_affine(pts, dst[j], _chord(C.load_affine(pts, s), C.load_affine(pts, s + 1), F.load(den, j)))
         elif t == DBL:
-            p = C.load_affine(pts, s)
-            xx = F.sqr(p[0])
-            lam = F.mul(F.add(F.dbl(xx), xx), F.load(den, j))
-            x3 = F.sub(F.sqr(lam), F.dbl(p[0]))
-            C.store_affine(pts, dst[j], (x3, F.sub(F.mul(lam, F.sub(p[0], x3)), p[1])))
+            C.store_affine(pts, dst[j], _tangent(C.load_affine(pts, s), F.load(den, j)))
         elif t == COPY:
             C.store_affine(pts, dst[j], C.load_affine(pts, s))
         else:
@@ -237,19 +248,71 @@ def fixed_base_table(base, c, nwin):
 
 
 @njit(cache=True, nogil=True)
+def _table_point(table, digits, w, i, h):
+    """±table entry for digits[w, i] (which must be non-zero)."""
+    d = digits[w, i]
+    p = C.load_affine(table, w * h + abs(d) - 1)
+    if d < 0:
+        return C.aff_neg(p)
+    return p
+
+
+@njit(cache=True, nogil=True)
 def fixed_base_mul(table, digits, c, lo, hi, out):
-    """out[i] = Σ_w digits[w, i]·2^(c·w)·base for i in [lo, hi) (mixed adds; one inversion)."""
+    """out[i] = Σ_w digits[w, i]·2^(c·w)·base for i in [lo, hi), affine.
+
+    The accumulators are independent, so in each window all their additions of a table point
+    share batch inversions (CHUNK at a time) and the accumulators stay affine: no final inversion.
+    """
     h = 1 << (c - 1)
-    jac = np.empty((hi - lo, 3, 2, 6), np.uint64)
+    kind = np.empty(CHUNK, np.int8)
+    den = np.empty((CHUNK, 2, 6), np.uint64)
+    pref = np.empty((CHUNK, 2, 6), np.uint64)
     for i in range(lo, hi):
-        acc = C.xyzz_identity()
-        for w in range(digits.shape[0]):
-            d = digits[w, i]
-            if d != 0:
-                p = C.load_affine(table, w * h + abs(d) - 1)
-                if d < 0:
-                    p = C.aff_neg(p)
-                acc = C.xyzz_madd(acc, p)
-        C.store_jac(jac, i - lo, C.xyzz_to_jac(acc))
-    C.batch_to_affine(jac, out[lo:hi])
+        C.store_affine(out, i, C.aff_identity())
+    for w in range(digits.shape[0]):
+        for c0 in range(lo, hi, CHUNK):
+            c1 = min(hi, c0 + CHUNK)
+            acc = F.one()
+            for i in range(c0, c1):
+                j = i - c0
+                kind[j] = KEEP
+                if digits[w, i] == 0:
+                    continue
+                p = C.load_affine(out, i)
+                q = _table_point(table, digits, w, i, h)
+                if C.aff_is_identity(q):
+                    continue
+                if C.aff_is_identity(p):
+                    kind[j] = SET
+                    continue
+                if F.eq(p[0], q[0]):
+                    d = F.dbl(p[1])
+                    if not F.eq(p[1], q[1]) or F.is_zero(d):
+                        kind[j] = ZERO
+                        continue
+                    kind[j] = DBL
+                else:
+                    kind[j] = ADD
+                    d = F.sub(q[0], p[0])
+                F.store(pref, j, acc)
+                F.store(den, j, d)
+                acc = F.mul(acc, d)
+            inv = F.inv(acc)
+            for i in range(c1 - 1, c0 - 1, -1):  # each i touches only its own accumulator
+                j = i - c0
+                t = kind[j]
+                if t == KEEP:
+                    continue
+                if t == ZERO:
+                    C.store_affine(out, i, C.aff_identity())
+                    continue
+                q = _table_point(table, digits, w, i, h)
+                if t == SET:
+                    C.store_affine(out, i, q)
+                    continue
+                inv_d = F.mul(inv, F.load(pref, j))
+                inv = F.mul(inv, F.load(den, j))
+                p = C.load_affine(out, i)
+                C.store_affine(out, i, _chord(p, q, inv_d) if t == ADD else _tangent(p, inv_d))
 

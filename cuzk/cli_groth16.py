@@ -1,0 +1,107 @@
+"""``cuzk groth16 prove|verify``: snarkjs-compatible proving and verification from the shell.
+
+Mirrors snarkjs's argument order, so a script can swap ``snarkjs`` for ``cuzk``::
+
+    cuzk groth16 prove circuit.zkey witness.wtns proof.json public.json
+    cuzk groth16 verify verification_key.json public.json proof.json
+
+``verify`` prints ``OK!`` and exits 0 for a valid proof, prints ``Invalid proof`` and exits 1
+otherwise (as snarkjs does). Also runnable as ``python -m cuzk.cli_groth16 prove ...``.
+
+    >>> main(["verify", "vk.json", "public.json", "proof.json"])     # doctest: +SKIP
+    OK!
+    0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Sequence
+
+from cuzk.errors import CuzkError
+
+__all__ = ["add_groth16_parser", "main"]
+
+
+def _cmd_prove(args) -> int:
+    from cuzk.formats.snarkjs import read_zkey
+    from cuzk.formats.snarkjs_json import write_proof_json, write_public_json
+    from cuzk.prover import GpuProver
+
+    t0 = time.perf_counter()
+    pk = read_zkey(args.zkey, r1cs=args.r1cs, checked=not args.trusted)
+    t1 = time.perf_counter()
+    witness = pk.witness(args.wtns)
+    prover = GpuProver(pk, device=args.device, threads=args.threads)
+    t2 = time.perf_counter()
+    proof = prover.prove(witness)  # verified before it is returned
+    t3 = time.perf_counter()
+    write_proof_json(args.proof, proof)
+    write_public_json(args.public, witness.public_inputs)
+    if args.verbose:
+        print(f"read zkey {t1 - t0:.3f} s, witness + prover set-up {t2 - t1:.3f} s, prove {t3 - t2:.3f} s "
+              f"({prover.device})", file=sys.stderr)
+    return 0
+
+
+def _cmd_verify(args) -> int:
+    from cuzk.formats.snarkjs_json import read_proof_json, read_public_json, read_vk_json
+    from cuzk.groth16 import verify
+
+    vk = read_vk_json(args.vk)
+    public = read_public_json(args.public)
+    proof = read_proof_json(args.proof)
+    if len(public) != vk.n_public:
+        print(f"Invalid proof: {len(public)} public signals, the key expects {vk.n_public}")
+        return 1
+    if verify(vk, public, proof):
+        print("OK!")
+        return 0
+    print("Invalid proof")
+    return 1
+
+
+def add_groth16_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the ``groth16`` command (with ``prove`` and ``verify``) to an argparse subparsers object."""
+    g = subparsers.add_parser("groth16", help="snarkjs-compatible Groth16: prove from .zkey + .wtns, verify JSON proofs")
+    gsub = g.add_subparsers(dest="groth16_command", required=True)
+    p = gsub.add_parser("prove", help="prove a snarkjs .zkey + .wtns; write proof.json and public.json")
+    p.add_argument("zkey")
+    p.add_argument("wtns")
+    p.add_argument("proof", help="output proof.json")
+    p.add_argument("public", help="output public.json")
+    p.add_argument("--r1cs", help="the circuit's .r1cs: check it against the zkey and the witness row by row")
+    p.add_argument("--device", default="auto", help="auto, cuda or cpu")
+    p.add_argument("--threads", type=int, default=None, help="CPU kernel threads (default: all)")
+    p.add_argument("--trusted", action="store_true",
+                   help="skip the on-curve/subgroup check of every zkey point (the proof is still verified)")
+    p.add_argument("-v", "--verbose", action="store_true", help="print stage times to stderr")
+    p.set_defaults(fn=_cmd_prove)
+    v = gsub.add_parser("verify", help="verify a snarkjs proof.json against verification_key.json and public.json")
+    v.add_argument("vk")
+    v.add_argument("public")
+    v.add_argument("proof")
+    v.set_defaults(fn=_cmd_verify)
+    return g
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m cuzk.cli_groth16 prove|verify ...``; returns the exit status (1 on a cuzk error)."""
+    parser = argparse.ArgumentParser(prog="cuzk groth16")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_groth16_parser(sub)
+    args = parser.parse_args(["groth16", *(argv if argv is not None else sys.argv[1:])])
+    try:
+        return args.fn(args)
+    except CuzkError as e:
+        print(f"cuzk groth16 {args.groth16_command}: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"cuzk groth16 {args.groth16_command}: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

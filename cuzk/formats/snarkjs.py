@@ -1,0 +1,353 @@
+"""snarkjs/circom binary files: ``.zkey`` (Groth16 proving key), ``.wtns`` (witness), ``.r1cs``.
+
+A ``.zkey`` becomes a :class:`SnarkjsProvingKey` — a :class:`cuzk.groth16.ProvingKey` with
+``convention="snarkjs"`` (its H query is the odd-coset Lagrange basis, see
+:mod:`cuzk.groth16.r1cs_to_qap`) that also keeps the zkey's A and B coefficient matrices, so a
+``.wtns`` turns into the :class:`cuzk.synth.Synthesized` the prover takes::
+
+    >>> pk = read_zkey("c.zkey")                          # doctest: +SKIP
+    >>> w = pk.witness(read_wtns("w.wtns"))               # z, a = A·z, b = B·z, c = a·b
+    >>> proof = cuzk.GpuProver(pk).prove(w)               # doctest: +SKIP
+
+Encodings (checked against files written by snarkjs 0.7): points are affine, little-endian,
+Montgomery form with R = 2^384 — the same limbs as cuzk's Fq Montgomery form, so they are used
+as they are; G2 is x.c0‖x.c1‖y.c0‖y.c1; all-zero bytes is the point at infinity (cuzk's
+convention too). Section 4 stores each coefficient as coeff·R² mod r with R = 2^256, so
+``Fr.from_mont`` of the stored value is cuzk's Montgomery form coeff·R. ``.wtns`` values are
+plain little-endian integers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+
+import attrs
+import numpy as np
+
+from cuzk.curve import G1, G2
+from cuzk.errors import InputError, KeyMismatchError, SnarkjsFormatError
+from cuzk.field import FQ, FR, Fr
+from cuzk.field.conversions import is_canonical
+from cuzk.formats.snarkjs_container import Cursor, check_prime, read_sections, write_container
+from cuzk.groth16.keys import Density, ProvingKey, VerifyingKey
+from cuzk.synth.kernels import csr_matvec
+from cuzk.synth.r1cs import R1CS, CsrMatrix
+from cuzk.synth.r1cs import read_r1cs as _read_r1cs_bls
+from cuzk.synth.synthesizer import Synthesized
+
+__all__ = ["SnarkjsProvingKey", "read_zkey", "read_wtns", "write_wtns", "read_r1cs"]
+
+_N8R, _N8Q = 32, 48
+_COEF = np.dtype([("m", "<u4"), ("c", "<u4"), ("s", "<u4"), ("v", "<u8", (4,))])  # 44 bytes, packed
+_R_INV2 = pow(FR.r, -2, FR.modulus)  # undoes the ×R² of section 4 (for error messages only)
+
+
+@attrs.frozen(eq=False)
+class SnarkjsProvingKey(ProvingKey):
+    """A proving key read from a ``.zkey``, plus the zkey's A and B matrices (user rows).
+
+    The zkey's extra A rows ``n_constraints + s`` (one per input, coefficient 1) are exactly the
+    per-input rows cuzk's prover appends, so they are dropped here and re-added when proving.
+    """
+
+    matrix_a: CsrMatrix | None = None  #: A coefficients, ``n_constraints`` rows, Montgomery
+    matrix_b: CsrMatrix | None = None  #: B coefficients
+    r1cs: R1CS | None = None  #: the circuit's ``.r1cs`` when given: adds C, so bad witnesses fail the row check
+
+    def witness(self, wtns) -> Synthesized:
+        """The :class:`~cuzk.synth.Synthesized` for an assignment from a ``.wtns`` file.
+
+        Args:
+            wtns: a path to a ``.wtns`` file, or the ``(n_vars, 4)`` Montgomery array
+                :func:`read_wtns` returns.
+
+        Returns:
+            ``Synthesized`` with ``a = A·z``, ``b = B·z`` and ``c = C·z`` when the ``.r1cs``
+            was given, else ``c = a·b`` as snarkjs computes it (an unsatisfied witness then
+            fails the prover's verify-before-return instead of the row check).
+
+        Raises:
+            KeyMismatchError: the witness has another number of values than the key has wires.
+            InputError: wire 0 is not 1.
+
+        >>> w = pk.witness("w.wtns"); w.public_inputs          # doctest: +SKIP
+        [29362279647849827510584275082955369447768957771862249735830725162496493940369, 7]
+        """
+        z = read_wtns(wtns) if isinstance(wtns, (str, os.PathLike)) else np.asarray(wtns)
+        if z.ndim != 2 or z.shape[1] != 4 or z.dtype != np.uint64:
+            raise InputError(f"the witness must be an (n, 4) uint64 Montgomery array, got {z.shape} {z.dtype}")
+        if z.shape[0] != self.n_vars:
+            raise KeyMismatchError(
+                f"the .wtns has {z.shape[0]} values but the zkey has {self.n_vars} wires (witness of another circuit?)"
+            )
+        if not Fr.eq(z[:1], Fr.one(1))[0]:
+            raise InputError("wire 0 of the witness must be 1 (the constant ONE)")
+        z = np.ascontiguousarray(z)
+        ma, mb = self.matrix_a, self.matrix_b
+        a = csr_matvec(ma.indptr, ma.indices, ma.data, z)
+        b = csr_matvec(mb.indptr, mb.indices, mb.data, z)
+        if self.r1cs is not None:
+            mc = self.r1cs.c
+            c = csr_matvec(mc.indptr, mc.indices, mc.data, z)
+        else:
+            c = Fr.mul(a, b)
+        n_pub = self.n_inputs - 1
+        return Synthesized(z=z, a=a, b=b, c=c, public_inputs=Fr.to_ints(z[1:1 + n_pub]) if n_pub else [],
+                           digest=self.digest)
+
+
+def _points(body: memoryview, n: int, degree: int, what: str, where: str, checked: bool) -> np.ndarray:
+    """``n`` affine points from little-endian Montgomery bytes (limbs used as they are)."""
+    size = n * 2 * degree * _N8Q
+    if len(body) != size:
+        raise SnarkjsFormatError(f"{where}: {what} holds {len(body)} bytes, expected {n} points = {size} bytes")
+    shape = (n, 2, 6) if degree == 1 else (n, 2, 2, 6)
+    pts = np.frombuffer(body, dtype="<u8").astype(np.uint64).reshape(shape)
+    ok = is_canonical(pts.reshape(-1, 6), FQ)
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0]) // (2 * degree)
+        raise SnarkjsFormatError(f"{where}: {what} point {i} has a coordinate >= q")
+    group = G1 if degree == 1 else G2
+    if checked and n:
+        bad = ~group.is_on_curve(pts)
+        if bad.any():
+            raise SnarkjsFormatError(f"{where}: {what} point {int(np.flatnonzero(bad)[0])} is not on the curve")
+        bad = ~group.is_in_subgroup(pts)
+        if bad.any():
+            raise SnarkjsFormatError(f"{where}: {what} point {int(np.flatnonzero(bad)[0])} is not in the prime-order subgroup")
+    return pts
+
+
+def _header(sec: memoryview, where: str) -> dict:
+    cur = Cursor(sec, where, "header (2)")
+    n8q = cur.u32()
+    q = cur.uint(n8q)
+    check_prime(q, "q", where)
+    n8r = cur.u32()
+    r = cur.uint(n8r)
+    check_prime(r, "r", where)
+    if (n8q, n8r) != (_N8Q, _N8R):
+        raise SnarkjsFormatError(f"{where}: field sizes n8q={n8q}, n8r={n8r}, expected {_N8Q}, {_N8R}")
+    h = {"n_vars": cur.u32(), "n_public": cur.u32(), "domain_size": cur.u32()}
+    for name, degree in (("alpha_g1", 1), ("beta_g1", 1), ("beta_g2", 2), ("gamma_g2", 2), ("delta_g1", 1), ("delta_g2", 2)):
+        h[name] = cur.take(2 * degree * _N8Q)
+    cur.done()
+    m = h["domain_size"]
+    if m < 2 or m & (m - 1) or m.bit_length() - 1 >= FR.two_adicity:
+        raise SnarkjsFormatError(f"{where}: domain size {m} is not a power of two in [2, 2^{FR.two_adicity - 1}]")
+    if h["n_public"] + 1 > h["n_vars"]:
+        raise SnarkjsFormatError(f"{where}: {h['n_public']} public inputs but only {h['n_vars']} wires")
+    return h
+
+
+def _coefficients(sec: memoryview, h: dict, where: str):
+    """Section 4 → CSR A and B over the user rows, and the number of user rows."""
+    if len(sec) < 4:
+        raise SnarkjsFormatError(f"{where}: coefficient section (4) is truncated")
+    (count,) = struct.unpack_from("<I", sec)
+    if len(sec) != 4 + count * _COEF.itemsize:
+        raise SnarkjsFormatError(
+            f"{where}: coefficient section (4) announces {count} entries = {4 + count * _COEF.itemsize} bytes, holds {len(sec)}"
+        )
+    t = np.frombuffer(sec, dtype=_COEF, offset=4, count=count)
+    n_vars, n_inputs = h["n_vars"], h["n_public"] + 1
+    if count and (t["m"].max() > 1 or t["s"].max() >= n_vars):
+        i = int(np.flatnonzero((t["m"] > 1) | (t["s"] >= n_vars))[0])
+        raise SnarkjsFormatError(f"{where}: coefficient {i} names matrix {t['m'][i]} / wire {t['s'][i]} (matrix must be 0 or 1, wire < {n_vars})")
+    vals = np.ascontiguousarray(t["v"]).astype(np.uint64)
+    ok = is_canonical(vals, FR)
+    if not ok.all():
+        raise SnarkjsFormatError(f"{where}: coefficient {int(np.flatnonzero(~ok)[0])} is not reduced mod r")
+    coeffs = Fr.from_mont(vals)  # stored coeff·R² → Montgomery coeff·R
+    in_a = t["m"] == 0
+    rows_a = t["c"][in_a].astype(np.int64)
+    if not rows_a.size:
+        raise SnarkjsFormatError(f"{where}: no A coefficients (the per-input rows are missing)")
+    n_c = int(rows_a.max()) - (n_inputs - 1)
+    # the input rows n_c + s hold exactly (wire s, coefficient 1) for s < n_inputs
+    extra = rows_a >= n_c
+    got = sorted(zip((rows_a[extra] - n_c).tolist(), t["s"][in_a][extra].tolist(),
+                     Fr.to_ints(coeffs[in_a][extra]) if extra.any() else []))
+    if n_c < 0 or got != [(s, s, 1) for s in range(n_inputs)]:
+        raise SnarkjsFormatError(f"{where}: the per-input A rows (one per public input, coefficient 1) are missing or malformed")
+    rows_b = t["c"][~in_a].astype(np.int64)
+    if rows_b.size and rows_b.max() >= n_c:
+        raise SnarkjsFormatError(f"{where}: a B coefficient lies in row {int(rows_b.max())}, past the {n_c} constraints")
+    if n_c + n_inputs > h["domain_size"]:
+        raise SnarkjsFormatError(f"{where}: {n_c} constraints + {n_inputs} inputs exceed the domain of {h['domain_size']}")
+    keep = in_a.copy()
+    keep[np.flatnonzero(in_a)[extra]] = False
+    mats = []
+    for sel in (keep, ~in_a):
+        rows, cols, data = t["c"][sel].astype(np.int64), t["s"][sel].astype(np.int32), coeffs[sel]
+        order = np.lexsort((cols, rows))
+        indptr = np.zeros(n_c + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n_c), out=indptr[1:])
+        mats.append(CsrMatrix(indptr=indptr, indices=np.ascontiguousarray(cols[order]),
+                              data=np.ascontiguousarray(data[order])))
+    return mats[0], mats[1], n_c
+
+
+def _same_matrix(m1: CsrMatrix, m2: CsrMatrix) -> int:
+    """-1 when equal as sets of (row, column, coefficient), else the first differing row."""
+    def canon(m):
+        rows = np.repeat(np.arange(m.n_rows), np.diff(m.indptr))
+        keep = np.any(m.data != 0, axis=1)  # circom writes no zero terms; be lenient anyway
+        rec = np.zeros(int(keep.sum()), dtype=[("r", "<i8"), ("c", "<i8"), ("v", "<u8", (4,))])
+        rec["r"], rec["c"], rec["v"] = rows[keep], m.indices[keep], m.data[keep]
+        return np.sort(rec, order=("r", "c"))
+
+    a, b = canon(m1), canon(m2)
+    if a.shape == b.shape and np.array_equal(a["r"], b["r"]) and np.array_equal(a["c"], b["c"]) and np.array_equal(a["v"], b["v"]):
+        return -1
+    n = min(a.shape[0], b.shape[0])
+    diff = np.flatnonzero((a["r"][:n] != b["r"][:n]) | (a["c"][:n] != b["c"][:n]) | np.any(a["v"][:n] != b["v"][:n], axis=1))
+    return int(a["r"][diff[0]]) if diff.size else int(a["r"][n - 1] if n else 0)
+
+
+def read_zkey(path, *, r1cs=None, checked: bool = True) -> SnarkjsProvingKey:
+    """Read a snarkjs Groth16 ``.zkey`` (BLS12-381) as a proving key with ``convention="snarkjs"``.
+
+    Points at infinity (common in the A/B queries) are dropped and the key's :class:`Density`
+    records which wires keep a base, as for bellperson keys.
+
+    Args:
+        path: the ``.zkey`` file.
+        r1cs: the circuit's :class:`~cuzk.synth.R1CS` (or a ``.r1cs`` path): checked against the
+            zkey's matrices; witnesses then get ``c = C·z`` and the digest is the R1CS digest.
+        checked: validate every point (on the curve, in the subgroup); False for trusted files.
+
+    Raises:
+        SnarkjsFormatError: bad magic/version, truncated or missing section, counts that do not
+            match, a non-Groth16 zkey, an invalid point.
+        UnsupportedCurveError: the zkey is for bn128.
+        KeyMismatchError: ``r1cs`` is not the zkey's circuit.
+
+    >>> pk = read_zkey("chain.zkey"); pk.convention, pk.domain_size     # doctest: +SKIP
+    ('snarkjs', 1024)
+    """
+    where = os.fspath(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    sec = read_sections(data, b"zkey", (1,), where)
+    names = {1: "protocol", 2: "header", 3: "IC", 4: "coefficients", 5: "A", 6: "B1", 7: "B2", 8: "C", 9: "H"}
+    for sid, name in names.items():
+        if sid not in sec:
+            raise SnarkjsFormatError(f"{where}: missing section {sid} ({name})")
+    if len(sec[1]) != 4:
+        raise SnarkjsFormatError(f"{where}: protocol section (1) holds {len(sec[1])} bytes, expected 4")
+    (protocol,) = struct.unpack_from("<I", sec[1])
+    if protocol != 1:
+        kind = {2: "PLONK", 10: "FFLONK"}.get(protocol, f"id {protocol}")
+        raise SnarkjsFormatError(f"{where}: the zkey is for protocol {kind}; only Groth16 (1) is supported")
+    h = _header(sec[2], where)
+    n_vars, n_pub, m = h["n_vars"], h["n_public"], h["domain_size"]
+    n_in = n_pub + 1
+
+    def pt(buf, degree, what):
+        return _points(buf, 1, degree, what, where, checked)[0]
+
+    vk = VerifyingKey(
+        alpha_g1=pt(h["alpha_g1"], 1, "alpha_1"), beta_g1=pt(h["beta_g1"], 1, "beta_1"),
+        beta_g2=pt(h["beta_g2"], 2, "beta_2"), gamma_g2=pt(h["gamma_g2"], 2, "gamma_2"),
+        delta_g1=pt(h["delta_g1"], 1, "delta_1"), delta_g2=pt(h["delta_g2"], 2, "delta_2"),
+        ic=_points(sec[3], n_in, 1, "IC section (3)", where, checked),
+    )
+    mat_a, mat_b, n_c = _coefficients(sec[4], h, where)
+    a = _points(sec[5], n_vars, 1, "A section (5)", where, checked)
+    b1 = _points(sec[6], n_vars, 1, "B1 section (6)", where, checked)
+    b2 = _points(sec[7], n_vars, 2, "B2 section (7)", where, checked)
+    l = _points(sec[8], n_vars - n_in, 1, "C section (8)", where, checked)
+    hq = _points(sec[9], m, 1, "H section (9)", where, checked)
+    nz_a = a.reshape(n_vars, -1).any(axis=1)
+    nz_b = b1.reshape(n_vars, -1).any(axis=1) | b2.reshape(n_vars, -1).any(axis=1)
+    dens = Density(a_aux=nz_a[n_in:], b_input=nz_b[:n_in], b_aux=nz_b[n_in:])
+    keep_a = np.concatenate([np.ones(n_in, bool), nz_a[n_in:]])  # every input keeps its A base
+    digest = hashlib.sha256(b"cuzk-zkey-v1" + bytes(sec[2]) + bytes(sec[4])).hexdigest()
+    pk = SnarkjsProvingKey(vk=vk, h=hq, l=l, a=a[keep_a], b_g1=b1[nz_b], b_g2=b2[nz_b], density=dens,
+                           convention="snarkjs", digest=digest, n_constraints=n_c, matrix_a=mat_a, matrix_b=mat_b)
+    if r1cs is not None:
+        pk = _attach_r1cs(pk, read_r1cs(r1cs) if isinstance(r1cs, (str, os.PathLike)) else r1cs, where)
+    return pk
+
+
+def _attach_r1cs(pk: SnarkjsProvingKey, r1cs: R1CS, where: str) -> SnarkjsProvingKey:
+    if (r1cs.n_vars, r1cs.n_public) != (pk.n_vars, pk.n_inputs - 1):
+        raise KeyMismatchError(
+            f"the .r1cs has {r1cs.n_vars} wires / {r1cs.n_public} public, {where} has {pk.n_vars} / {pk.n_inputs - 1}"
+        )
+    if r1cs.n_constraints != pk.n_constraints:
+        raise KeyMismatchError(f"the .r1cs has {r1cs.n_constraints} constraints, {where} has {pk.n_constraints}")
+    for label, mine, theirs in (("A", pk.matrix_a, r1cs.a), ("B", pk.matrix_b, r1cs.b)):
+        row = _same_matrix(mine, theirs)
+        if row >= 0:
+            raise KeyMismatchError(f"the .r1cs is not {where}'s circuit: matrix {label} differs near constraint {row}")
+    return attrs.evolve(pk, r1cs=r1cs, digest=r1cs.digest)
+
+
+def read_wtns(path) -> np.ndarray:
+    """Read a ``.wtns`` (v2) witness: ``(n_witness, 4)`` uint64 Montgomery Fr in wire order.
+
+    Raises:
+        SnarkjsFormatError: bad magic/version, truncated or missing section, a value count that
+            does not match the header, a value >= r.
+        UnsupportedCurveError: the witness is over bn128's field.
+
+    >>> z = read_wtns("w.wtns"); Fr.to_ints(z[:1])          # doctest: +SKIP
+    [1]
+    """
+    where = os.fspath(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    sec = read_sections(data, b"wtns", (2,), where)
+    for sid, name in ((1, "header"), (2, "values")):
+        if sid not in sec:
+            raise SnarkjsFormatError(f"{where}: missing section {sid} ({name})")
+    cur = Cursor(sec[1], where, "header (1)")
+    n8 = cur.u32()
+    check_prime(cur.uint(n8), "r", where)
+    n = cur.u32()
+    cur.done()
+    if len(sec[2]) != n * n8:
+        raise SnarkjsFormatError(f"{where}: header announces {n} values = {n * n8} bytes, the values section holds {len(sec[2])}")
+    limbs = np.frombuffer(sec[2], dtype="<u8").astype(np.uint64).reshape(n, 4)
+    ok = is_canonical(limbs, FR)
+    if not ok.all():
+        raise SnarkjsFormatError(f"{where}: witness value {int(np.flatnonzero(~ok)[0])} is not reduced mod r")
+    return Fr.to_mont(limbs)
+
+
+def write_wtns(path, z) -> None:
+    """Write a ``.wtns`` v2 file from a Montgomery ``(n, 4)`` array or a list of ints (atomic).
+
+    >>> write_wtns("w.wtns", [1, 35, 3, 9, 27])          # doctest: +SKIP
+    """
+    arr = Fr.from_mont(np.asarray(z, dtype=np.uint64)) if isinstance(z, np.ndarray) else Fr.ints_to_limbs(list(z))
+    header = struct.pack("<I", _N8R) + FR.modulus.to_bytes(_N8R, "little") + struct.pack("<I", arr.shape[0])
+    write_container(path, b"wtns", 2, [(1, header), (2, np.ascontiguousarray(arr, dtype="<u8").tobytes())])
+
+
+def read_r1cs(path) -> R1CS:
+    """Read a circom ``.r1cs`` (v1) over BLS12-381 Fr as a cuzk :class:`~cuzk.synth.R1CS`.
+
+    Wires keep circom's order (ONE, outputs, public inputs, private inputs, internal), which is
+    cuzk's ``[ONE, public..., private...]`` with the outputs counted as public.
+
+    Raises:
+        UnsupportedCurveError: the file is for bn128 (``circom`` without ``--prime bls12381``).
+        R1csFormatError: any other malformation (see :func:`cuzk.synth.read_r1cs`).
+
+    >>> read_r1cs("chain.r1cs").n_public          # doctest: +SKIP
+    2
+    """
+    where = os.fspath(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    sec = read_sections(data, b"r1cs", (1,), where)
+    if 1 not in sec or 2 not in sec:
+        raise SnarkjsFormatError(f"{where}: missing section {1 if 1 not in sec else 2} ({'header' if 1 not in sec else 'constraints'})")
+    cur = Cursor(sec[1], where, "header (1)")
+    check_prime(cur.uint(cur.u32()), "r", where)
+    return _read_r1cs_bls(path)

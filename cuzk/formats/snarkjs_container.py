@@ -1,0 +1,118 @@
+"""The binary container every snarkjs/circom file shares, and the field/curve checks on its headers.
+
+Layout (little-endian): 4-byte magic (``r1cs``, ``wtns``, ``zkey``), u32 version, u32 section
+count, then ``{u32 id, u64 size, size bytes}`` per section. Sections are looked up by id, never
+by position (snarkjs itself writes some out of order).
+
+    >>> blob = b"wtns" + bytes([2, 0, 0, 0, 1, 0, 0, 0]) + bytes([7, 0, 0, 0]) + bytes(8)
+    >>> sorted(read_sections(blob, b"wtns", (2,), "w.wtns"))
+    [7]
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+
+from cuzk.errors import SnarkjsFormatError, UnsupportedCurveError
+from cuzk.field import FQ, FR
+
+__all__ = ["read_sections", "write_container", "check_prime", "BN254_R", "BN254_Q", "Cursor"]
+
+#: the scalar and base field moduli of bn128 (BN254), to name that curve in the error instead of
+#: reporting "wrong prime": most circom artifacts in the wild are for it
+BN254_R = 21888242871839275222246405745257275088548364400416034343698204186575808495617
+BN254_Q = 21888242871839275222246405745257275088696311157297823662689037894645226208583
+
+_KNOWN_OTHER = {BN254_R: "bn128", BN254_Q: "bn128"}
+
+
+def read_sections(data: bytes, magic: bytes, versions: tuple, where: str) -> dict[int, memoryview]:
+    """Split a container into ``{section id: bytes}``, checking magic, version and sizes.
+
+    Raises:
+        SnarkjsFormatError: wrong magic or version, a truncated section table or section, a
+            duplicated section id, or trailing bytes after the last section.
+    """
+    view = memoryview(data)
+    if len(view) < 12:
+        raise SnarkjsFormatError(f"{where}: {len(view)} bytes is too short for a {magic.decode()} header (truncated file)")
+    if bytes(view[:4]) != magic:
+        raise SnarkjsFormatError(f"{where}: bad magic {bytes(view[:4])!r}, expected {magic!r} (not a .{magic.decode()} file)")
+    version, n_sec = struct.unpack_from("<II", view, 4)
+    if version not in versions:
+        raise SnarkjsFormatError(f"{where}: unsupported .{magic.decode()} version {version} (supported: {versions})")
+    sections: dict[int, memoryview] = {}
+    off = 12
+    for k in range(n_sec):
+        if off + 12 > len(view):
+            raise SnarkjsFormatError(f"{where}: truncated file: section table entry {k} at byte {off} is cut off")
+        sid, size = struct.unpack_from("<IQ", view, off)
+        off += 12
+        if off + size > len(view):
+            raise SnarkjsFormatError(
+                f"{where}: truncated file: section {sid} claims {size} bytes, {len(view) - off} are left"
+            )
+        if sid in sections:
+            raise SnarkjsFormatError(f"{where}: section {sid} appears twice")
+        sections[sid] = view[off:off + size]
+        off += size
+    if off != len(view):
+        raise SnarkjsFormatError(f"{where}: {len(view) - off} trailing bytes after the last section")
+    return sections
+
+
+def write_container(path, magic: bytes, version: int, sections: list[tuple[int, bytes]]) -> None:
+    """Write a container atomically (temp file in the same folder, then rename)."""
+    out = [magic, struct.pack("<II", version, len(sections))]
+    for sid, body in sections:
+        out += [struct.pack("<IQ", sid, len(body)), body]
+    tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(b"".join(out))
+    os.replace(tmp, path)
+
+
+def check_prime(value: int, field: str, where: str) -> None:
+    """Accept BLS12-381's Fr (``field="r"``) or Fq (``"q"``); name bn128 or report the prime.
+
+    Raises:
+        UnsupportedCurveError: the file is for bn128 (or another known curve).
+        SnarkjsFormatError: an unknown prime.
+    """
+    want = FR.modulus if field == "r" else FQ.modulus
+    if value == want:
+        return
+    if value in _KNOWN_OTHER:
+        raise UnsupportedCurveError(
+            f"{where}: the file is for curve {_KNOWN_OTHER[value]}; cuzk supports BLS12-381 only "
+            "(compile with circom --prime bls12381 and set up with a bls12381 powers of tau)"
+        )
+    raise SnarkjsFormatError(f"{where}: prime {value} is not BLS12-381's {'scalar' if field == 'r' else 'base'} field")
+
+
+class Cursor:
+    """Sequential little-endian reads from one section, naming the section on truncation."""
+
+    def __init__(self, body: memoryview, where: str, section: str):
+        self.body, self.off, self.where, self.section = body, 0, where, section
+
+    def take(self, n: int) -> memoryview:
+        if self.off + n > len(self.body):
+            raise SnarkjsFormatError(
+                f"{self.where}: {self.section} section is truncated at byte {self.off} (needs {n} more bytes)"
+            )
+        out = self.body[self.off:self.off + n]
+        self.off += n
+        return out
+
+    def u32(self) -> int:
+        return struct.unpack("<I", self.take(4))[0]
+
+    def uint(self, n: int) -> int:
+        return int.from_bytes(self.take(n), "little")
+
+    def done(self) -> None:
+        if self.off != len(self.body):
+            raise SnarkjsFormatError(f"{self.where}: {len(self.body) - self.off} unexpected bytes at the end of the {self.section} section")
+

@@ -7,6 +7,7 @@ appending to ``CASES``; ``BASELINES`` pairs a row with a Python baseline row for
 
     python3 benchmarks/field_bench.py            # all rows + compile/cache-load times
     python3 benchmarks/field_bench.py --quick    # fewer iterations
+    python3 benchmarks/field_bench.py --only fr.  # rows whose name contains "fr."
 """
 
 from __future__ import annotations
@@ -32,6 +33,31 @@ def _fr_mul_chain(a, n):
     x, y = fr.load(a, 0), fr.load(a, 1)
     for _ in range(n):
         x = fr.mul(x, y)
+    fr.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fr_mul_i128_chain(a, n):
+    # the portable fallback fr.mul uses on CPUs without BMI2/ADX: the A/B baseline for the asm
+    x, y = fr.load(a, 0), fr.load(a, 1)
+    for _ in range(n):
+        x = fr._mul_i128(x, y)
+    fr.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fr_sqr_chain(a, n):
+    x = fr.load(a, 0)
+    for _ in range(n):
+        x = fr.sqr(x)
+    fr.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fr_sqr_i128_chain(a, n):
+    x = fr.load(a, 0)
+    for _ in range(n):
+        x = fr._mul_i128(x, x)
     fr.store(a, 0, x)
 
 
@@ -137,6 +163,9 @@ def _array_op(field, op):
 # (name, make, iterations at full size); append rows here.
 CASES = [
     ("fr.mul (dependent chain)", _kernel(_fr_mul_chain, Fr), 2_000_000),
+    ("fr.mul i128 fallback (dependent chain)", _kernel(_fr_mul_i128_chain, Fr), 2_000_000),
+    ("fr.sqr (dependent chain)", _kernel(_fr_sqr_chain, Fr), 2_000_000),
+    ("fr.sqr i128 fallback (dependent chain)", _kernel(_fr_sqr_i128_chain, Fr), 2_000_000),
     ("fq.mul (dependent chain)", _kernel(_fq_mul_chain, Fq), 1_000_000),
     ("fq2.mul (dependent chain)", _kernel_fq2(_fq2_mul_chain), 500_000),
     ("fq2.sqr (dependent chain)", _kernel_fq2(_fq2_sqr_chain), 500_000),
@@ -153,6 +182,8 @@ CASES = [
 
 # (row, baseline row): printed as baseline / row.
 BASELINES = [
+    ("fr.mul (dependent chain)", "fr.mul i128 fallback (dependent chain)"),
+    ("fr.sqr (dependent chain)", "fr.sqr i128 fallback (dependent chain)"),
     ("fr.mul (dependent chain)", "python int a*b % r"),
     ("fq.mul (dependent chain)", "python int a*b % p"),
 ]
@@ -219,14 +250,19 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="cuzk field micro-benchmarks")
     ap.add_argument("--quick", action="store_true", help="10x fewer iterations")
     ap.add_argument("--no-compile", action="store_true", help="skip the compile/cache-load subprocess runs")
+    ap.add_argument("--only", default="", help="run only the rows whose name contains this")
+    ap.add_argument("--repeats", type=int, default=5, help="round-robin repeats per row")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(2024)
     scale = 10 if args.quick else 1
-    results = measure([(name, make(rng), iters) for name, make, iters in CASES], scale=scale)
+    cases = [(name, make(rng), iters) for name, make, iters in CASES if args.only in name]
+    results = measure(cases, repeats=args.repeats, scale=scale)
     print(f"{'case':45s} {'median ns':>10s} {'min ns':>10s}")
     for name, (med, best) in results.items():
         print(f"{name:45s} {med:10.1f} {best:10.1f}")
     for row, base in BASELINES:
+        if row not in results or base not in results:
+            continue
         print(f"ratio {base!r} / {row!r} (medians): {results[base][0] / results[row][0]:.1f}x")
     if not args.no_compile:
         (ci, cf), (wi, wf) = first_call_times()

@@ -52,6 +52,8 @@ def _consts(f: FieldParams) -> str:
         "# exponents for pow_ (little-endian uint64 limbs of canonical integers)",
         "P_MINUS_2 = np.array(_limbs(_F.modulus - 2), dtype=np.uint64)  # Fermat inverse",
     ]
+    if n == 4:
+        lines.append("_MONT4 = mont_mul4_adx(_F.modulus, _F.inv)  # asm product t < 2p, before the final subtraction")
     if f.modulus % 4 == 3:
         lines.append("SQRT_EXP = np.array(_limbs((_F.modulus + 1) // 4), dtype=np.uint64)  # p = 3 mod 4")
     else:
@@ -113,7 +115,9 @@ def _mul(f: FieldParams) -> str:
     # Both forms were timed on dependent-multiply chains (docs/perf/field.md): the
     # multiply-accumulate form wins at 4 limbs, the row form (products first, then two adc
     # chains: half the add instructions) at 6.
-    if n <= 4:
+    if n == 4:
+        return _mul_four_limbs(f)
+    if n < 4:
         return _mul_cios_mac(n)
     assert f.modulus < 2 ** (64 * n - 2), f.name
     return _mul_cios_rows(n)
@@ -159,10 +163,25 @@ def _mul_cios_rows(n: int) -> str:
     return "\n".join(out + _final_subtract(n)) + "\n"
 
 
-def _mul_cios_mac(n: int) -> str:
+def _mul_four_limbs(f: FieldParams) -> str:
+    """4 limbs: the inline-asm mulx/adcx/adox product where the CPU has BMI2+ADX (about 17 %
+    faster on a dependent chain, docs/perf/field.md), else the i128 multiply-accumulate form.
+    Both are compiled on demand only; the choice is fixed at import (see intrinsics.HAVE_ADX)."""
+    n = f.limbs
+    adx = [JIT, "def _mul_adx(a, b):", '    """Montgomery product a * b / R mod p (inline asm; BMI2+ADX CPUs only)."""']
+    adx.append(f"    {_tup(_v('t', n))} = _MONT4(a, b)")
+    parts = [
+        _mul_cios_mac(n, "_mul_i128"),
+        "\n".join(adx + _final_subtract(n)) + "\n",
+        "# the product every kernel here (and every caller of fr.mul) uses\nmul = _mul_adx if HAVE_ADX else _mul_i128\n",
+    ]
+    return "\n\n".join(parts)
+
+
+def _mul_cios_mac(n: int, name: str = "mul") -> str:
     """No-carry CIOS (gnark's variant): valid because p's top limb < 2^63 - 1."""
     a, b, t = _v("a", n), _v("b", n), _v("t", n)
-    out = [JIT, "def mul(a, b):", '    """Montgomery product a * b / R mod p."""', f"    {_tup(a)} = a", f"    {_tup(b)} = b"]
+    out = [JIT, f"def {name}(a, b):", '    """Montgomery product a * b / R mod p."""', f"    {_tup(a)} = a", f"    {_tup(b)} = b"]
     for i in range(n):
         out.append(f"    # round {i}: t = (t + a * b{i} + m * p) / 2^64")
         if i == 0:
@@ -302,7 +321,7 @@ re-typed as ``np.uint64`` before being passed back in.
 import numpy as np
 from numba import njit
 
-from cuzk.field.intrinsics import adc, mac, sbb
+from cuzk.field.intrinsics import {"HAVE_ADX, adc, mac, mont_mul4_adx, sbb" if n == 4 else "adc, mac, sbb"}
 from cuzk.field.params import {f.name.upper()} as _F
 
 __all__ = {KERNEL_NAMES!r}

@@ -81,12 +81,9 @@ def test_fq2_ops_match_python_ints(rt, op):
     assert list(zip(flat[0::2], flat[1::2])) == [_fq2_ref(op, x, y) for x, y in zip(a, b)]
 
 
-def _g1_points(ks):
-    return [None if k == 0 else pyref.g1_mul(pyref.G1_GEN, k) for k in ks]
-
-
 def _ecc_affine(k, gen):
-    return None if k % FR.modulus == 0 else ecc.normalize(ecc.multiply(gen, k))
+    k %= FR.modulus  # py_ecc recurses forever on negative scalars
+    return None if k == 0 else ecc.normalize(ecc.multiply(gen, k))
 
 
 def _as_ints(pt):

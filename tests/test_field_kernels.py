@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from numba import njit
 
 from cuzk.field import FQ, FR, fq, fr
+from cuzk.field import intrinsics
 from cuzk.field.intrinsics import adc, mac, sbb
 
 MASK = 2**64 - 1
@@ -103,3 +104,62 @@ def test_load_store(name):
     arr = np.zeros((2, f.limbs), dtype=np.uint64)
     k.store(arr, 1, enc(f.modulus - 1, f))
     assert dec(k.load(arr, 1), f) == f.modulus - 1 and not arr[0].any()
+
+
+FR_EDGES = [0, 1, 2, FR.modulus - 1, FR.modulus - 2, (FR.modulus - 1) // 2, FR.r, 2**64 - 1, 2**192, 2**254]
+FR_ELEM = st.one_of(st.integers(0, FR.modulus - 1), st.sampled_from(FR_EDGES))
+FR_MULS = {"i128": fr._mul_i128, "adx": fr._mul_adx}
+
+
+def _limbs(x):
+    return tuple(np.uint64((x >> (64 * k)) & MASK) for k in range(4))
+
+
+@pytest.mark.parametrize("impl", sorted(FR_MULS))
+@given(a=FR_ELEM, b=FR_ELEM)
+def test_fr_mul_implementations(impl, a, b):
+    """Both 4-limb products (inline asm and the i128 fallback) give a*b/R mod p, fully reduced."""
+    if impl == "adx" and not intrinsics.HAVE_ADX:
+        pytest.skip("CPU lacks BMI2/ADX")
+    r = canon(FR_MULS[impl](_limbs(a), _limbs(b)))
+    assert r == a * b * pow(FR.r, -1, FR.modulus) % FR.modulus
+
+
+@pytest.mark.parametrize("impl", sorted(FR_MULS))
+def test_fr_mul_implementations_bulk(impl):
+    """Thousands of products inside one kernel, incl. results that need the final subtraction."""
+    if impl == "adx" and not intrinsics.HAVE_ADX:
+        pytest.skip("CPU lacks BMI2/ADX")
+    from cuzk.field import Fr
+
+    rng = np.random.default_rng(7)
+    a, b = Fr.random(3000, rng), Fr.random(3000, rng)
+    a[:len(FR_EDGES)] = [_limbs(x) for x in FR_EDGES]
+    b[-len(FR_EDGES):] = [_limbs(x) for x in FR_EDGES]
+    out, sq = _vmul_with(FR_MULS[impl], a, b)
+    p, rinv = FR.modulus, pow(FR.r, -1, FR.modulus)
+    for x, y, z, s in zip(a, b, out, sq):
+        assert canon(z) == canon(x) * canon(y) * rinv % p
+        assert canon(s) == canon(x) ** 2 * rinv % p
+
+
+def _vmul_with(mul, a, b):
+    # mul(x, x) gets one SSA value for both operands: an earlier asm version that took b0 in
+    # a fixed register let LLVM put a0 there too and squared wrongly, while a*b was right.
+    @njit
+    def run(a, b):
+        out, sq = np.empty_like(a), np.empty_like(a)
+        for i in range(a.shape[0]):
+            x = fr.load(a, i)
+            fr.store(out, i, mul(x, fr.load(b, i)))
+            fr.store(sq, i, mul(x, x))
+        return out, sq
+
+    return run(a, b)
+
+
+def test_fr_mul_dispatch_follows_cpu_features():
+    assert fr.mul is (fr._mul_adx if intrinsics.HAVE_ADX else fr._mul_i128)
+    assert intrinsics.adx_in("+sse2,+adx,+bmi2,-avx512f", "x86_64")
+    assert not intrinsics.adx_in("+bmi2,-adx", "x86_64") and not intrinsics.adx_in("+adx", "x86_64")
+    assert not intrinsics.adx_in("+adx,+bmi2", "aarch64")

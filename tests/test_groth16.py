@@ -18,6 +18,7 @@ from cuzk.errors import (
     BackendUnavailableError,
     InputError,
     KeyMismatchError,
+    ParamsFormatError,
     ProofVerificationError,
     UnsatisfiedConstraint,
 )
@@ -117,6 +118,20 @@ def test_verify_accepts_bytes_and_an_unprepared_key(cube):
     _, pk, _, w, proof = cube
     assert verify(pk.vk, w.public_inputs, proof.to_bytes())
     assert not verify(pk.vk, bumped(w.public_inputs, 0), Proof.from_bytes(proof.to_bytes()))
+
+
+def test_proof_encodings_round_trip_and_malformed_proofs_are_errors(cube):
+    _, _, pvk, w, proof = cube
+    for back in (Proof.from_bytes(proof.to_bytes()), Proof.from_json(proof.to_json()), Proof.split(Proof.concat([proof]))[0]):
+        assert back == proof and verify(pvk, w.public_inputs, back)
+    assert not verify(pvk, bumped(w.public_inputs, 0), Proof.from_json(proof.to_json()))
+    for bad in (proof.to_bytes()[:-1], bytes(192)):  # wrong length; no compression flag
+        with pytest.raises(ParamsFormatError):
+            verify(pvk, w.public_inputs, bad)
+    a_at_infinity = b"\xc0" + bytes(47) + proof.to_bytes()[48:]  # well-formed, but not a proof
+    assert not verify(pvk, w.public_inputs, a_at_infinity)
+    with pytest.raises(InputError):
+        verify(pvk, w.public_inputs, "not a proof")
 
 
 def test_verify_batch(cube):

@@ -125,6 +125,35 @@ def test_msm_threads_agree_on_the_parallel_path():
     assert np.array_equal(msm_cpu.msm("g1", pts, ks, threads=3, method="xyzz"), one)
 
 
+def test_msm_medium_size_crosses_batch_chunks():
+    """5000 points: the first round schedules more pairs than one batch inversion (CHUNK) holds."""
+    n = 5000
+    pts = rand_points(G1, n, seed=12)
+    ks = scalars_of(rand_ints(n, seed=13))
+    want = G1.linear_combination(pts, ks)
+    assert np.array_equal(msm_cpu.msm("g1", pts, ks, threads=1, method="affine", window=4), want)
+    assert np.array_equal(cpu.msm_g1(pts, ks, threads=2), want)
+
+
+def test_concurrent_msm_calls_from_several_threads():
+    """What a pipeline does: several Python threads each running a multi-threaded MSM."""
+    import threading
+
+    jobs = [(rand_points(G1, 700, seed=20 + k), scalars_of(rand_ints(700, seed=30 + k))) for k in range(3)]
+    want = [cpu.msm_g1(p, k, threads=1) for p, k in jobs]
+    got = [None] * 3
+
+    def work(i):
+        got[i] = cpu.msm_g1(*jobs[i], threads=2)
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(timeout=300)
+    assert all(g is not None and np.array_equal(g, w) for g, w in zip(got, want))
+
+
 @pytest.mark.parametrize("method", msm_cpu.METHODS)
 def test_msm_g2_matches_naive(method):
     n = 40

@@ -41,7 +41,6 @@ __all__ = ["SnarkjsProvingKey", "read_zkey", "read_wtns", "write_wtns", "read_r1
 
 _N8R, _N8Q = 32, 48
 _COEF = np.dtype([("m", "<u4"), ("c", "<u4"), ("s", "<u4"), ("v", "<u8", (4,))])  # 44 bytes, packed
-_R_INV2 = pow(FR.r, -2, FR.modulus)  # undoes the ×R² of section 4 (for error messages only)
 
 
 @attrs.frozen(eq=False)

@@ -5,8 +5,8 @@ sources are compiled with NVRTC for the device's architecture on first use and t
 cached under ``~/.cache/cuzk/cuda`` keyed by a hash of the sources, options and NVRTC version.
 CuPy is imported lazily: ``import cuzk`` never needs it.
 
-Every launch goes through a *runtime* object (``xp``, ``launch``, ``asarray``, ``asnumpy``,
-``cache``): :class:`CupyRuntime` here, and a ctypes runtime over a host build of the same
+Every launch goes through a *runtime* object (``xp``, ``context``, ``launch``, ``asarray``, ``asnumpy``,
+``argsort``, ``cache``): :class:`CupyRuntime` here, and a ctypes runtime over a host build of the same
 sources in the tests, so the launch plans below are exercised on the CPU as well.
 
     >>> from cuzk.kernels import cuda
@@ -17,6 +17,7 @@ sources in the tests, so the launch plans below are exercised on the CPU as well
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import hashlib
@@ -26,8 +27,9 @@ import threading
 
 import numpy as np
 
-from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError, FieldValueError
+from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError, FieldValueError, InputError
 from cuzk.field.params import FQ, FR
+from cuzk.kernels.checks import check_field_rows, check_points
 
 __all__ = [
     "ArithOp",
@@ -56,7 +58,10 @@ _BLOCK = 256  # threads per block of the element-wise kernels
 _NTT_MAX_STAGES = 10  # stages per shared-memory pass: 2^10 elements x 32 B = 32 KiB
 _POWERS_PER_THREAD = 16  # consecutive powers per thread: one pow_u32 then 15 multiplications
 _MSM_TASK_LEN = 64  # a bucket with more points is split into several tasks (duplicates, skew)
-_MSM_SEGMENTS = 256  # running-sum segments per window
+_MSM_SEGMENT_LEN = 32  # buckets per running-sum segment: ~B/32 threads per window stay busy
+_MSM_FOLD = 16  # segment partials summed per thread at each tree level
+_MSM_BLOCK = 128  # G2 kernels use ~255 registers/thread: 256-thread blocks would hit the SM limit
+_TWIDDLE_TABLES = 6  # cached (n, w) twiddle tables per runtime: forward + inverse for 3 sizes
 _MAX_LOG_N = 28  # uint32 indices and twiddle exponents inside the kernels
 
 
@@ -100,22 +105,23 @@ def _cache_dir() -> pathlib.Path:
     return pathlib.Path(base)
 
 
-def _compile_cubin(arch: str) -> bytes:
-    """Compile all kernels into one cubin for ``sm_<arch>`` with NVRTC (no device needed)."""
+def _compile_cubin(arch: str) -> pathlib.Path:
+    """Compile all kernels into one cubin for ``sm_<arch>`` with NVRTC (no device needed),
+    or reuse the cached one; returns its path."""
     from cupy_backends.cuda.libs import nvrtc
 
     src = "".join(f'#include "{f}"\n' for f in KERNEL_FILES)
     opts = [f"--gpu-architecture=sm_{arch}", "-std=c++17", f"--include-path={CU_DIR}"]
-    key = source_hash(*opts, str(nvrtc.getVersion()))
-    path = _cache_dir() / f"cuzk_sm{arch}_{key[:24]}.cubin"
+    path = _cache_dir() / f"cuzk_sm{arch}_{source_hash(*opts, str(nvrtc.getVersion()))[:24]}.cubin"
     if path.exists():
-        return path.read_bytes()
+        return path
     prog = nvrtc.createProgram(src, "cuzk_kernels.cu", (), ())
     try:
         try:
             nvrtc.compileProgram(prog, opts)
         except Exception as e:
-            raise BackendUnavailableError(f"NVRTC failed to compile the cuzk kernels: {nvrtc.getProgramLog(prog)}") from e
+            log = nvrtc.getProgramLog(prog)
+            raise BackendUnavailableError(f"NVRTC failed to compile the cuzk kernels: {log}") from e
         cubin = nvrtc.getCUBIN(prog)
     finally:
         nvrtc.destroyProgram(prog)
@@ -123,7 +129,7 @@ def _compile_cubin(arch: str) -> bytes:
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_bytes(cubin)
     os.replace(tmp, path)  # atomic: concurrent first uses never see half a file
-    return cubin
+    return path
 
 
 def is_available(device_id: int = 0) -> tuple[bool, str]:
@@ -165,20 +171,23 @@ class CupyRuntime:
             arch = dev.compute_capability
             self.stream = cupy.cuda.Stream(non_blocking=True)
             try:
-                self.module = cupy.RawModule(path=self._cubin_path(arch))
-            except (ImportError, AttributeError, TypeError):
-                # an NVRTC binding CuPy does not expose: let CuPy compile (its own cache).
+                self.module = cupy.RawModule(path=str(_compile_cubin(arch)))
+            except BackendUnavailableError:
+                raise
+            except Exception as first:  # an NVRTC binding this CuPy lacks: let CuPy compile
                 src = "".join(f'#include "{f}"\n' for f in KERNEL_FILES)
-                self.module = cupy.RawModule(code=src, options=("-std=c++17", f"-I{CU_DIR}"), backend="nvrtc")
+                try:
+                    self.module = cupy.RawModule(code=src, options=("-std=c++17", f"-I{CU_DIR}"), backend="nvrtc")
+                    self.module.get_function("fr_batch_op")  # compiles now, not at the first launch
+                except Exception as e:
+                    raise BackendUnavailableError(f"cannot build the CUDA kernels: {first}; then {e}") from e
 
-    @staticmethod
-    def _cubin_path(arch: str) -> str:
-        _compile_cubin(arch)
-        from cupy_backends.cuda.libs import nvrtc
-
-        opts = [f"--gpu-architecture=sm_{arch}", "-std=c++17", f"--include-path={CU_DIR}"]
-        key = source_hash(*opts, str(nvrtc.getVersion()))
-        return str(_cache_dir() / f"cuzk_sm{arch}_{key[:24]}.cubin")
+    def context(self):
+        """Make this runtime's device and stream current (CuPy ops in a plan must share the stream)."""
+        stack = contextlib.ExitStack()
+        stack.enter_context(self.xp.cuda.Device(self.device_id))
+        stack.enter_context(self.stream)
+        return stack
 
     def launch(self, name: str, grid: int, block: int, args, smem: int = 0) -> None:
         conv = tuple(np.uint32(a) if isinstance(a, (int, np.integer)) else a for a in args)
@@ -204,12 +213,17 @@ _RUNTIMES: dict[int, CupyRuntime] = {}
 _RUNTIMES_LOCK = threading.Lock()
 
 
-def get_runtime(device_id: int = 0) -> CupyRuntime:
+def get_runtime(device_id: int | None = None) -> CupyRuntime:
     """The (lazily created, then shared) runtime of GPU ``device_id``.
+
+    The contract functions (:func:`ntt`, :func:`msm_g1`, ...) use the default device:
+    ``$CUZK_CUDA_DEVICE`` or 0. A prover that pins a device calls ``run_*`` on its runtime.
 
     Raises:
         BackendUnavailableError: CuPy or a device is missing, or the kernels do not compile.
     """
+    if device_id is None:
+        device_id = int(os.environ.get("CUZK_CUDA_DEVICE", "0"))
     with _RUNTIMES_LOCK:
         rt = _RUNTIMES.get(device_id)
         if rt is None:
@@ -221,38 +235,9 @@ def _grid(n: int, block: int = _BLOCK) -> int:
     return max(1, -(-n // block))
 
 
-@functools.lru_cache(maxsize=None)
-def _limb_consts(modulus: int, words: int) -> np.ndarray:
-    return np.array([(modulus >> (32 * i)) & 0xFFFFFFFF for i in range(words)], dtype=np.uint32)
-
-
 def _fr_mont32(x: int) -> np.ndarray:
     m = FR.to_mont_int(x % FR.modulus)
     return np.array([(m >> (32 * i)) & 0xFFFFFFFF for i in range(8)], dtype=np.uint32)
-
-
-def _check_limbs(a, shape_tail: tuple, modulus: int, what: str) -> np.ndarray:
-    """``a`` as a C-contiguous uint64 numpy array with limbs < modulus (vectorised)."""
-    if not isinstance(a, np.ndarray) or a.dtype != np.uint64 or a.shape[1:] != shape_tail:
-        got = f"{getattr(a, 'dtype', type(a).__name__)} {getattr(a, 'shape', '')}"
-        raise FieldValueError(f"{what} must be a uint64 array of shape (n, {', '.join(map(str, shape_tail))}), got {got}")
-    a = np.ascontiguousarray(a)
-    limbs = a.reshape(-1, shape_tail[-1])
-    mod = [(modulus >> (64 * i)) & 0xFFFFFFFFFFFFFFFF for i in range(shape_tail[-1])]
-    less = np.zeros(len(limbs), dtype=bool)
-    equal = np.ones(len(limbs), dtype=bool)
-    for i in reversed(range(shape_tail[-1])):  # lexicographic compare from the top limb
-        m = np.uint64(mod[i])
-        less |= equal & (limbs[:, i] < m)
-        equal &= limbs[:, i] == m
-    if not less.all():
-        bad = int(np.flatnonzero(~less)[0]) // max(1, len(limbs) // max(1, len(a)))
-        raise FieldValueError(f"{what}[{bad}] is not reduced below the modulus")
-    return a
-
-
-def _on_device(rt, a):
-    return a if isinstance(a, rt.xp.ndarray) else rt.asarray(a)
 
 
 def _oom_guard(fn):
@@ -283,24 +268,22 @@ def _scale_by_powers(rt, x, base: int, scale: int, n: int) -> None:
     rt.launch("fr_scale_by_powers", _grid(threads), _BLOCK, (x, b, s, n, _POWERS_PER_THREAD))
 
 
-def run_ntt(rt, x, log_n: int, omega: int, shift: int | None, inverse: bool, max_stages: int = _NTT_MAX_STAGES):
-    """Launch plan of :func:`ntt` on runtime ``rt``: ``x`` is an ``rt`` uint32 ``(n, 8)`` array.
-
-    Forward: scale by shift^i, bit-reverse, DIT stages with w. Inverse: the same transform
-    with w^-1, then scale by n^-1 * shift^-i. Returns a new ``rt`` array.
-    """
+def _run_ntt_body(rt, x, log_n: int, omega: int, shift: int | None, inverse: bool):
     n = 1 << log_n
     r = FR.modulus
     w = pow(omega, -1, r) if inverse else omega
     key = ("twiddles", n, w)
     tw = rt.cache.get(key)
     if tw is None:
+        if len(rt.cache) >= _TWIDDLE_TABLES:  # bounded: a 2^24 table is 256 MiB
+            rt.cache.pop(next(iter(rt.cache)), None)
         tw = rt.cache[key] = _powers(rt, w, 1, max(1, n // 2))
     x = rt.xp.array(x, copy=True) if not inverse and shift not in (None, 1) else x
     if not inverse and shift not in (None, 1):
         _scale_by_powers(rt, x, shift, 1, n)
     out = rt.xp.empty_like(x)
     rt.launch("ntt_bitrev", _grid(n), _BLOCK, (x, out, log_n))
+    max_stages = getattr(rt, "ntt_max_stages", _NTT_MAX_STAGES)
     s0 = 0
     while s0 < log_n:
         k = min(max_stages, log_n - s0)
@@ -313,65 +296,99 @@ def run_ntt(rt, x, log_n: int, omega: int, shift: int | None, inverse: bool, max
     return out
 
 
-def _check_log_n(n: int) -> int:
+def run_ntt(rt, x, log_n: int, omega: int, shift: int | None, inverse: bool):
+    """Launch plan of :func:`ntt` on runtime ``rt``: ``x`` is an ``rt`` uint32 ``(n, 8)`` array.
+
+    Forward: scale by shift^i, bit-reverse, DIT stages with w. Inverse: the same transform
+    with w^-1, then scale by n^-1 * shift^-i. Returns a new ``rt`` array.
+    """
+    with rt.context():
+        return _run_ntt_body(rt, x, log_n, omega, shift, inverse)
+
+
+def _check_ntt_args(n: int, shift) -> int:
     log_n = n.bit_length() - 1
-    if n < 1 or n != 1 << log_n or log_n > _MAX_LOG_N:
-        raise FieldValueError(f"NTT size must be a power of two between 1 and 2^{_MAX_LOG_N}, got {n}")
+    if n < 1 or n != 1 << log_n:
+        raise FieldValueError(f"NTT length must be a power of two >= 1, got {n}")
+    if log_n > _MAX_LOG_N:
+        raise FieldValueError(f"NTT length 2^{log_n} exceeds the 2^{_MAX_LOG_N} the CUDA kernels index")
+    is_int = isinstance(shift, (int, np.integer)) and not isinstance(shift, bool)
+    if shift is not None and not (is_int and 0 < shift < FR.modulus):
+        raise FieldValueError(f"shift must be a non-zero canonical Fr int or None, got {shift!r}")
     return log_n
 
 
+def _is_cupy(a) -> bool:
+    return type(a).__module__.startswith("cupy")
+
+
 @_oom_guard
-def ntt(values, *, inverse=False, shift=None, root_generator=7, threads=None, device_id=0):
+def ntt(values, *, inverse=False, shift=None, root_generator=7, threads=None):
     """NTT of Fr values (natural order in and out) on the GPU.
 
     Args:
-        values: ``(n, 4)`` uint64 Montgomery Fr (numpy; a CuPy uint32 ``(n, 8)`` array
-            stays on the device and the result does too), n a power of two.
-        inverse: the exact inverse map. shift: coset shift (None = 1).
+        values: ``(n, 4)`` uint64 Montgomery Fr, n a power of two (numpy). A CuPy uint32
+            ``(n, 8)`` array is used in place on its device and the result stays there too.
+        inverse: the exact inverse map. shift: coset shift, a canonical Fr int (None = 1).
         root_generator: w = ``FR.root_of_unity_for(log2 n, root_generator)``.
         threads: accepted for interface parity with the CPU backend; unused.
 
     Returns:
-        ``(n, 4)`` uint64 Montgomery Fr evaluations at shift*w^i (forward) or coefficients.
+        A new ``(n, 4)`` uint64 array: evaluations at shift*w^i (forward) or coefficients.
 
     Raises:
-        FieldValueError: bad shape, dtype, size or unreduced limbs.
+        FieldValueError: bad dtype/shape/length, unreduced limbs, bad shift.
         BackendUnavailableError: no usable GPU. DeviceOutOfMemoryError: GPU memory exhausted.
 
-    >>> ntt(cuzk.field.Fr.from_ints([1, 2, 3, 4]))  # doctest: +SKIP
+    >>> y = ntt(x, shift=7); bool((ntt(y, inverse=True, shift=7) == x).all())  # doctest: +SKIP
+    True
     """
-    rt = get_runtime(device_id)
-    if isinstance(values, rt.xp.ndarray):
-        log_n = _check_log_n(values.shape[0])
-        out = run_ntt(rt, values, log_n, FR.root_of_unity_for(log_n, root_generator), shift, inverse)
-        return out
-    v = _check_limbs(values, (4,), FR.modulus, "values")
-    log_n = _check_log_n(v.shape[0])
-    out = run_ntt(rt, rt.asarray(v.view(np.uint32)), log_n, FR.root_of_unity_for(log_n, root_generator), shift, inverse)
+    if _is_cupy(values):
+        log_n = _check_ntt_args(values.shape[0], shift)
+        w = FR.root_of_unity_for(log_n, root_generator)
+        return run_ntt(get_runtime(values.device.id), values, log_n, w, shift, inverse)
+    v = check_field_rows(values, "values", (4,), FR.modulus)
+    log_n = _check_ntt_args(v.shape[0], shift)
+    w = FR.root_of_unity_for(log_n, root_generator)
+    rt = get_runtime()
+    out = run_ntt(rt, rt.asarray(v.view(np.uint32)), log_n, w, shift, inverse)
     return rt.asnumpy(out).view(np.uint64)
 
 
-def run_h_pointwise(rt, a, b, c, z_inv: int):
-    """Launch plan of :func:`h_pointwise` on ``rt`` arrays (uint32 ``(n, 8)``)."""
+def _run_h_pointwise_body(rt, a, b, c, z_inv: int):
     n = a.shape[0]
     out = rt.xp.empty_like(a)
     rt.launch("ntt_h_pointwise", _grid(n), _BLOCK, (a, b, c, rt.asarray(_fr_mont32(z_inv)), out, n))
     return out
 
 
+def run_h_pointwise(rt, a, b, c, z_inv: int):
+    """Launch plan of :func:`h_pointwise` on ``rt`` arrays (uint32 ``(n, 8)``)."""
+    with rt.context():
+        return _run_h_pointwise_body(rt, a, b, c, z_inv)
+
+
 @_oom_guard
-def h_pointwise(a, b, c, z_inv, device_id=0):
+def h_pointwise(a, b, c, z_inv):
     """(a·b − c)·z_inv elementwise over Montgomery Fr ``(n, 4)`` arrays; ``z_inv`` a canonical int.
 
-    >>> h_pointwise(a, b, c, 5)  # doctest: +SKIP
+    Raises:
+        FieldValueError: bad arrays, different lengths, or z_inv not in [0, r).
+        BackendUnavailableError, DeviceOutOfMemoryError.
+
+    >>> h_pointwise(two, two, one, 3)  # (2*2 - 1)*3 = 9 in Montgomery form  # doctest: +SKIP
     """
-    rt = get_runtime(device_id)
-    FR.check_canonical(z_inv)
-    arrs = [_check_limbs(x, (4,), FR.modulus, name) for x, name in ((a, "a"), (b, "b"), (c, "c"))]
-    if not arrs[0].shape == arrs[1].shape == arrs[2].shape:
-        raise FieldValueError(f"a, b, c must have one shape, got {[x.shape for x in arrs]}")
+    arrs = [check_field_rows(x, name, (4,), FR.modulus) for x, name in ((a, "a"), (b, "b"), (c, "c"))]
+    if not arrs[0].shape[0] == arrs[1].shape[0] == arrs[2].shape[0]:
+        raise FieldValueError(f"a, b, c must have the same length, got {[x.shape[0] for x in arrs]}")
+    if isinstance(z_inv, bool) or not isinstance(z_inv, (int, np.integer)):
+        raise FieldValueError(f"z_inv must be a canonical Fr int, got {type(z_inv).__name__}")
+    FR.check_canonical(int(z_inv))
+    rt = get_runtime()
+    if arrs[0].shape[0] == 0:
+        return np.empty((0, 4), dtype=np.uint64)
     dev = [rt.asarray(x.view(np.uint32)) for x in arrs]
-    return rt.asnumpy(run_h_pointwise(rt, *dev, z_inv)).view(np.uint64)
+    return rt.asnumpy(run_h_pointwise(rt, *dev, int(z_inv))).view(np.uint64)
 
 
 # ---------------------------------------------------------------- MSM plan
@@ -380,8 +397,7 @@ def msm_window_bits(n: int) -> int:
     return max(4, min(16, n.bit_length() - 4))
 
 
-def run_msm(rt, group: str, points, scalars, n: int, c: int | None = None) -> np.ndarray:
-    """Launch plan of the MSM on ``rt``; returns the XYZZ result as uint32 words (host)."""
+def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None) -> np.ndarray:
     fw = 12 if group == "g1" else 24  # 32-bit words per coordinate
     pw = 4 * fw  # XYZZ point
     xp = rt.xp
@@ -406,17 +422,32 @@ def run_msm(rt, group: str, points, scalars, n: int, c: int | None = None) -> np
         within = (xp.arange(ntasks, dtype=np.int64) - task_off[task_bucket]) * _MSM_TASK_LEN
         t_start = (starts[task_bucket] + within).astype(np.uint32)
         t_len = xp.minimum(counts[task_bucket] - within, _MSM_TASK_LEN).astype(np.uint32)
-        rt.launch(f"{group}_msm_bucket_acc", _grid(ntasks), _BLOCK, (points, svals, t_start, t_len, partial, ntasks))
+        args = (points, svals, t_start, t_len, partial, ntasks)
+        rt.launch(f"{group}_msm_bucket_acc", _grid(ntasks, _MSM_BLOCK), _MSM_BLOCK, args)
     buckets = xp.empty((nb, pw), dtype=np.uint32)
-    rt.launch(f"{group}_msm_bucket_merge", _grid(nb), _BLOCK, (partial, task_off.astype(np.uint32), buckets, nb))
-    nseg = min(B, _MSM_SEGMENTS)
+    args = (partial, task_off.astype(np.uint32), buckets, nb)
+    rt.launch(f"{group}_msm_bucket_merge", _grid(nb, _MSM_BLOCK), _MSM_BLOCK, args)
+    nseg = max(1, B // _MSM_SEGMENT_LEN)
     seg = xp.empty((nw * nseg, pw), dtype=np.uint32)
-    rt.launch(f"{group}_msm_window_segments", _grid(nw * nseg), _BLOCK, (buckets, B, nw, nseg, seg))
-    win = xp.empty((nw, pw), dtype=np.uint32)
-    rt.launch(f"{group}_msm_window_sum", _grid(nw), _BLOCK, (seg, nseg, nw, win))
+    rt.launch(f"{group}_msm_window_segments", _grid(nw * nseg, _MSM_BLOCK), _MSM_BLOCK, (buckets, B, nw, nseg, seg))
+    while nseg > 1:  # fold segments into window sums, a tree level at a time (nseg is 2^k)
+        g = min(_MSM_FOLD, nseg)
+        m = seg.shape[0] // g
+        folded = xp.empty((m, pw), dtype=np.uint32)
+        off = xp.arange(0, m * g + 1, g, dtype=np.uint32)
+        rt.launch(f"{group}_msm_bucket_merge", _grid(m, _MSM_BLOCK), _MSM_BLOCK, (seg, off, folded, m))
+        seg, nseg = folded, nseg // g
+    win = seg
     out = xp.empty((1, pw), dtype=np.uint32)
     rt.launch(f"{group}_msm_combine", 1, 1, (win, nw, c, out))
     return rt.asnumpy(out)[0]
+
+
+def run_msm(rt, group: str, points, scalars, n: int, c: int | None = None) -> np.ndarray:
+    """Launch plan of the MSM on ``rt`` (``points``/``scalars`` uint32 ``rt`` arrays); returns the
+    XYZZ result as host uint32 words. ``c`` overrides the window width (tests)."""
+    with rt.context():
+        return _run_msm_body(rt, group, points, scalars, n, c)
 
 
 def _words_to_int(w: np.ndarray) -> int:
@@ -456,17 +487,17 @@ def xyzz_to_affine(words: np.ndarray, group: str) -> np.ndarray:
 
 
 def _check_msm(points, scalars, tail: tuple):
-    pts = _check_limbs(points, tail, FQ.modulus, "points")
-    sc = _check_limbs(scalars, (4,), FR.modulus, "scalars")
+    pts = check_points(points, "points", tail, FQ.modulus)
+    sc = check_field_rows(scalars, "scalars", (4,), FR.modulus)
     if len(pts) != len(sc):
-        raise FieldValueError(f"{len(pts)} points but {len(sc)} scalars")
+        raise InputError(f"{len(pts)} points but {len(sc)} scalars")
     if len(pts) >= 1 << 31:
-        raise FieldValueError(f"MSM of {len(pts)} points exceeds the 2^31 - 1 the kernels index")
+        raise InputError(f"MSM of {len(pts)} points exceeds the 2^31 - 1 the kernels index")
     return pts, sc
 
 
 @_oom_guard
-def msm_g1(points, scalars, threads=None, device_id=0):
+def msm_g1(points, scalars, threads=None):
     """Σ scalars[i]·points[i] over G1 on the GPU.
 
     Args:
@@ -483,22 +514,22 @@ def msm_g1(points, scalars, threads=None, device_id=0):
 
     >>> msm_g1(points, scalars)  # doctest: +SKIP
     """
-    rt = get_runtime(device_id)
     pts, sc = _check_msm(points, scalars, (2, 6))
+    rt = get_runtime()
     words = run_msm(rt, "g1", rt.asarray(pts.view(np.uint32)), rt.asarray(sc.view(np.uint32)), len(pts))
     return xyzz_to_affine(words, "g1")
 
 
 @_oom_guard
-def msm_g2(points, scalars, threads=None, device_id=0):
+def msm_g2(points, scalars, threads=None):
     """Σ scalars[i]·points[i] over G2 on the GPU: points ``(n, 2, 2, 6)``, result ``(2, 2, 6)``.
 
     Same conventions and errors as :func:`msm_g1`.
 
     >>> msm_g2(points, scalars)  # doctest: +SKIP
     """
-    rt = get_runtime(device_id)
     pts, sc = _check_msm(points, scalars, (2, 2, 6))
+    rt = get_runtime()
     words = run_msm(rt, "g2", rt.asarray(pts.view(np.uint32)), rt.asarray(sc.view(np.uint32)), len(pts))
     return xyzz_to_affine(words, "g2")
 
@@ -519,5 +550,5 @@ def ec_op(rt, group: str, op: EcOp, p: np.ndarray, q: np.ndarray) -> list[np.nda
     fw = 12 if group == "g1" else 24
     dp, dq = rt.asarray(np.ascontiguousarray(p).view(np.uint32)), rt.asarray(np.ascontiguousarray(q).view(np.uint32))
     out = rt.xp.empty((n, 4 * fw), dtype=np.uint32)
-    rt.launch(f"{group}_batch_op", _grid(n), _BLOCK, (int(op), dp, dq, out, n))
+    rt.launch(f"{group}_batch_op", _grid(n, _MSM_BLOCK), _MSM_BLOCK, (int(op), dp, dq, out, n))
     return [xyzz_to_affine(w, group) for w in rt.asnumpy(out)]

@@ -94,11 +94,10 @@ def msm(group: str, points, scalars, threads=None, *, method=None, window=None) 
     if scalars.shape[0] != n:
         raise InputError(f"need one scalar per point: {n} points, {scalars.shape[0]} scalars")
     threads = resolve_threads(threads)
-    auto_method, auto_c = choose_msm(n)
-    method = auto_method if method is None else method
+    method = choose_msm(n)[0] if method is None else method
     if method not in METHODS:
         raise InputError(f"method must be one of {METHODS}, got {method!r}")
-    c = (auto_c if method == auto_method else choose_window_for(n, method)) if window is None else window
+    c = choose_window_for(n, method) if window is None else window
     if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= _MAX_WINDOW:
         raise InputError(f"window must be an int in 1..{_MAX_WINDOW}, got {c!r}")
     if n == 0:
@@ -154,8 +153,8 @@ def msm_g2(points, scalars, threads=None) -> np.ndarray:
 # ------------------------------------------------------------------------- fixed base
 
 def _fixed_base_window(n: int) -> int:
-    # table: nwin·2^(c−1) points at ~one Jacobian add each; per scalar: nwin batch-affine adds
-    return min(range(2, _MAX_WINDOW + 1), key=lambda c: num_windows(c) * (n + 2 ** (c - 1) * 1.5))
+    # table: nwin·2^(c−1) Jacobian adds (~2x a batch-affine add); per scalar: nwin batch-affine adds
+    return min(range(2, _MAX_WINDOW + 1), key=lambda c: num_windows(c) * (n + 2 ** (c - 1) * 2.0))
 
 
 def batch_mul(group: str, base, scalars, threads=None, *, window=None) -> np.ndarray:

@@ -10,6 +10,7 @@ tests/cuda_shim.h``; it is built once per test session into a temporary director
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import functools
 import pathlib
@@ -47,7 +48,7 @@ def build(defines: tuple[str, ...] = ()) -> pathlib.Path:
 
 
 class HostRuntime:
-    """``xp``/``launch``/``asarray``/``asnumpy``/``argsort``/``cache`` over numpy and the host library."""
+    """``xp``/``context``/``launch``/``asarray``/``asnumpy``/``argsort``/``cache`` over numpy and the host library."""
 
     xp = np
 
@@ -80,6 +81,10 @@ class HostRuntime:
             params[i] = ctypes.cast(ctypes.pointer(h), ctypes.c_void_p)
         if self.lib.cuzk_host_launch(name.encode(), int(grid), int(block), int(smem), params) != 0:
             raise KeyError(f"kernel {name} is not registered in {HARNESS.name}")
+
+    @staticmethod
+    def context():
+        return contextlib.nullcontext()
 
     @staticmethod
     def asarray(a) -> np.ndarray:

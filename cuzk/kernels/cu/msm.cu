@@ -1,7 +1,7 @@
 // Pippenger MSM sum_i s_i * P_i over G1 and G2 with signed c-bit digits. The launch plan
 // (cuzk/kernels/cuda.py): msm_digits -> sort (key, value) pairs by bucket -> split buckets
 // into tasks of at most `max_len` points -> *_msm_bucket_acc -> *_msm_bucket_merge ->
-// *_msm_window_segments -> *_msm_window_sum -> *_msm_combine (one thread).
+// *_msm_window_segments -> *_msm_bucket_merge (tree levels) -> *_msm_combine (one thread).
 #include "ec.cuh"
 
 // Signed digits of each scalar, one (key, value) pair per (window, scalar); 1-D grid, one
@@ -58,7 +58,8 @@ __device__ __forceinline__ void msm_bucket_acc(const affine_t<F>* pts, const uin
     partial[t] = acc;
 }
 
-// buckets[b] = sum of partial[task_off[b] .. task_off[b+1]); one thread per bucket.
+// buckets[b] = sum of partial[task_off[b] .. task_off[b+1]); one thread per output. Also the
+// tree levels that fold window segments into window sums (groups of up to 16).
 template <class F>
 __device__ __forceinline__ void msm_bucket_merge(const xyzz_t<F>* partial, const uint32_t* task_off,
                                                  xyzz_t<F>* buckets, uint32_t nb) {
@@ -78,23 +79,13 @@ __device__ __forceinline__ void msm_window_segments(const xyzz_t<F>* buckets, ui
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= nw * nseg) return;
     const uint32_t w = t / nseg, g = t % nseg, len = B / nseg, lo = g * len;
-    const xyzz_t<F>* bk = buckets + (size_t)w * B;
+    const xyzz_t<F>* bk = buckets + (uint64_t)w * B;
     xyzz_t<F> run = xyzz_t<F>::inf(), acc = xyzz_t<F>::inf();
     for (uint32_t j = lo + len; j-- > lo;) {
         run = xyzz_t<F>::add(run, bk[j]);
         acc = xyzz_t<F>::add(acc, run);
     }
     seg[t] = xyzz_t<F>::add(acc, xyzz_t<F>::mul_u32(run, lo));
-}
-
-// win[w] = sum_g seg[w*nseg + g]; one thread per window.
-template <class F>
-__device__ __forceinline__ void msm_window_sum(const xyzz_t<F>* seg, uint32_t nseg, uint32_t nw, xyzz_t<F>* win) {
-    const uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= nw) return;
-    xyzz_t<F> acc = xyzz_t<F>::inf();
-    for (uint32_t g = 0; g < nseg; g++) acc = xyzz_t<F>::add(acc, seg[w * nseg + g]);
-    win[w] = acc;
 }
 
 // out = sum_w 2^(c*w) * win[w] (Horner from the top window); a single thread.
@@ -117,7 +108,7 @@ __device__ __forceinline__ void msm_combine(const xyzz_t<F>* win, uint32_t nw, u
                                                   uint32_t ntasks) {                                         \
         msm_bucket_acc<F>((const affine_t<F>*)pts, sorted_vals, start, len, (xyzz_t<F>*)partial, ntasks);    \
     }                                                                                                        \
-    /* per-bucket sum of task partials; one thread per bucket */                                            \
+    /* segmented sums (task partials -> buckets, segments -> windows); one thread per output */                                            \
     extern "C" __global__ void G##_msm_bucket_merge(const uint32_t* partial, const uint32_t* task_off,       \
                                                     uint32_t* buckets, uint32_t nb) {                        \
         msm_bucket_merge<F>((const xyzz_t<F>*)partial, task_off, (xyzz_t<F>*)buckets, nb);                   \
@@ -126,11 +117,6 @@ __device__ __forceinline__ void msm_combine(const xyzz_t<F>* win, uint32_t nw, u
     extern "C" __global__ void G##_msm_window_segments(const uint32_t* buckets, uint32_t B, uint32_t nw,     \
                                                        uint32_t nseg, uint32_t* seg) {                       \
         msm_window_segments<F>((const xyzz_t<F>*)buckets, B, nw, nseg, (xyzz_t<F>*)seg);                     \
-    }                                                                                                        \
-    /* per-window sum of segments; one thread per window */                                                 \
-    extern "C" __global__ void G##_msm_window_sum(const uint32_t* seg, uint32_t nseg, uint32_t nw,           \
-                                                  uint32_t* win) {                                           \
-        msm_window_sum<F>((const xyzz_t<F>*)seg, nseg, nw, (xyzz_t<F>*)win);                                 \
     }                                                                                                        \
     /* Horner combination of the window sums; one thread */                                                 \
     extern "C" __global__ void G##_msm_combine(const uint32_t* win, uint32_t nw, uint32_t c, uint32_t* out) { \

@@ -1,0 +1,115 @@
+"""The same snarkjs .zkey + .wtns proved by ``snarkjs groth16 prove`` and by cuzk, same run.
+
+For each domain 2^k a chain circuit with ⌊2^k / 1000⌋·1000 multiplications (4000, 16000, 65000) is compiled with
+``circom2 --prime bls12381`` and set up with a power-k ptau (scripts/snarkjs_ceremony.py; cached
+under ~/.cache/cuzk/snarkjs, the first build of a power-14 ptau takes a long time). Timed, wall
+clock, median of ``--runs``:
+
+* snarkjs: ``snarkjs groth16 prove c.zkey w.wtns proof.json public.json`` (a Node process);
+* cuzk CLI: ``python -m cuzk.cli_groth16 prove ...`` (a Python process: start-up, Numba cache
+  load, zkey read with every point checked — and with ``--trusted``, without the point checks);
+* cuzk in-process: ``pk.witness(wtns)`` + ``GpuProver(pk).prove(w)`` with the key resident
+  (the proof is verified before it is returned, as always).
+
+Every cuzk proof is also checked by ``snarkjs groth16 verify``.
+
+    python3 benchmarks/snarkjs_bench.py --sizes 12,14 --runs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("snarkjs_ceremony", ROOT / "scripts" / "snarkjs_ceremony.py")
+ceremony = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ceremony)
+
+
+def chain_length(log_m: int) -> int:
+    """Constraints so that snarkjs picks a domain of exactly 2^log_m (rows = n + 2 public)."""
+    n = (2 ** log_m - 2) // 1000 * 1000
+    assert 2 ** (log_m - 1) <= n + 2 < 2 ** log_m
+    return n
+
+
+def timed(cmd) -> float:
+    t = time.perf_counter()
+    res = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+    dt = time.perf_counter() - t
+    if res.returncode != 0:
+        raise RuntimeError(f"{cmd} failed: {res.stdout[-1000:]} {res.stderr[-1000:]}")
+    return dt
+
+
+def bench_size(log_m: int, runs: int, device: str) -> dict:
+    from cuzk.formats import snarkjs as sj
+    from cuzk.formats.snarkjs_json import write_proof_json, write_public_json
+    from cuzk.prover import GpuProver
+
+    n = chain_length(log_m)
+    d = ceremony.ceremony(f"chain{n}", ceremony.chain_source(n), {"x": "3", "k": "7"}, log_m)
+    zkey, wtns = d / "circuit.zkey", d / "witness.wtns"
+    out = {"log_m": log_m, "constraints": n}
+    with tempfile.TemporaryDirectory() as tmp:
+        proof, public = Path(tmp) / "proof.json", Path(tmp) / "public.json"
+        snark = [ceremony._BIN / "snarkjs", "groth16", "prove", zkey, wtns, proof, public]
+        cli = [sys.executable, "-m", "cuzk.cli_groth16", "prove", zkey, wtns, proof, public, "--device", device]
+        timed(cli + ["--trusted"])  # warm the Numba cache and the page cache once, untimed
+        out["snarkjs"] = statistics.median(timed(snark) for _ in range(runs))
+        out["cli"] = statistics.median(timed(cli) for _ in range(runs))
+        out["cli_trusted"] = statistics.median(timed(cli + ["--trusted"]) for _ in range(runs))
+        t = time.perf_counter()
+        pk = sj.read_zkey(zkey, checked=False)
+        out["load_trusted"] = time.perf_counter() - t
+        t = time.perf_counter()
+        sj.read_zkey(zkey)
+        out["load_checked"] = time.perf_counter() - t
+        prover = GpuProver(pk, device=device)
+        prover.prove(pk.witness(wtns))  # first proof: kernel dispatch warm-up
+        times = []
+        for _ in range(runs):
+            t = time.perf_counter()
+            w = pk.witness(wtns)
+            p = prover.prove(w)
+            times.append(time.perf_counter() - t)
+        out["in_process"] = statistics.median(times)
+        out["device"] = prover.device
+        write_proof_json(proof, p)
+        write_public_json(public, w.public_inputs)
+        res = ceremony.snarkjs("groth16", "verify", d / "verification_key.json", public, proof)
+        out["snarkjs_verifies_cuzk"] = res.returncode == 0
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="12,14", help="log2 domain sizes, comma separated")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--device", default="auto")
+    a = ap.parse_args(argv)
+    ok, why = ceremony.toolchain_status()
+    if not ok:
+        print(f"skipped: {why}")
+        return 0
+    print("| domain | constraints | snarkjs prove | cuzk CLI (checked) | cuzk CLI (--trusted) | cuzk in-process | "
+          "snarkjs / in-process | snarkjs / CLI trusted | zkey load checked / trusted | snarkjs verifies cuzk |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for log_m in (int(s) for s in a.sizes.split(",")):
+        r = bench_size(log_m, a.runs, a.device)
+        print(f"| 2^{log_m} | {r['constraints']} | {r['snarkjs']:.2f} s | {r['cli']:.2f} s | {r['cli_trusted']:.2f} s | "
+              f"{r['in_process']:.3f} s ({r['device']}) | {r['snarkjs'] / r['in_process']:.1f}× | "
+              f"{r['snarkjs'] / r['cli_trusted']:.1f}× | {r['load_checked']:.2f} / {r['load_trusted']:.2f} s | "
+              f"{r['snarkjs_verifies_cuzk']} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

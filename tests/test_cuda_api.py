@@ -1,0 +1,142 @@
+"""cuzk.kernels.cuda's Python surface: contract parity with the CPU backend, input errors,
+behaviour without a GPU, the compile cache key; GPU-marked tests compare with the CPU backend."""
+
+import inspect
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from cuda_host import pyref
+from cuzk.errors import BackendUnavailableError, FieldValueError, InputError
+from cuzk.field.params import FQ, FR
+from cuzk.kernels import cuda
+
+HAVE_GPU, WHY = cuda.is_available()
+gpu = pytest.mark.gpu
+needs_gpu = pytest.mark.skipif(not HAVE_GPU, reason=f"no CUDA GPU: {WHY}")
+no_gpu = pytest.mark.skipif(HAVE_GPU, reason="a GPU is present")
+
+
+def test_import_cuzk_does_not_import_cupy():
+    code = "import sys, cuzk, cuzk.kernels.cuda; print('cupy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+@pytest.mark.parametrize("name", ["ntt", "h_pointwise", "msm_g1", "msm_g2"])
+def test_contract_signatures_match_the_cpu_backend(name):
+    cpu = pytest.importorskip("cuzk.kernels.cpu")
+    def params(f):
+        return [(p.name, p.kind, p.default) for p in inspect.signature(f).parameters.values()]
+
+    assert params(getattr(cuda, name)) == params(getattr(cpu, name))
+
+
+def test_is_available_explains_itself():
+    ok, reason = cuda.is_available()
+    assert isinstance(ok, bool) and reason
+
+
+@no_gpu
+def test_valid_calls_without_a_gpu_raise_backend_unavailable():
+    x = pyref.to_mont_limbs([1, 2, 3, 4], FR)
+    with pytest.raises(BackendUnavailableError):
+        cuda.ntt(x)
+    with pytest.raises(BackendUnavailableError):
+        cuda.msm_g1(pyref.g1_to_array([pyref.G1_GEN]), pyref.canon_limbs([3]))
+    with pytest.raises(BackendUnavailableError):
+        cuda.get_runtime()
+
+
+def test_bad_inputs_are_rejected_before_touching_a_device():
+    x = pyref.to_mont_limbs([1, 2, 3], FR)
+    with pytest.raises(FieldValueError, match="power of two"):
+        cuda.ntt(x)
+    with pytest.raises(FieldValueError, match="shift"):
+        cuda.ntt(x[:2], shift=0)
+    bad = pyref.to_mont_limbs([1, 2], FR)
+    bad[1] = [0xFFFFFFFFFFFFFFFF] * 4
+    with pytest.raises(FieldValueError, match=r"values\[1\]"):
+        cuda.ntt(bad)
+    with pytest.raises(FieldValueError):
+        cuda.ntt(x.astype(np.int64))
+    with pytest.raises(FieldValueError, match="same length"):
+        cuda.h_pointwise(x, x[:2], x, 1)
+    with pytest.raises(FieldValueError):
+        cuda.h_pointwise(x, x, x, FR.modulus)
+    pts = pyref.g1_to_array([pyref.G1_GEN, None])
+    with pytest.raises(InputError, match="2 points but 1 scalars"):
+        cuda.msm_g1(pts, pyref.canon_limbs([1]))
+    with pytest.raises(FieldValueError, match="scalars"):
+        cuda.msm_g1(pts, pyref.canon_limbs([1, FR.modulus]))
+    with pytest.raises(InputError):
+        cuda.msm_g2(pts, pyref.canon_limbs([1, 2]))  # G1 shape given to G2
+
+
+def test_xyzz_to_affine_round_trip():
+    p = pyref.g1_mul(pyref.G1_GEN, 77)
+    z = 0x1234567
+    words = b"".join(FQ.to_mont_int(v).to_bytes(48, "little") for v in (p[0] * z * z, p[1] * z**3, z * z, z**3))
+    got = cuda.xyzz_to_affine(np.frombuffer(words, np.uint32), "g1")
+    np.testing.assert_array_equal(got, pyref.g1_to_array([p])[0])
+    assert not cuda.xyzz_to_affine(np.zeros(48, np.uint32), "g1").any()
+    q = pyref.g2_mul(pyref.G2_GEN, 5)
+    zz, zzz = (3, 4), pyref.fq2_mul((3, 4), (2, 9))  # any ZZ, ZZZ: x = X/ZZ, y = Y/ZZZ
+    X, Y = pyref.fq2_mul(q[0], zz), pyref.fq2_mul(q[1], zzz)
+    words = b"".join(FQ.to_mont_int(v).to_bytes(48, "little") for c in (X, Y, zz, zzz) for v in c)
+    np.testing.assert_array_equal(cuda.xyzz_to_affine(np.frombuffer(words, np.uint32), "g2"), pyref.g2_to_array([q])[0])
+
+
+def test_source_hash_tracks_sources_and_options(tmp_path, monkeypatch):
+    h0 = cuda.source_hash("sm_90")
+    assert h0 == cuda.source_hash("sm_90") != cuda.source_hash("sm_80")
+    for f in cuda.CU_DIR.iterdir():
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    monkeypatch.setattr(cuda, "CU_DIR", tmp_path)
+    assert cuda.source_hash("sm_90") == h0
+    (tmp_path / "ntt.cu").write_text((tmp_path / "ntt.cu").read_text() + "\n// edit\n")
+    assert cuda.source_hash("sm_90") != h0
+
+
+def test_window_bits_stay_in_range():
+    assert [cuda.msm_window_bits(1 << k) for k in (0, 6, 10, 20, 24)] == [4, 4, 7, 16, 16]
+
+
+# ---------------------------------------------------------------- on a GPU
+@gpu
+@needs_gpu
+@pytest.mark.parametrize("inverse,shift", [(False, None), (False, 7), (True, None), (True, 7)])
+def test_gpu_ntt_matches_cpu(inverse, shift):
+    cpu = pytest.importorskip("cuzk.kernels.cpu")
+    rng = np.random.default_rng(1)
+    x = pyref.to_mont_limbs([int(v) for v in rng.integers(0, 2**63, size=1 << 12)], FR)
+    np.testing.assert_array_equal(cuda.ntt(x, inverse=inverse, shift=shift), cpu.ntt(x, inverse=inverse, shift=shift))
+
+
+@gpu
+@needs_gpu
+def test_gpu_h_pointwise_matches_cpu():
+    cpu = pytest.importorskip("cuzk.kernels.cpu")
+    rng = np.random.default_rng(2)
+    a, b, c = (pyref.to_mont_limbs([int(v) for v in rng.integers(0, 2**63, size=1000)], FR) for _ in range(3))
+    np.testing.assert_array_equal(cuda.h_pointwise(a, b, c, 12345), cpu.h_pointwise(a, b, c, 12345))
+
+
+@gpu
+@needs_gpu
+@pytest.mark.parametrize("group,log_n", [("g1", 12), ("g2", 8)])
+def test_gpu_msm_matches_cpu(group, log_n):
+    cpu = pytest.importorskip("cuzk.kernels.cpu")
+    gen, add, to_arr = (pyref.G1_GEN, pyref.g1_add, pyref.g1_to_array) if group == "g1" else (pyref.G2_GEN, pyref.g2_add, pyref.g2_to_array)
+    pts, P = [], gen
+    for _ in range(1 << log_n):
+        pts.append(P)
+        P = add(P, gen)
+    pts[3] = None
+    arr = to_arr(pts)
+    rng = np.random.default_rng(3)
+    sc = rng.integers(0, 2**63, size=(1 << log_n, 4), dtype=np.uint64)
+    sc[0] = 0
+    np.testing.assert_array_equal(getattr(cuda, f"msm_{group}")(arr, sc), getattr(cpu, f"msm_{group}")(arr, sc))

@@ -1,0 +1,44 @@
+"""Every CUDA source compiles to sm_80 and sm_90 cubins without a GPU (nvcc), with no spills
+in the hot kernels beyond what docs/perf/cuda.md records."""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from cuzk.kernels import cuda
+
+NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if shutil.os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+pytestmark = [
+    pytest.mark.slow,  # ptxas needs ~1 min per architecture for msm.cu on 2 cores
+    pytest.mark.skipif(NVCC is None, reason="nvcc is not installed: CUDA compile checks need the CUDA toolkit"),
+]
+
+
+def compile_cubin(src: str, arch: str, out_dir) -> dict[str, int]:
+    """nvcc -cubin one source; returns {kernel: registers} parsed from ``-Xptxas -v``."""
+    out = out_dir / f"{src}.{arch}.cubin"
+    cmd = [NVCC, "-cubin", f"-arch={arch}", "-std=c++17", "-Xptxas", "-v", str(cuda.CU_DIR / src), "-o", str(out)]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    assert res.returncode == 0, f"{' '.join(cmd)} failed:\n{res.stderr[-4000:]}"
+    assert out.stat().st_size > 0
+    regs, current = {}, None
+    for line in res.stderr.splitlines():
+        m = re.search(r"(?:Compiling entry function|Function properties for) '?(\w+)'?", line)
+        if m and "entry" in line:
+            current = m.group(1)
+        m = re.search(r"Used (\d+) registers", line)
+        if m and current:
+            regs[current] = int(m.group(1))
+            current = None
+    return regs
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("src", cuda.KERNEL_FILES)
+def test_source_compiles(src, arch, tmp_path):
+    regs = compile_cubin(src, arch, tmp_path)
+    kernels = set(re.findall(r'extern "C" __global__ void (\w+)\(', (cuda.CU_DIR / src).read_text()))
+    assert kernels <= set(regs), f"ptxas reported no registers for {kernels - set(regs)}"
+    assert all(0 < v <= 255 for v in regs.values())

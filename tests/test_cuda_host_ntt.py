@@ -1,0 +1,98 @@
+"""ntt.cu and cuzk.kernels.cuda's NTT launch plan on the CPU (host shim) vs a naive DFT."""
+
+import random
+
+import numpy as np
+import pytest
+
+from cuda_host import host_runtime, pyref
+from cuzk.field.params import FR
+from cuzk.kernels import cuda
+
+pytestmark = pytest.mark.skipif(not host_runtime.shutil.which("g++"), reason="g++ is needed for the host shim")
+r = FR.modulus
+
+
+@pytest.fixture(scope="module")
+def rt():
+    return host_runtime.get_runtime()
+
+
+def _dft(coeffs, w, shift=1):
+    n = len(coeffs)
+    pts = [shift * pow(w, i, r) % r for i in range(n)]
+    out = []
+    for x in pts:
+        acc = 0
+        for c in reversed(coeffs):  # Horner
+            acc = (acc * x + c) % r
+        out.append(acc)
+    return out
+
+
+def _run(rt, values, log_n, shift=None, inverse=False, gen=7):
+    x = pyref.to_mont_limbs(values, FR)
+    w = FR.root_of_unity_for(log_n, gen)
+    out = cuda.run_ntt(rt, rt.asarray(x.view(np.uint32)), log_n, w, shift, inverse)
+    return pyref.from_mont_limbs(out.view(np.uint64), FR)
+
+
+@pytest.mark.parametrize("log_n", [0, 1, 2, 4, 5, 7, 8, 10])
+@pytest.mark.parametrize("shift", [None, 7, 0x1234567890ABCDEF1234])
+def test_forward_matches_naive_dft(rt, log_n, shift):
+    rng = random.Random(log_n * 31 + (shift or 0) % 97)
+    n = 1 << log_n
+    vals = [rng.randrange(r) for _ in range(n)]
+    if n > 2:
+        vals[0], vals[1], vals[2] = 0, r - 1, 1  # edge values in every transform
+    want = _dft(vals, FR.root_of_unity_for(log_n, 7), shift or 1)
+    assert _run(rt, vals, log_n, shift) == want
+
+
+@pytest.mark.parametrize("log_n", [3, 6, 9])
+def test_inverse_is_exact_inverse_including_cosets(rt, log_n):
+    rng = random.Random(log_n)
+    n = 1 << log_n
+    evals = [rng.randrange(r) for _ in range(n)]
+    for shift in (None, 7, 5):
+        coeffs = _run(rt, evals, log_n, shift, inverse=True)
+        assert _dft(coeffs, FR.root_of_unity_for(log_n, 7), shift or 1) == evals
+        assert _run(rt, coeffs, log_n, shift) == evals
+
+
+def test_snarkjs_generator(rt):
+    vals = list(range(1, 17))
+    assert _run(rt, vals, 4, gen=5) == _dft(vals, FR.root_of_unity_for(4, 5))
+
+
+@pytest.mark.parametrize("max_stages", [1, 3, 10])
+def test_pass_split_does_not_change_the_result(max_stages):
+    # one stage per launch, uneven splits, and everything in one shared-memory pass
+    rt = host_runtime.HostRuntime(host_runtime.build(), ntt_max_stages=max_stages)
+    vals = [random.Random(5).randrange(r) for _ in range(64)]
+    assert _run(rt, vals, 6, 7) == _dft(vals, FR.root_of_unity_for(6, 7), 7)
+
+
+def test_matches_cpu_backend_when_present(rt):
+    cpu = pytest.importorskip("cuzk.kernels.cpu")
+    rng = np.random.default_rng(3)
+    vals = [int(v) for v in rng.integers(0, 2**62, size=1 << 10)]
+    x = pyref.to_mont_limbs(vals, FR)
+    for inverse in (False, True):
+        for shift in (None, 7):
+            try:
+                want = cpu.ntt(x, inverse=inverse, shift=shift)
+            except Exception as e:  # the CPU backend is someone else's work in progress
+                pytest.skip(f"cuzk.kernels.cpu.ntt is not usable here: {type(e).__name__}: {str(e)[:200]}")
+            got = cuda.run_ntt(rt, x.view(np.uint32).copy(), 10, FR.root_of_unity_for(10, 7), shift, inverse)
+            np.testing.assert_array_equal(got.view(np.uint64), want)
+
+
+def test_h_pointwise(rt):
+    rng = random.Random(8)
+    n = 300
+    a, b, c = ([rng.randrange(r) for _ in range(n)] for _ in range(3))
+    z_inv = rng.randrange(r)
+    dev = [pyref.to_mont_limbs(v, FR).view(np.uint32) for v in (a, b, c)]
+    got = pyref.from_mont_limbs(cuda.run_h_pointwise(rt, *dev, z_inv).view(np.uint64), FR)
+    assert got == [(x * y - z) * z_inv % r for x, y, z in zip(a, b, c)]

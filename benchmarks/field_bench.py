@@ -263,7 +263,7 @@ def main(argv=None) -> int:
     for row, base in BASELINES:
         if row not in results or base not in results:
             continue
-        print(f"ratio {base!r} / {row!r} (medians): {results[base][0] / results[row][0]:.1f}x")
+        print(f"ratio {base!r} / {row!r} (medians): {results[base][0] / results[row][0]:.2f}x")
     if not args.no_compile:
         (ci, cf), (wi, wf) = first_call_times()
         print(f"fresh process, empty cache: import {ci:.2f} s, first calls (compile) {cf:.2f} s")

@@ -86,7 +86,8 @@ def check_ntt(rt, pyref, cpu) -> None:
                 if inverse:
                     w, s = pow(w, -1, r), pow(shift or 1, -1, r)
                     ninv = pow(n, -1, r)
-                    ref = [sum(v * pow(w, i * j, r) for j, v in enumerate(vals)) * ninv * pow(s, i, r) % r for i in range(n)]
+                    ref = [sum(v * pow(w, i * j, r) for j, v in enumerate(vals)) * ninv * pow(s, i, r) % r
+                           for i in range(n)]
                 else:
                     s = shift or 1
                     ref = [sum(v * pow(s * pow(w, i, r), j, r) for j, v in enumerate(vals)) % r for i in range(n)]
@@ -154,9 +155,10 @@ def bench(rt, pyref, cpu, quick: bool) -> list[tuple[str, float, str]]:
     jobs = [("g1", 20), ("g2", 20)] + ([] if quick else [("g1", 22), ("g1", 24)])
     for group, log_n in jobs:
         n = 1 << log_n
-        pts = xp.asarray(np.ascontiguousarray(np.tile(base[group], (n >> 12,) + (1,) * (base[group].ndim - 1))).view(np.uint32))
+        tiled = np.tile(base[group], (n >> 12,) + (1,) * (base[group].ndim - 1))
+        pts = xp.asarray(np.ascontiguousarray(tiled).view(np.uint32))
         sc = rng.integers(0, 2**63, size=(n, 4), dtype=np.uint64)
-        sc[:, 3] &= np.uint64(0x0FFFFFFFFFFFFFFF)
+        sc[:, 3] &= np.uint64(0x0FFFFFFFFFFFFFFF)  # < r
         dsc = xp.asarray(sc.view(np.uint32))
         with rt.stream:
             ms = _time_ms(xp, lambda: cuda.run_msm(rt, group, pts, dsc, n), 3)
@@ -165,6 +167,7 @@ def bench(rt, pyref, cpu, quick: bool) -> list[tuple[str, float, str]]:
     if cpu:  # same-process baseline
         n = 1 << 16
         sc = rng.integers(0, 2**63, size=(n, 4), dtype=np.uint64)
+        sc[:, 3] &= np.uint64(0x0FFFFFFFFFFFFFFF)  # < r
         pts = np.tile(base["g1"], (n >> 12, 1, 1))
         cpu.msm_g1(pts[:16], sc[:16])
         t = time.perf_counter()

@@ -129,7 +129,8 @@ def test_gpu_h_pointwise_matches_cpu():
 @pytest.mark.parametrize("group,log_n", [("g1", 12), ("g2", 8)])
 def test_gpu_msm_matches_cpu(group, log_n):
     cpu = pytest.importorskip("cuzk.kernels.cpu")
-    gen, add, to_arr = (pyref.G1_GEN, pyref.g1_add, pyref.g1_to_array) if group == "g1" else (pyref.G2_GEN, pyref.g2_add, pyref.g2_to_array)
+    g1 = (pyref.G1_GEN, pyref.g1_add, pyref.g1_to_array)
+    gen, add, to_arr = g1 if group == "g1" else (pyref.G2_GEN, pyref.g2_add, pyref.g2_to_array)
     pts, P = [], gen
     for _ in range(1 << log_n):
         pts.append(P)
@@ -139,4 +140,50 @@ def test_gpu_msm_matches_cpu(group, log_n):
     rng = np.random.default_rng(3)
     sc = rng.integers(0, 2**63, size=(1 << log_n, 4), dtype=np.uint64)
     sc[0] = 0
-    np.testing.assert_array_equal(getattr(cuda, f"msm_{group}")(arr, sc), getattr(cpu, f"msm_{group}")(arr, sc))
+    want = getattr(cpu, f"msm_{group}")(arr, sc)
+    np.testing.assert_array_equal(getattr(cuda, f"msm_{group}")(arr, sc), want)
+
+
+# ---------------------------------------------------------------- public wrappers on the host shim
+@pytest.fixture
+def host_as_device(monkeypatch):
+    """Route the public functions to the host-shim runtime, as if it were a GPU."""
+    from cuda_host import host_runtime
+
+    if not host_runtime.shutil.which("g++"):
+        pytest.skip("g++ is needed for the host shim")
+    rt = host_runtime.get_runtime()
+    monkeypatch.setattr(cuda, "get_runtime", lambda device_id=None: rt)
+    return rt
+
+
+def test_public_wrappers_on_the_host_runtime(host_as_device):
+    r = FR.modulus
+    vals = list(range(1, 9))
+    x = pyref.to_mont_limbs(vals, FR)
+    y = cuda.ntt(x, shift=7)
+    w = FR.root_of_unity_for(3)
+    assert pyref.from_mont_limbs(y, FR) == [sum(v * pow(7 * pow(w, i, r), j, r) for j, v in enumerate(vals)) % r
+                                            for i in range(8)]
+    np.testing.assert_array_equal(cuda.ntt(y, inverse=True, shift=7), x)
+    h = cuda.h_pointwise(x, x, x, 3)
+    assert pyref.from_mont_limbs(h, FR) == [(v * v - v) * 3 % r for v in vals]
+    g = pyref.G1_GEN
+    got = cuda.msm_g1(pyref.g1_to_array([g, pyref.g1_mul(g, 2), None]), pyref.canon_limbs([5, 7, 9]))
+    np.testing.assert_array_equal(got, pyref.g1_to_array([pyref.g1_mul(g, 19)])[0])
+    got2 = cuda.msm_g2(pyref.g2_to_array([pyref.G2_GEN]), pyref.canon_limbs([r - 1]))
+    neg = (pyref.G2_GEN[0], tuple(-c % pyref.P for c in pyref.G2_GEN[1]))
+    np.testing.assert_array_equal(got2, pyref.g2_to_array([neg])[0])
+    assert not cuda.msm_g1(pyref.g1_to_array([]).reshape(0, 2, 6), pyref.canon_limbs([])).any()
+
+
+def test_gpu_check_script_checks_pass_on_the_host_runtime(host_as_device, capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_check", cuda.CU_DIR.parents[2] / "benchmarks" / "gpu_check.py")
+    gpu_check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_check)
+    gpu_check.check_fields(host_as_device, pyref)
+    gpu_check.check_ntt(host_as_device, pyref, None)
+    gpu_check.check_msm(host_as_device, pyref, None)
+    assert capsys.readouterr().out.count("OK") == 4

@@ -15,7 +15,7 @@ from test_groth16_support import WASTE, CubeTag, RandomCircuit, keys_for
 
 from cuzk import Synthesizer
 from cuzk import reference as ref
-from cuzk.curve import G1, G2
+from cuzk.curve import G1
 from cuzk.errors import KeyMismatchError, ParamsFormatError
 from cuzk.field.params import FQ
 from cuzk.formats import bellperson as bp
@@ -114,6 +114,7 @@ def test_written_params_prove_identically(cube, tmp_path):
     synth, pk, w = cube
     path = tmp_path / "k.params"
     pk.write(path)
+    assert path.stat().st_mode & 0o777 == 0o644 and os.listdir(tmp_path) == ["k.params"]
     back = ProvingKey.read(path, r1cs=synth.r1cs)
     assert back.digest == pk.digest and back.density == pk.density and back.vk == pk.vk
     for name in ("h", "l", "a", "b_g1", "b_g2"):

@@ -138,6 +138,7 @@ def write_params(pk: ProvingKey, path) -> None:
                 _write_points(out, name, group, getattr(pk, name), counted=True)
             out.flush()
             os.fsync(out.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it 0600; a parameters file is public data
         os.replace(tmp, path)
     except BaseException:
         try:

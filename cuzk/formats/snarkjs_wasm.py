@@ -132,7 +132,7 @@ class CircomWitnessCalculator:
             msb, lsb = h >> 32, h & 0xFFFFFFFF
             size = self._call("getInputSignalSize", _i32(msb), _i32(lsb))
             flat = _flatten(value)
-            if size < 0:
+            if size <= 0:  # circom 2 answers 0 (older versions -1) for a name it does not know
                 raise InputError(f"the circuit has no input signal {name!r}")
             if len(flat) != size:
                 raise InputError(f"input signal {name!r} takes {size} values, got {len(flat)}")

@@ -47,6 +47,7 @@ __all__ = [
     "field_op",
     "ec_op",
     "run_ntt",
+    "run_h_pointwise",
     "run_msm",
     "msm_window_bits",
     "xyzz_to_affine",
@@ -418,7 +419,8 @@ def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None) -> np.
     ntasks = int(task_off[-1])
     partial = xp.empty((max(ntasks, 1), pw), dtype=np.uint32)
     if ntasks:
-        task_bucket = xp.repeat(xp.arange(nb, dtype=np.int64), chunks)
+        # task -> bucket by binary search (cupy.repeat cannot take device repeat counts)
+        task_bucket = xp.searchsorted(task_off, xp.arange(ntasks, dtype=np.int64), side="right") - 1
         within = (xp.arange(ntasks, dtype=np.int64) - task_off[task_bucket]) * _MSM_TASK_LEN
         t_start = (starts[task_bucket] + within).astype(np.uint32)
         t_len = xp.minimum(counts[task_bucket] - within, _MSM_TASK_LEN).astype(np.uint32)
@@ -429,7 +431,8 @@ def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None) -> np.
     rt.launch(f"{group}_msm_bucket_merge", _grid(nb, _MSM_BLOCK), _MSM_BLOCK, args)
     nseg = max(1, B // _MSM_SEGMENT_LEN)
     seg = xp.empty((nw * nseg, pw), dtype=np.uint32)
-    rt.launch(f"{group}_msm_window_segments", _grid(nw * nseg, _MSM_BLOCK), _MSM_BLOCK, (buckets, B, nw, nseg, seg))
+    args = (buckets, B, nw, nseg, seg)
+    rt.launch(f"{group}_msm_window_segments", _grid(nw * nseg, _MSM_BLOCK), _MSM_BLOCK, args)
     while nseg > 1:  # fold segments into window sums, a tree level at a time (nseg is 2^k)
         g = min(_MSM_FOLD, nseg)
         m = seg.shape[0] // g

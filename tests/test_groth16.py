@@ -244,3 +244,10 @@ def test_gpu_prover_rejects_bad_arguments(cube):
         GpuProver(pk, device="tpu")
     with pytest.raises(InputError):
         GpuProver(pk.vk)
+
+
+@pytest.mark.parametrize("bad", [0, R, -1, 1.5, True])
+def test_toxic_waste_out_of_range_is_refused(bad):
+    with pytest.raises(InputError, match="toxic waste tau"):
+        ToxicWaste(bad, 1, 2, 3, 4)
+    assert "hidden" in repr(ToxicWaste(5, 1, 2, 3, 4))

@@ -6,8 +6,8 @@
 """
 
 from cuzk.curve.group import G1, G2, Group
-from cuzk.curve.pairing import G2Prepared, multi_miller_loop, pairing, pairing_check, prepare_g2
+from cuzk.curve.pairing import G2Prepared, multi_miller_loop, pairing_check, prepare_g2
 from cuzk.curve.params import BLS_X, G1_PARAMS, G2_PARAMS, CurveParams
 
 __all__ = ["G1", "G2", "Group", "CurveParams", "G1_PARAMS", "G2_PARAMS", "BLS_X",
-           "pairing", "pairing_check", "prepare_g2", "G2Prepared", "multi_miller_loop"]
+           "pairing_check", "prepare_g2", "G2Prepared", "multi_miller_loop"]

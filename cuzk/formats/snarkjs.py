@@ -85,6 +85,8 @@ class SnarkjsProvingKey(ProvingKey):
             raise InputError("wire 0 of the witness must be 1 (the constant ONE)")
         z = np.ascontiguousarray(z)
         ma, mb = self.matrix_a, self.matrix_b
+        if ma is None or mb is None:
+            raise KeyMismatchError("this key carries no A/B coefficient matrices (build it with read_zkey)")
         a = csr_matvec(ma.indptr, ma.indices, ma.data, z)
         b = csr_matvec(mb.indptr, mb.indices, mb.data, z)
         if self.r1cs is not None:

@@ -17,6 +17,7 @@ import attrs
 import numpy as np
 
 from cuzk.curve import G1, G2
+from cuzk.errors import InputError
 from cuzk.field import FR, Fr
 from cuzk.groth16.keys import Density, ProvingKey, VerifyingKey
 from cuzk.groth16.r1cs_to_qap import evaluate_qap_at, powers
@@ -25,15 +26,21 @@ from cuzk.kernels import cpu
 __all__ = ["ToxicWaste", "setup", "setup_with_waste"]
 
 
+def _check_secret(name: str, v) -> None:
+    # a zero (or unreduced) secret makes keys that prove anything or nothing
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 < v < FR.modulus:
+        raise InputError(f"toxic waste {name} must be an int in [1, r)")
+
+
 @attrs.frozen(repr=False)
 class ToxicWaste:
     """Explicit setup secrets, for deterministic tests only (``repr`` hides them)."""
 
-    tau: int
-    alpha: int
-    beta: int
-    gamma: int
-    delta: int
+    tau: int = attrs.field(validator=lambda self, a, v: _check_secret(a.name, v))
+    alpha: int = attrs.field(validator=lambda self, a, v: _check_secret(a.name, v))
+    beta: int = attrs.field(validator=lambda self, a, v: _check_secret(a.name, v))
+    gamma: int = attrs.field(validator=lambda self, a, v: _check_secret(a.name, v))
+    delta: int = attrs.field(validator=lambda self, a, v: _check_secret(a.name, v))
 
     def __repr__(self) -> str:
         return "ToxicWaste(<hidden>)"

@@ -90,11 +90,48 @@ def bench_size(log_m: int, runs: int, device: str) -> dict:
     return out
 
 
+def bench_wasm(n: int = 40) -> str:
+    """circom's WASM witness calculator through wasmtime: serial vs two threads (GIL check)."""
+    import threading
+
+    from cuzk.formats.snarkjs_wasm import synthesizer_from_circom
+
+    d = ceremony.ceremony("poseidon", ceremony.poseidon_source(), {"a": "1", "b": "2"}, 10)
+    synths = [synthesizer_from_circom(d / "circuit.r1cs", d / "circuit.wasm") for _ in range(2)]
+    inputs = {"a": 1, "b": 2}
+    for s in synths:
+        s.synthesize(**inputs)
+    t = time.perf_counter()
+    for _ in range(n):
+        synths[0].calculator.calculate(inputs)
+    serial = time.perf_counter() - t
+    t = time.perf_counter()
+    for _ in range(n):
+        synths[0].synthesize(**inputs)
+    full = time.perf_counter() - t
+
+    def work(s):
+        for _ in range(n // 2):
+            s.calculator.calculate(inputs)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in synths]
+    t = time.perf_counter()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    two = time.perf_counter() - t
+    return (f"WASM witness ({synths[0].calculator.witness_size} wires): {serial / n * 1e3:.1f} ms serial, "
+            f"full synthesize {full / n * 1e3:.1f} ms; {n} calculations in 2 threads {two:.2f} s vs serial "
+            f"{serial:.2f} s = {serial / two:.2f}× speed-up")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="12,14", help="log2 domain sizes, comma separated")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--device", default="auto")
+    ap.add_argument("--wasm", action="store_true", help="also time circom's WASM witness calculator (needs wasmtime)")
     a = ap.parse_args(argv)
     ok, why = ceremony.toolchain_status()
     if not ok:
@@ -109,6 +146,8 @@ def main(argv=None) -> int:
               f"{r['in_process']:.3f} s ({r['device']}) | {r['snarkjs'] / r['in_process']:.1f}× | "
               f"{r['snarkjs'] / r['cli_trusted']:.1f}× | {r['load_checked']:.2f} / {r['load_trusted']:.2f} s | "
               f"{r['snarkjs_verifies_cuzk']} |", flush=True)
+    if a.wasm:
+        print(bench_wasm())
     return 0
 
 

@@ -101,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="cuzk", description="Groth16 proving SDK for BLS12-381")
     p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command")
+    from cuzk.cli_groth16 import add_groth16_parser  # `cuzk groth16 prove|verify`, snarkjs-style
+
+    add_groth16_parser(sub)
     sub.add_parser("info", help="versions, Numba threading layer, cache dir, CUDA, CPUs").set_defaults(fn=_cmd_info)
 
     w = sub.add_parser("waterfall", help="render a timeline saved with Timeline.save()")

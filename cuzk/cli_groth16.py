@@ -25,6 +25,18 @@ from cuzk.errors import CuzkError
 __all__ = ["add_groth16_parser", "main"]
 
 
+def _files(fn):
+    """Report a missing/unreadable file as one line and exit status 1 (also under ``cuzk``'s own main)."""
+    def run(args) -> int:
+        try:
+            return fn(args)
+        except OSError as e:
+            print(f"cuzk groth16 {args.groth16_command}: error: {e}", file=sys.stderr)
+            return 1
+    return run
+
+
+@_files
 def _cmd_prove(args) -> int:
     from cuzk.formats.snarkjs import read_zkey
     from cuzk.formats.snarkjs_json import write_proof_json, write_public_json
@@ -46,6 +58,7 @@ def _cmd_prove(args) -> int:
     return 0
 
 
+@_files
 def _cmd_verify(args) -> int:
     from cuzk.formats.snarkjs_json import read_proof_json, read_public_json, read_vk_json
     from cuzk.groth16 import verify
@@ -96,9 +109,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.fn(args)
     except CuzkError as e:
-        print(f"cuzk groth16 {args.groth16_command}: error: {e}", file=sys.stderr)
-        return 1
-    except OSError as e:
         print(f"cuzk groth16 {args.groth16_command}: error: {e}", file=sys.stderr)
         return 1
 

@@ -168,6 +168,8 @@ def test_cli_prove_and_verify(chain, tmp_path, capsys):
     assert "Invalid proof" in capsys.readouterr().out
     assert cli_groth16.main(["prove", str(d / "witness.wtns"), str(d / "witness.wtns"), str(proof), str(public)]) == 1
     assert "bad magic" in capsys.readouterr().err
+    assert cli_groth16.main(["verify", vk, str(tmp_path / "missing.json"), str(proof)]) == 1
+    assert "No such file" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- malformed zkeys

@@ -8,7 +8,8 @@ Numba like any cuzk synthesis.
 
 GIL: wasmtime-py calls WASM through ``ctypes``, which releases the GIL for the duration of
 each call, but the calculator is driven by one call per input value and per wire, so the
-Python between calls holds it; the fraction is measured in docs/perf/snarkjs.md.
+Python between calls holds it: two threads run slower than one (docs/perf/snarkjs.md), so
+synthesize circom circuits on one thread or in separate processes.
 
     >>> synth = synthesizer_from_circom("chain.r1cs", "chain_js/chain.wasm")   # doctest: +SKIP
     >>> w = synth.synthesize(x=3, k=7); w.public_inputs                        # doctest: +SKIP
@@ -55,7 +56,7 @@ class CircomWitnessCalculator:
     """One instance of a circom 2 witness-calculator module.
 
     Raises:
-        BackendUnavailableError-like ImportError: ``wasmtime`` is not installed (``pip install cuzk[circom]``).
+        ImportError: ``wasmtime`` is not installed (``pip install 'cuzk[circom]'``).
         SnarkjsFormatError: the module is not a circom 2 calculator, or not for BLS12-381.
     """
 

@@ -227,3 +227,28 @@ def test_repr_pretty_and_repr():
     tl._repr_pretty_(p, cycle=False)
     assert "jobs done" in p.out[0] and "P1" in p.out[0]
     assert repr(tl) == "<Timeline 1 events, capacity 10, dropped 0>"
+
+
+def test_concurrent_recording_loses_nothing_and_snapshots_in_time_order():
+    # recording is lock-free: check that the counts and the order survive two writer threads
+    tl = Timeline(capacity=5_000)
+    barrier = threading.Barrier(2)
+
+    def writer(name):
+        barrier.wait(timeout=30)
+        for i in range(10_000):
+            tl.record(K.GPU_START, job_id=(name, i))
+
+    threads = [threading.Thread(target=writer, args=(n,), name=f"writer-{n}") for n in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads)
+    events = tl.events()
+    assert len(events) == 5_000 and tl.dropped == 15_000
+    times = [e.t_ns for e in events]
+    assert times == sorted(times)
+    for name in "ab":  # each writer's surviving events keep their own order
+        mine = [e.job_id[1] for e in events if e.job_id[0] == name]
+        assert mine == sorted(mine)

@@ -155,8 +155,14 @@ def run_demo(synthesizer, prover, make_inputs: Callable[[int], dict], verify: Ca
         print(f"\n== Pipeline(concurrency={concurrency}): {n_proofs} proofs, all verified ==", file=out)
         print(pipe.timeline.summary(), file=out)
         print(pipe.timeline.waterfall(width=width), file=out)
-    u1, u2 = (timelines[c].summary().gpu_utilization for c in (1, 2))
-    print(f"\nGPU utilization: {100 * u1:.1f}% with concurrency 1 -> {100 * u2:.1f}% with concurrency 2", file=out)
+    s1, s2 = (timelines[c].summary() for c in (1, 2))
+    print(f"\nGPU utilization: {100 * s1.gpu_utilization:.1f}% with concurrency 1 -> "
+          f"{100 * s2.gpu_utilization:.1f}% with concurrency 2", file=out)
+    # Utilization only rises with concurrency when synthesis is the slower stage; say which one is.
+    synth, prove = s1.synth_seconds.mean, s1.gpu_seconds.mean
+    slower = "synthesis" if synth > prove else "the prove stage"
+    print(f"per proof: synthesis {synth:.3f}s, prove {prove:.3f}s -> {slower} bounds throughput "
+          f"({s1.seconds_per_proof:.3f} -> {s2.seconds_per_proof:.3f} s/proof)", file=out)
     return DemoResult(timelines, proofs, True)
 
 

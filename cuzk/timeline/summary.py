@@ -75,7 +75,8 @@ class Summary:
              else f"{self.cpu_cores_busy:.2f} of {self.cpu_count}"),
         ]
         for name, share in self.kernel_utilization.items():
-            rows.append((f"  {name} share of GPU time", f"{100 * share:.1f}%"))
+            label = "all sub-spans" if name == "ALL" else name  # "ALL": the union of the named kernels
+            rows.append((f"  {label} share of GPU time", f"{100 * share:.1f}%"))
         for t, value, reason in self.concurrency_changes:
             rows.append((f"  concurrency -> {value} at {t:.3f}s", reason))
         w = max(len(k) for k, _ in rows)

@@ -1,0 +1,127 @@
+"""Development Groth16 setup in snarkjs's convention: a key ``snarkjs groth16 prove`` can use.
+
+The math is what ``snarkjs groth16 setup`` (``zkey new``) followed by contributions produces,
+computed directly from one party's toxic waste instead of a powers-of-tau ceremony (which takes
+many minutes per power on a small machine):
+
+* domain m = 2^(⌊log2(n_constraints + n_public)⌋ + 1), roots ω = 5^((r−1)/2^32) (natural order);
+* u, v, w = Aᵀ·L(τ), Bᵀ·L(τ), Cᵀ·L(τ) over *all* wires, plus the extra A row
+  ``n_constraints + s`` (coefficient 1) for every input s = 0..n_public;
+* A = u·G1, B1 = v·G1, B2 = v·G2 (all n_vars wires; zero → point at infinity);
+* IC = (β·u + α·v + w)/γ over the inputs, C = (β·u + α·v + w)/δ over the private wires;
+* H_i = L^{2m}_{2i+1}(τ)/δ: the odd-index Lagrange basis of the size-2m domain (the prover
+  evaluates a·b − c on the odd coset and does not divide by Z).
+
+**Not for production** (see :mod:`cuzk.groth16.setup`): whoever keeps the waste can forge proofs.
+The waste lives only in local variables and is dropped once the points are computed.
+
+    >>> pk = setup_snarkjs(read_r1cs("chain.r1cs"))            # doctest: +SKIP
+    >>> write_zkey(pk, "chain.zkey")                            # then: snarkjs groth16 prove ...
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cuzk.curve import G1, G2
+from cuzk.errors import InputError
+from cuzk.field import FR, Fr
+from cuzk.formats.snarkjs import SnarkjsProvingKey
+from cuzk.groth16.keys import Density, VerifyingKey
+from cuzk.groth16.r1cs_to_qap import SNARKJS_ROOT_GENERATOR, lagrange_at
+from cuzk.groth16.setup import ToxicWaste
+from cuzk.kernels import cpu
+from cuzk.synth.kernels import csr_matvec
+from cuzk.synth.r1cs import CsrMatrix
+
+__all__ = ["setup_snarkjs", "snarkjs_domain_size"]
+
+
+def snarkjs_domain_size(n_constraints: int, n_public: int) -> int:
+    """snarkjs's domain: 2^(⌊log2(n_constraints + n_public)⌋ + 1) (``zkey_new.js``'s cirPower).
+
+    >>> snarkjs_domain_size(4000, 2), snarkjs_domain_size(6, 2)
+    (8192, 16)
+    """
+    return 2 ** (n_constraints + n_public).bit_length()
+
+
+def _columns(mat: CsrMatrix, n_vars: int, lag: np.ndarray) -> np.ndarray:
+    """Mᵀ·L: every wire's column polynomial at τ, as a mat-vec of the transposed CSR matrix."""
+    rows = np.repeat(np.arange(mat.indptr.shape[0] - 1, dtype=np.int64), np.diff(mat.indptr))
+    order = np.argsort(mat.indices, kind="stable")
+    indptr = np.zeros(n_vars + 1, dtype=np.int64)
+    np.cumsum(np.bincount(mat.indices, minlength=n_vars), out=indptr[1:])
+    return csr_matvec(indptr, np.ascontiguousarray(rows[order].astype(np.int32)),
+                      np.ascontiguousarray(mat.data[order]), lag)
+
+
+def _scaled(x: np.ndarray, k: int) -> np.ndarray:
+    return Fr.mul(x, np.repeat(Fr.from_ints([k % FR.modulus]), x.shape[0], axis=0))
+
+
+def _mul(group, scalars_mont: np.ndarray, threads) -> np.ndarray:
+    """``s_i·G`` for every row; zero scalars give the point at infinity without a multiplication."""
+    kernel = cpu.batch_mul_g1 if group is G1 else cpu.batch_mul_g2
+    shape = (scalars_mont.shape[0], 2, 6) if group is G1 else (scalars_mont.shape[0], 2, 2, 6)
+    out = np.zeros(shape, dtype=np.uint64)
+    nz = np.flatnonzero(scalars_mont.any(axis=1))
+    if nz.size:
+        out[nz] = kernel(group.generator(), Fr.from_mont(np.ascontiguousarray(scalars_mont[nz])), threads=threads)
+    return out
+
+
+def setup_snarkjs(r1cs, rng=None, *, waste: ToxicWaste | None = None, threads=None) -> SnarkjsProvingKey:
+    """A snarkjs-convention proving key for ``r1cs`` from fresh toxic waste (development only).
+
+    Args:
+        r1cs: the circuit, e.g. :func:`cuzk.formats.snarkjs.read_r1cs` of circom's ``.r1cs``
+            (wires in circom order: ONE, outputs, public inputs, private...).
+        rng: optional ``numpy.random.Generator`` for a reproducible key; default ``secrets``.
+        waste: explicit secrets (tests only); overrides ``rng``.
+        threads: cores for the fixed-base multiplications (None: all).
+
+    Returns:
+        a :class:`SnarkjsProvingKey` (``convention="snarkjs"``, the ``.r1cs`` attached, digest =
+        the R1CS digest) that cuzk proves with and :func:`cuzk.formats.snarkjs_write.write_zkey`
+        turns into a ``.zkey`` for ``snarkjs groth16 prove``.
+
+    Raises:
+        InputError: the circuit has no constraints, or its domain exceeds BLS12-381's 2^32.
+
+    >>> pk = setup_snarkjs(read_r1cs("chain.r1cs"), np.random.default_rng(1))   # doctest: +SKIP
+    >>> pk.convention, pk.domain_size                                             # doctest: +SKIP
+    ('snarkjs', 1024)
+    """
+    n_vars, n_in, n_c = r1cs.n_vars, r1cs.n_public + 1, r1cs.n_constraints
+    if n_c < 1:
+        raise InputError("setup_snarkjs: the circuit has no constraints")
+    m = snarkjs_domain_size(n_c, r1cs.n_public)
+    if m.bit_length() - 1 >= FR.two_adicity:  # the odd coset needs the 2m-th roots too
+        raise InputError(f"setup_snarkjs: domain 2^{m.bit_length() - 1} is too large for BLS12-381 Fr")
+    waste = waste if waste is not None else ToxicWaste.draw(rng)
+    p = FR.modulus
+    tau, alpha, beta, gamma, delta = waste.tau, waste.alpha, waste.beta, waste.gamma, waste.delta
+    lag = lagrange_at(tau, m, root_generator=SNARKJS_ROOT_GENERATOR)
+    u, v, w = (_columns(mat, n_vars, lag) for mat in (r1cs.a, r1cs.b, r1cs.c))
+    u[:n_in] = Fr.add(u[:n_in], lag[n_c:n_c + n_in])  # the per-input A rows
+    t = Fr.add(Fr.add(_scaled(u, beta), _scaled(v, alpha)), w)
+    ic = _scaled(t[:n_in], pow(gamma, -1, p))
+    l = _scaled(t[n_in:], pow(delta, -1, p))
+    # odd-index Lagrange basis of the 2m domain (generator 5, so ω_2m² = ω_m as snarkjs uses)
+    h = _scaled(lagrange_at(tau, 2 * m, root_generator=SNARKJS_ROOT_GENERATOR)[1::2], pow(delta, -1, p))
+    consts = Fr.from_ints([alpha, beta, delta])
+    consts2 = Fr.from_ints([beta, gamma, delta])
+    del tau, alpha, beta, gamma, delta, waste
+    g1c, g2c = _mul(G1, consts, threads), _mul(G2, consts2, threads)
+    vk = VerifyingKey(alpha_g1=g1c[0], beta_g1=g1c[1], delta_g1=g1c[2], beta_g2=g2c[0], gamma_g2=g2c[1],
+                      delta_g2=g2c[2], ic=_mul(G1, ic, threads))
+    # density as read_zkey derives it from the points: a wire keeps a base where its scalar ≠ 0
+    nz_a, nz_b = u.any(axis=1), v.any(axis=1)
+    density = Density(a_aux=nz_a[n_in:], b_input=nz_b[:n_in], b_aux=nz_b[n_in:])
+    keep_a = np.concatenate([np.ones(n_in, bool), nz_a[n_in:]])
+    return SnarkjsProvingKey(
+        vk=vk, h=_mul(G1, h, threads), l=_mul(G1, l, threads), a=_mul(G1, u[keep_a], threads),
+        b_g1=_mul(G1, v[nz_b], threads), b_g2=_mul(G2, v[nz_b], threads), density=density,
+        convention="snarkjs", digest=r1cs.digest, n_constraints=n_c, matrix_a=r1cs.a, matrix_b=r1cs.b, r1cs=r1cs,
+    )

@@ -13,13 +13,24 @@ clock, median of ``--runs``:
 
 Every cuzk proof is also checked by ``snarkjs groth16 verify``.
 
+``--cuzk-setup``: for a size whose power-k ptau is not cached, the ``.zkey`` comes from cuzk's
+development setup (:func:`cuzk.formats.snarkjs_setup.setup_snarkjs` + ``write_zkey``, seconds
+instead of the ptau's many minutes), the witness still from ``snarkjs wtns calculate`` and the
+verification key from ``snarkjs zkey export verificationkey``. snarkjs's proving work is the
+same whatever produced the key (same sections, sizes and domain).
+
     python3 benchmarks/snarkjs_bench.py --sizes 12,14 --runs 3
+    python3 benchmarks/snarkjs_bench.py --sizes 14,16 --runs 3 --cuzk-setup
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
+import json
+import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -49,15 +60,65 @@ def timed(cmd) -> float:
     return dt
 
 
-def bench_size(log_m: int, runs: int, device: str) -> dict:
+def ptau_cached(power: int) -> bool:
+    return (ceremony.cache_root() / f"pot{power}_{ceremony._lock_hash()[:12]}.ptau").exists()
+
+
+def cuzk_setup_artifacts(name: str, source: str, inputs: dict, log=None) -> Path:
+    """circom compile + ``snarkjs wtns calculate`` + cuzk's setup and zkey writer, cached.
+
+    The folder (under the ceremony cache, ``<name>-cuzksetup-<hash>``) holds ``circuit.r1cs``,
+    ``circuit.zkey`` (written by cuzk), ``verification_key.json`` (exported by snarkjs),
+    ``witness.wtns`` and ``timings.json``.
+    """
+    from cuzk.formats.snarkjs import read_r1cs
+    from cuzk.formats.snarkjs_setup import setup_snarkjs
+    from cuzk.formats.snarkjs_write import write_zkey
+
+    log = log or sys.stderr
+    ceremony.ensure_toolchain()
+    key = hashlib.sha256(b"\0".join([name.encode(), source.encode(), json.dumps(inputs, sort_keys=True).encode(),
+                                     ceremony._lock_hash().encode(), ceremony._circuit_files()])).hexdigest()[:16]
+    out = ceremony.cache_root() / f"{name}-cuzksetup-{key}"
+    if (out / "done").exists():
+        return out
+    build = ceremony.CIRCOM_DIR / "build" / f"{name}-{key}"
+    build.mkdir(parents=True, exist_ok=True)
+    (build / "circuit.circom").write_text(source)
+    rel = build.relative_to(ceremony.CIRCOM_DIR)
+    t = {"compile": ceremony._run([ceremony._BIN / "circom2", rel / "circuit.circom", "--r1cs", "--wasm", "--prime",
+                                   "bls12381", "-l", "node_modules", "-o", rel], ceremony.CIRCOM_DIR, log)}
+    work = ceremony.cache_root() / f"{name}-cuzksetup-{key}.tmp{os.getpid()}"
+    work.mkdir(parents=True, exist_ok=True)
+    shutil.copy(build / "circuit.r1cs", work / "circuit.r1cs")
+    shutil.copy(build / "circuit_js" / "circuit.wasm", work / "circuit.wasm")
+    (work / "input.json").write_text(json.dumps(inputs))
+    s = ceremony._BIN / "snarkjs"
+    t["wtns"] = ceremony._run([s, "wtns", "calculate", "circuit.wasm", "input.json", "witness.wtns"], work, log)
+    t0 = time.perf_counter()
+    write_zkey(setup_snarkjs(read_r1cs(work / "circuit.r1cs")), work / "circuit.zkey")
+    t["cuzk_setup"] = time.perf_counter() - t0
+    log.write(f"cuzk setup + write_zkey: {t['cuzk_setup']:.2f} s\n")
+    t["export_vk"] = ceremony._run([s, "zkey", "export", "verificationkey", "circuit.zkey", "verification_key.json"],
+                                   work, log)
+    (work / "timings.json").write_text(json.dumps(t, indent=1))
+    (work / "done").write_text("ok\n")
+    shutil.rmtree(out, ignore_errors=True)
+    os.replace(work, out)
+    return out
+
+
+def bench_size(log_m: int, runs: int, device: str, cuzk_setup: bool = False) -> dict:
     from cuzk.formats import snarkjs as sj
     from cuzk.formats.snarkjs_json import write_proof_json, write_public_json
     from cuzk.prover import GpuProver
 
     n = chain_length(log_m)
-    d = ceremony.ceremony(f"chain{n}", ceremony.chain_source(n), {"x": "3", "k": "7"}, log_m)
+    args = (f"chain{n}", ceremony.chain_source(n), {"x": "3", "k": "7"})
+    use_cuzk = cuzk_setup and not ptau_cached(log_m)
+    d = cuzk_setup_artifacts(*args) if use_cuzk else ceremony.ceremony(*args, log_m)
     zkey, wtns = d / "circuit.zkey", d / "witness.wtns"
-    out = {"log_m": log_m, "constraints": n}
+    out = {"log_m": log_m, "constraints": n, "zkey_from": "cuzk setup" if use_cuzk else "snarkjs ceremony"}
     with tempfile.TemporaryDirectory() as tmp:
         proof, public = Path(tmp) / "proof.json", Path(tmp) / "public.json"
         snark = [ceremony._BIN / "snarkjs", "groth16", "prove", zkey, wtns, proof, public]
@@ -132,20 +193,22 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--device", default="auto")
     ap.add_argument("--wasm", action="store_true", help="also time circom's WASM witness calculator (needs wasmtime)")
+    ap.add_argument("--cuzk-setup", action="store_true",
+                    help="sizes without a cached ptau: the .zkey comes from cuzk's snarkjs-convention dev setup")
     a = ap.parse_args(argv)
     ok, why = ceremony.toolchain_status()
     if not ok:
         print(f"skipped: {why}")
         return 0
     print("| domain | constraints | snarkjs prove | cuzk CLI (checked) | cuzk CLI (--trusted) | cuzk in-process | "
-          "snarkjs / in-process | snarkjs / CLI trusted | zkey load checked / trusted | snarkjs verifies cuzk |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "snarkjs / in-process | snarkjs / CLI trusted | zkey load checked / trusted | snarkjs verifies cuzk | zkey from |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for log_m in (int(s) for s in a.sizes.split(",")):
-        r = bench_size(log_m, a.runs, a.device)
+        r = bench_size(log_m, a.runs, a.device, a.cuzk_setup)
         print(f"| 2^{log_m} | {r['constraints']} | {r['snarkjs']:.2f} s | {r['cli']:.2f} s | {r['cli_trusted']:.2f} s | "
               f"{r['in_process']:.3f} s ({r['device']}) | {r['snarkjs'] / r['in_process']:.1f}× | "
               f"{r['snarkjs'] / r['cli_trusted']:.1f}× | {r['load_checked']:.2f} / {r['load_trusted']:.2f} s | "
-              f"{r['snarkjs_verifies_cuzk']} |", flush=True)
+              f"{r['snarkjs_verifies_cuzk']} | {r['zkey_from']} |", flush=True)
     if a.wasm:
         print(bench_wasm())
     return 0

@@ -187,3 +187,34 @@ def test_gpu_check_script_checks_pass_on_the_host_runtime(host_as_device, capsys
     gpu_check.check_ntt(host_as_device, pyref, None)
     gpu_check.check_msm(host_as_device, pyref, None)
     assert capsys.readouterr().out.count("OK") == 4
+
+
+def test_resident_points_give_the_same_msm(host_as_device):
+    g = pyref.G1_GEN
+    pts = pyref.g1_to_array([g, pyref.g1_mul(g, 2), None, pyref.g1_mul(g, 5)])
+    sc = pyref.canon_limbs([5, 7, 9, 11])
+    dev = cuda.upload_points(pts)
+    assert len(dev) == 4 and "g1" in repr(dev)
+    np.testing.assert_array_equal(cuda.msm_g1(dev, sc), cuda.msm_g1(pts, sc))
+    with pytest.raises(InputError, match="g1"):
+        cuda.msm_g2(dev, sc)
+    with pytest.raises(InputError, match="4 points but 3 scalars"):
+        cuda.msm_g1(dev, sc[:3])
+
+
+def test_full_groth16_proof_through_the_cuda_launch_plans(host_as_device):
+    # The CUDA backend's NTT/MSM plans, run on the host build of the same kernels, make a proof
+    # that verifies and equals the CPU backend's proof for the same (r, s).
+    from cuzk import Synthesizer
+    from cuzk.circuits import Cube
+    from cuzk.groth16 import Bases, create_proof, setup, verify
+    from cuzk.kernels import cpu
+
+    synth = Synthesizer(Cube())
+    pk, vk = setup(synth.r1cs, rng=np.random.default_rng(11))
+    w = synth.synthesize(x=3, out=35)
+    up = cuda.upload_points
+    bases = Bases(a=up(pk.a), b_g1=up(pk.b_g1), b_g2=up(pk.b_g2), l=up(pk.l), h=up(pk.h))
+    on_gpu_plan = create_proof(pk, w, 5, 6, backend=cuda, bases=bases)
+    assert verify(vk, [35], on_gpu_plan) and not verify(vk, [36], on_gpu_plan)
+    assert on_gpu_plan == create_proof(pk, w, 5, 6, backend=cpu)

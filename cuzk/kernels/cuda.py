@@ -32,6 +32,8 @@ from cuzk.field.params import FQ, FR
 from cuzk.kernels.checks import check_field_rows, check_points
 
 __all__ = [
+    "DevicePoints",
+    "upload_points",
     "ArithOp",
     "EcOp",
     "CupyRuntime",
@@ -489,14 +491,61 @@ def xyzz_to_affine(words: np.ndarray, group: str) -> np.ndarray:
     return np.stack([np.stack([_int_to_u64(FQ.to_mont_int(v), 6) for v in pt]) for pt in (x, y)])
 
 
+class DevicePoints:
+    """Affine points uploaded once and kept on the device (a proving key's queries).
+
+    Made by :func:`upload_points`; accepted wherever ``msm_g1``/``msm_g2`` take points, so a
+    prover pays the host-to-device copy of its key once, not per proof.
+    """
+
+    __slots__ = ("words", "n", "group", "device_id")
+
+    def __init__(self, words, n: int, group: str, device_id: int):
+        self.words, self.n, self.group, self.device_id = words, n, group, device_id
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __repr__(self) -> str:
+        return f"DevicePoints({self.group}, n={self.n}, device={self.device_id})"
+
+
+@_oom_guard
+def upload_points(points, device_id: int = 0) -> DevicePoints:
+    """Validate affine G1 ``(n, 2, 6)`` or G2 ``(n, 2, 2, 6)`` points once and copy them to the device."""
+    arr = np.asarray(points)
+    group = "g2" if arr.ndim == 4 else "g1"
+    pts = check_points(points, "points", (2, 2, 6) if group == "g2" else (2, 6), FQ.modulus)
+    rt = get_runtime(device_id)
+    return DevicePoints(rt.asarray(np.ascontiguousarray(pts).view(np.uint32)), len(pts), group, device_id)
+
+
 def _check_msm(points, scalars, tail: tuple):
-    pts = check_points(points, "points", tail, FQ.modulus)
     sc = check_field_rows(scalars, "scalars", (4,), FR.modulus)
-    if len(pts) != len(sc):
-        raise InputError(f"{len(pts)} points but {len(sc)} scalars")
-    if len(pts) >= 1 << 31:
-        raise InputError(f"MSM of {len(pts)} points exceeds the 2^31 - 1 the kernels index")
-    return pts, sc
+    if isinstance(points, DevicePoints):
+        want = "g2" if len(tail) == 3 else "g1"
+        if points.group != want:
+            raise InputError(f"these device points are {points.group}, the MSM is over {want}")
+        n = points.n
+    else:
+        points = check_points(points, "points", tail, FQ.modulus)
+        n = len(points)
+    if n != len(sc):
+        raise InputError(f"{n} points but {len(sc)} scalars")
+    if n >= 1 << 31:
+        raise InputError(f"MSM of {n} points exceeds the 2^31 - 1 the kernels index")
+    return points, sc
+
+
+def _msm(group: str, points, scalars, tail: tuple) -> np.ndarray:
+    pts, sc = _check_msm(points, scalars, tail)
+    if isinstance(pts, DevicePoints):
+        rt, words = get_runtime(pts.device_id), pts.words
+    else:
+        rt = get_runtime()
+        words = rt.asarray(pts.view(np.uint32))
+    out = run_msm(rt, group, words, rt.asarray(np.ascontiguousarray(sc).view(np.uint32)), len(sc))
+    return xyzz_to_affine(out, group)
 
 
 @_oom_guard
@@ -504,7 +553,8 @@ def msm_g1(points, scalars, threads=None):
     """Σ scalars[i]·points[i] over G1 on the GPU.
 
     Args:
-        points: ``(n, 2, 6)`` uint64 affine Montgomery (all-zero rows = infinity).
+        points: ``(n, 2, 6)`` uint64 affine Montgomery (all-zero rows = infinity), or
+            :class:`DevicePoints` from :func:`upload_points` (already on the device).
         scalars: ``(n, 4)`` uint64 canonical (not Montgomery) Fr integers.
         threads: accepted for parity with the CPU backend; unused.
 
@@ -517,10 +567,7 @@ def msm_g1(points, scalars, threads=None):
 
     >>> msm_g1(points, scalars)  # doctest: +SKIP
     """
-    pts, sc = _check_msm(points, scalars, (2, 6))
-    rt = get_runtime()
-    words = run_msm(rt, "g1", rt.asarray(pts.view(np.uint32)), rt.asarray(sc.view(np.uint32)), len(pts))
-    return xyzz_to_affine(words, "g1")
+    return _msm("g1", points, scalars, (2, 6))
 
 
 @_oom_guard
@@ -531,10 +578,7 @@ def msm_g2(points, scalars, threads=None):
 
     >>> msm_g2(points, scalars)  # doctest: +SKIP
     """
-    pts, sc = _check_msm(points, scalars, (2, 2, 6))
-    rt = get_runtime()
-    words = run_msm(rt, "g2", rt.asarray(pts.view(np.uint32)), rt.asarray(sc.view(np.uint32)), len(pts))
-    return xyzz_to_affine(words, "g2")
+    return _msm("g2", points, scalars, (2, 2, 6))
 
 
 # ---------------------------------------------------------------- element-wise checks

@@ -11,7 +11,7 @@ import pytest
 from cuda_host import pyref
 from cuzk.errors import BackendUnavailableError, FieldValueError, InputError
 from cuzk.field.params import FQ, FR
-from cuzk.kernels import cuda
+from cuzk.kernels import cuda, cuda_runtime
 
 HAVE_GPU, WHY = cuda.is_available()
 gpu = pytest.mark.gpu
@@ -94,7 +94,7 @@ def test_source_hash_tracks_sources_and_options(tmp_path, monkeypatch):
     assert h0 == cuda.source_hash("sm_90") != cuda.source_hash("sm_80")
     for f in cuda.CU_DIR.iterdir():
         (tmp_path / f.name).write_bytes(f.read_bytes())
-    monkeypatch.setattr(cuda, "CU_DIR", tmp_path)
+    monkeypatch.setattr(cuda_runtime, "CU_DIR", tmp_path)
     assert cuda.source_hash("sm_90") == h0
     (tmp_path / "ntt.cu").write_text((tmp_path / "ntt.cu").read_text() + "\n// edit\n")
     assert cuda.source_hash("sm_90") != h0

@@ -251,3 +251,14 @@ def test_toxic_waste_out_of_range_is_refused(bad):
     with pytest.raises(InputError, match="toxic waste tau"):
         ToxicWaste(bad, 1, 2, 3, 4)
     assert "hidden" in repr(ToxicWaste(5, 1, 2, 3, 4))
+
+
+def test_wrong_objects_get_clear_errors(cube):
+    _, pk, _, _, _ = cube
+    with pytest.raises(InputError, match="R1CS"):
+        setup(None)
+    with pytest.raises(InputError, match="R1CS"):
+        setup_with_waste({"n_public": 1}, ToxicWaste(1, 2, 3, 4, 5))
+    for bad in (None, {"x": 3}):
+        with pytest.raises(InputError, match="Synthesized"):
+            GpuProver(pk, device="cpu").prove(bad)

@@ -60,6 +60,10 @@ class Bases:
 
 def check_compatible(pk: ProvingKey, synthesized) -> None:
     """Refuse a witness of another circuit or shape, with a message that says which."""
+    missing = [k for k in ("z", "a", "b", "c", "public_inputs") if not hasattr(synthesized, k)]
+    if missing:
+        raise InputError(f"expected a cuzk.synth.Synthesized (Synthesizer.synthesize(...)), got "
+                         f"{type(synthesized).__name__} without {', '.join(missing)}")
     if pk.digest is not None and getattr(synthesized, "digest", None) not in (None, pk.digest):
         raise KeyMismatchError(
             f"the witness is for circuit {synthesized.digest[:16]}…, the proving key for {pk.digest[:16]}…"

@@ -86,6 +86,11 @@ def _g2(scalars_mont: np.ndarray, threads) -> np.ndarray:
 
 def setup_with_waste(r1cs, waste: ToxicWaste, *, threads=None) -> ProvingKey:
     """The deterministic core of :func:`setup`: the keys for the given secrets."""
+    missing = [k for k in ("n_public", "n_vars", "n_constraints", "a", "b", "c", "digest") if not hasattr(r1cs, k)]
+    if missing:
+        raise InputError(f"setup needs a cuzk.synth.R1CS (Synthesizer(...).r1cs), got {type(r1cs).__name__}")
+    if not isinstance(waste, ToxicWaste):
+        raise InputError(f"waste must be a ToxicWaste, got {type(waste).__name__}")
     p = FR.modulus
     tau, alpha, beta, gamma, delta = waste.tau, waste.alpha, waste.beta, waste.gamma, waste.delta
     u, v, w, m = evaluate_qap_at(r1cs, tau)

@@ -16,7 +16,7 @@ many minutes per power on a small machine):
 The waste lives only in local variables and is dropped once the points are computed.
 
     >>> pk = setup_snarkjs(read_r1cs("chain.r1cs"))            # doctest: +SKIP
-    >>> write_zkey(pk, "chain.zkey")                            # then: snarkjs groth16 prove ...
+    >>> write_zkey(pk, "chain.zkey")      # then snarkjs groth16 prove  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def snarkjs_domain_size(n_constraints: int, n_public: int) -> int:
     """snarkjs's domain: 2^(⌊log2(n_constraints + n_public)⌋ + 1) (``zkey_new.js``'s cirPower).
 
     >>> snarkjs_domain_size(4000, 2), snarkjs_domain_size(6, 2)
-    (8192, 16)
+    (4096, 16)
     """
     return 2 ** (n_constraints + n_public).bit_length()
 

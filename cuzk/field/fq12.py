@@ -183,15 +183,16 @@ def cyclotomic_sqr(a):
 
 
 @njit(cache=True, nogil=True)
-def cyclotomic_exp(a, e):
-    """a^e for a in the cyclotomic subgroup; e a uint64 array of little-endian limbs (e >= 0)."""
+def _square_and_multiply(a, e, cyclotomic):
+    # one loop for both powers: the squaring is the only difference (Granger–Scott needs a in
+    # the cyclotomic subgroup); the branch is negligible next to an Fq12 squaring
     r = one()
     started = False
     for i in range(e.shape[0] - 1, -1, -1):
         word = e[i]
         for _ in range(64):
             if started:
-                r = cyclotomic_sqr(r)
+                r = cyclotomic_sqr(r) if cyclotomic else sqr(r)
             if word >> _U63:
                 r = mul(r, a) if started else a
                 started = True
@@ -200,20 +201,15 @@ def cyclotomic_exp(a, e):
 
 
 @njit(cache=True, nogil=True)
+def cyclotomic_exp(a, e):
+    """a^e for a in the cyclotomic subgroup; e a uint64 array of little-endian limbs (e >= 0)."""
+    return _square_and_multiply(a, e, True)
+
+
+@njit(cache=True, nogil=True)
 def pow_(a, e):
     """a^e for any a; e a uint64 array of little-endian limbs (e >= 0); pow_(a, [0]) == one()."""
-    r = one()
-    started = False
-    for i in range(e.shape[0] - 1, -1, -1):
-        word = e[i]
-        for _ in range(64):
-            if started:
-                r = sqr(r)
-            if word >> _U63:
-                r = mul(r, a) if started else a
-                started = True
-            word = word << _U1
-    return r
+    return _square_and_multiply(a, e, False)
 
 
 @njit(cache=True, nogil=True)

@@ -21,6 +21,7 @@ from numba import njit
 
 from cuzk.field import FR, Fr, fr
 from cuzk.errors import KeyMismatchError
+from cuzk.kernels.ntt_cpu import powers
 
 __all__ = ["domain_size", "powers", "lagrange_at", "evaluate_qap_at", "witness_evaluations", "compute_h", "COSET_SHIFT", "SNARKJS_ROOT_GENERATOR"]
 
@@ -40,26 +41,10 @@ def domain_size(n_constraints: int, n_inputs: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _powers_kernel(omega, out):
-    w = fr.one()
-    om = fr.load(omega, 0)
-    for j in range(out.shape[0]):
-        fr.store(out, j, w)
-        w = fr.mul(w, om)
-
-
-@njit(cache=True, nogil=True)
 def _lagrange_finish(powers, inv_den, scale, out):
     s = fr.load(scale, 0)
     for j in range(out.shape[0]):
         fr.store(out, j, fr.mul(fr.mul(fr.load(powers, j), fr.load(inv_den, j)), s))
-
-
-def powers(x: int, n: int) -> np.ndarray:
-    """``[x^0, x^1, ..., x^(n-1)]`` as (n, 4) Montgomery Fr."""
-    out = np.empty((n, 4), dtype=np.uint64)
-    _powers_kernel(Fr.from_ints([x]), out)
-    return out
 
 
 def lagrange_at(tau: int, m: int, root_generator: int = 7) -> np.ndarray:

@@ -33,7 +33,7 @@ from cuzk.field.params import FR
 from cuzk.kernels.checks import check_field_rows
 from cuzk.kernels.cpu_threads import resolve_threads, run_phases
 
-__all__ = ["ntt", "h_pointwise", "mont_row", "twiddles", "clear_tables"]
+__all__ = ["ntt", "h_pointwise", "mont_row", "powers", "twiddles", "clear_tables"]
 
 # 2^10 Fr elements = 32 KiB: a leaf's low stages stay in L1.
 LEAF_LOG = 10
@@ -149,6 +149,16 @@ def _powers(c, g, n):
         F.store(out, i, acc)
         acc = F.mul(acc, gg)
     return out
+
+
+def powers(x: int, n: int, scale: int = 1) -> np.ndarray:
+    """``[scale·x^0, ..., scale·x^(n-1)]`` as (n, 4) Montgomery Fr rows (twiddles, cosets, setup).
+
+    >>> from cuzk.field import Fr
+    >>> Fr.to_ints(powers(3, 4, scale=2))
+    [2, 6, 18, 54]
+    """
+    return _powers(mont_row(scale % FR.modulus), mont_row(x % FR.modulus), n)
 
 
 @njit(cache=True, nogil=True)

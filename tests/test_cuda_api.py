@@ -218,3 +218,77 @@ def test_full_groth16_proof_through_the_cuda_launch_plans(host_as_device):
     on_gpu_plan = create_proof(pk, w, 5, 6, backend=cuda, bases=bases)
     assert verify(vk, [35], on_gpu_plan) and not verify(vk, [36], on_gpu_plan)
     assert on_gpu_plan == create_proof(pk, w, 5, 6, backend=cpu)
+
+
+def test_staged_proof_waits_on_every_copy_and_matches_the_cpu(host_as_device):
+    # The prover stages a, b, c and the MSM scalars, computes H and the MSMs on "device"
+    # arrays (no host round trip between NTTs), and each pending copy is waited on before use.
+    from cuzk import Synthesizer
+    from cuzk.circuits import Cube
+    from cuzk.groth16 import Bases, create_proof, setup
+    from cuzk.kernels import cpu
+
+    synth = Synthesizer(Cube())
+    pk, _ = setup(synth.r1cs, rng=np.random.default_rng(12))
+    w = synth.synthesize(x=3, out=35)
+    up = cuda.upload_points
+    bases = Bases(a=up(pk.a), b_g1=up(pk.b_g1), b_g2=up(pk.b_g2), l=up(pk.l), h=up(pk.h))
+    host_as_device.staged.clear()
+    proof = create_proof(pk, w, 7, 8, backend=cuda, bases=bases)
+    assert len(host_as_device.staged) == 6 and all(ev.waited for ev in host_as_device.staged)
+    assert proof == create_proof(pk, w, 7, 8, backend=cpu)
+
+
+def test_device_arrays_flow_between_kernels_without_the_host(host_as_device):
+    r = FR.modulus
+    vals = [3, 1, 4, 1, 5, 9, 2, 6]
+    a, = cuda.stage(pyref.to_mont_limbs(vals, FR))
+    y = cuda.ntt(a, shift=7)
+    assert isinstance(y, cuda.DeviceArray) and y.shape == (8, 8)
+    back = cuda.to_canonical(cuda.ntt(y, inverse=True, shift=7))
+    assert pyref.from_mont_limbs(np.asarray(back.array).view(np.uint64), FR) == [v * pow(FR.r, -1, r) % r for v in vals]
+    assert np.asarray(back.array).view(np.uint64).reshape(8, 4)[:, 0].tolist() == vals  # canonical limbs
+    h = cuda.h_pointwise(y, y, y, 1)
+    assert isinstance(h, cuda.DeviceArray) and h[:7].shape == (7, 8)
+    with pytest.raises(FieldValueError, match="all be on the device"):
+        cuda.h_pointwise(y, pyref.to_mont_limbs(vals, FR), y, 1)
+    g = pyref.G1_GEN
+    pts = pyref.g1_to_array([pyref.g1_mul(g, k) for k in (1, 2, 3)])
+    sc, = cuda.stage(pyref.canon_limbs([4, 5, 6]))
+    np.testing.assert_array_equal(cuda.msm_g1(pts, sc), pyref.g1_to_array([pyref.g1_mul(g, 32)])[0])
+    with pytest.raises(InputError, match="3 points but 2 scalars"):
+        cuda.msm_g1(pts, sc[:2])
+
+
+def test_raw_device_scalars_are_checked_on_the_device(host_as_device, monkeypatch):
+    bad = np.zeros((2, 8), np.uint32)
+    bad[1] = np.frombuffer(FR.modulus.to_bytes(32, "little"), np.uint32)  # exactly r
+    monkeypatch.setattr(cuda, "_is_cupy", lambda a: isinstance(a, np.ndarray) and a.dtype == np.uint32)
+    monkeypatch.setattr(cuda, "_device_rows", lambda a, what: (host_as_device, a))
+    pts = pyref.g1_to_array([pyref.G1_GEN, pyref.G1_GEN])
+    with pytest.raises(FieldValueError, match="1 device rows are not canonical"):
+        cuda.msm_g1(pts, bad)
+
+
+def test_pinned_pool_reuses_buffers_only_after_their_copy_is_done():
+    from cuzk.kernels.cuda_runtime import PinnedPool
+
+    made = []
+
+    def alloc(n):
+        made.append(n)
+        return bytearray(n)
+
+    class Ev:
+        done = False
+
+    pool = PinnedPool(alloc, max_bytes=4 << 20)
+    mem, buf = pool.take(100)
+    assert buf.size == 1 << 20 and made == [1 << 20]
+    ev = Ev()
+    pool.give_back(mem, buf.size, ev)
+    pool.take(10)  # the first buffer's copy is still in flight: a new one
+    assert len(made) == 2
+    ev.done = True
+    mem3, _ = pool.take(10)
+    assert mem3 is mem and len(made) == 2  # reused once its event completed

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from cuda_host import host_runtime, pyref
+from cuzk.errors import InputError
 from cuzk.field.params import FR
 from cuzk.kernels import cuda
 
@@ -57,11 +58,10 @@ def _expected(group, logs, scalars):
     return to_array([mul(gen, k) if k else None])[0]
 
 
-def _run(rt, group, pts, scalars, c=None):
+def _run(rt, group, pts, scalars, c=None, segment_len=None):
     arr = _GROUPS[group][3](pts)
     sc = pyref.canon_limbs(scalars)
-    words = cuda.run_msm(rt, group, arr.view(np.uint32), sc.view(np.uint32), len(pts), c)
-    return cuda.xyzz_to_affine(words, group)
+    return cuda.run_msm(rt, group, arr.view(np.uint32), sc.view(np.uint32), len(pts), c, segment_len)
 
 
 @pytest.mark.parametrize("group,log_n", [("g1", 6), ("g1", 8), ("g1", 10), ("g2", 6), ("g2", 8)])
@@ -74,6 +74,17 @@ def test_msm_matches_discrete_log_reference(rt, group, log_n):
 def test_every_window_width_gives_the_same_sum(rt, c):
     pts, logs, scalars = _instance("g1", 48, seed=c)
     np.testing.assert_array_equal(_run(rt, "g1", pts, scalars, c), _expected("g1", logs, scalars))
+
+
+@pytest.mark.parametrize("segment_len", [1, 2, 8, 64, 1 << 12])
+def test_every_segment_length_gives_the_same_sum(rt, segment_len):
+    pts, logs, scalars = _instance("g1", 40, seed=segment_len)
+    np.testing.assert_array_equal(_run(rt, "g1", pts, scalars, 8, segment_len), _expected("g1", logs, scalars))
+
+
+def test_segment_length_must_be_a_power_of_two(rt):
+    with pytest.raises(InputError, match="power of two"):
+        _run(rt, "g1", [None], [1], 4, 3)
 
 
 def test_one_heavy_bucket_is_split_into_tasks(rt):

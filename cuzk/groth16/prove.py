@@ -125,22 +125,27 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
     n_in = pk.n_inputs
     vk = pk.vk
 
+    # stage() starts the device copies (CUDA; the CPU backend returns its inputs), so the
+    # host work between here and the first kernel that reads an array overlaps its copy.
     with span("H"):
         a, b, c = witness_evaluations(synthesized, n_in, pk.domain_size)
+        dev = getattr(bases.a, "device_id", None)  # resident bases pin the GPU (CUDA backend)
+        a, b, c = kern.stage(a, b, c, device_id=dev)
+        z = Fr.from_mont(synthesized.z)  # MSM scalars are canonical
+        inputs, aux = z[:n_in], z[n_in:]
+        a_sc, b_sc, l_sc = kern.stage(np.concatenate([inputs, aux[dens.a_aux]]),
+                                      np.concatenate([inputs[dens.b_input], aux[dens.b_aux]]), aux, device_id=dev)
         h = compute_h(a, b, c, kern, threads=threads, convention=pk.convention)
-        h = Fr.from_mont(h)
+        h = kern.to_canonical(h)
 
-    z = Fr.from_mont(synthesized.z)  # MSM scalars are canonical
-    inputs, aux = z[:n_in], z[n_in:]
     with span("MSM_A"):
-        a_sum = kern.msm_g1(bases.a, np.concatenate([inputs, aux[dens.a_aux]]), threads=threads)
-    b_scalars = np.concatenate([inputs[dens.b_input], aux[dens.b_aux]])
+        a_sum = kern.msm_g1(bases.a, a_sc, threads=threads)
     with span("MSM_B1"):
-        b1_sum = kern.msm_g1(bases.b_g1, b_scalars, threads=threads)
+        b1_sum = kern.msm_g1(bases.b_g1, b_sc, threads=threads)
     with span("MSM_B2"):
-        b2_sum = kern.msm_g2(bases.b_g2, b_scalars, threads=threads)
+        b2_sum = kern.msm_g2(bases.b_g2, b_sc, threads=threads)
     with span("MSM_L"):
-        l_sum = kern.msm_g1(bases.l, aux, threads=threads)
+        l_sum = kern.msm_g1(bases.l, l_sc, threads=threads)
     with span("MSM_H"):
         h_sum = kern.msm_g1(bases.h, h, threads=threads)
 

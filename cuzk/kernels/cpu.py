@@ -5,7 +5,6 @@ kernel takes ``threads`` (None: all cores) so a pipeline can share the cores bet
 Arrays follow DESIGN §3: Fr elements (n, 4) uint64 Montgomery, G1 affine (n, 2, 6), G2 affine
 (n, 2, 2, 6), all-zero limbs for the identity; MSM scalars are canonical (not Montgomery).
 
-    >>> import numpy as np
     >>> from cuzk.curve import G1
     >>> from cuzk.kernels import cpu
     >>> g = G1.generator()
@@ -14,7 +13,32 @@ Arrays follow DESIGN §3: Fr elements (n, 4) uint64 Montgomery, G1 affine (n, 2,
     True
 """
 
+import numpy as np  # noqa: F401  (the doctests use it)
+
+from cuzk.field.prime_field import Fr
 from cuzk.kernels.msm_cpu import batch_mul_g1, batch_mul_g2, msm_g1, msm_g2
 from cuzk.kernels.ntt_cpu import h_pointwise, ntt
 
-__all__ = ["ntt", "h_pointwise", "msm_g1", "msm_g2", "batch_mul_g1", "batch_mul_g2"]
+__all__ = ["ntt", "h_pointwise", "msm_g1", "msm_g2", "stage", "to_canonical", "batch_mul_g1", "batch_mul_g2"]
+
+
+def stage(*arrays, device_id=None) -> list:
+    """Where the kernels read their inputs: host memory already, so the arrays unchanged.
+
+    (The CUDA backend's ``stage`` starts the host-to-device copies here; a prover calls it the
+    same way for either backend.)
+
+    >>> stage(np.zeros((2, 4), np.uint64))[0].shape
+    (2, 4)
+    """
+    return list(arrays)
+
+
+def to_canonical(values):
+    """Montgomery Fr values → canonical integers (MSM scalars): ``Fr.from_mont``.
+
+    >>> from cuzk.field import Fr
+    >>> to_canonical(Fr.from_ints([5])).tolist()
+    [[5, 0, 0, 0]]
+    """
+    return Fr.from_mont(values)

@@ -17,17 +17,20 @@ sources in the tests, so the launch plans below are exercised on the CPU as well
 
 from __future__ import annotations
 
-import enum
 
 import numpy as np
 
 from cuzk.errors import FieldValueError, InputError
 from cuzk.field.params import FQ, FR
+from cuzk.field.prime_field import Fr as FR_ARRAY
+from cuzk.kernels import msm_kernels_g1, msm_kernels_g2
 from cuzk.kernels.checks import check_field_rows, check_points
+from cuzk.kernels.cuda_elementwise import ArithOp, EcOp, ec_op, field_op, xyzz_to_affine  # noqa: F401
 from cuzk.kernels.cuda_runtime import (  # noqa: F401  (re-exported: part of this backend's API)
     CU_DIR,
     KERNEL_FILES,
     CupyRuntime,
+    DeviceArray,
     _oom_guard,
     get_runtime,
     is_available,
@@ -37,6 +40,9 @@ from cuzk.kernels.cuda_runtime import (  # noqa: F401  (re-exported: part of thi
 __all__ = [
     "DevicePoints",
     "upload_points",
+    "DeviceArray",
+    "stage",
+    "to_canonical",
     "ArithOp",
     "EcOp",
     "CupyRuntime",
@@ -69,26 +75,6 @@ _TWIDDLE_TABLES = 6  # cached (n, w) twiddle tables per runtime: forward + inver
 _MAX_LOG_N = 28  # uint32 indices and twiddle exponents inside the kernels
 
 
-class ArithOp(enum.IntEnum):
-    """Element-wise field operations of ``arith.cu`` (``enum arith_op``)."""
-
-    ADD = 0
-    SUB = 1
-    MUL = 2
-    SQR = 3
-    NEG = 4
-    DBL = 5
-
-
-class EcOp(enum.IntEnum):
-    """Element-wise curve operations of ``arith.cu`` (``enum ec_op``); inputs affine, output XYZZ."""
-
-    ADD_MIXED = 0
-    SUB_MIXED = 1
-    ADD = 2
-    DBL = 3
-
-
 def _grid(n: int, block: int = _BLOCK) -> int:
     return max(1, -(-n // block))
 
@@ -118,11 +104,14 @@ def _run_ntt_body(rt, x, log_n: int, omega: int, shift: int | None, inverse: boo
     r = FR.modulus
     w = pow(omega, -1, r) if inverse else omega
     key = ("twiddles", n, w)
-    tw = rt.cache.get(key)
-    if tw is None:
-        if len(rt.cache) >= _TWIDDLE_TABLES:  # bounded: a 2^24 table is 256 MiB
-            rt.cache.pop(next(iter(rt.cache)), None)
-        tw = rt.cache[key] = _powers(rt, w, 1, max(1, n // 2))
+    with rt.cache_lock:  # GPU workers share the runtime; each has its own stream
+        tw = rt.cache.get(key)
+        if tw is None:
+            if len(rt.cache) >= _TWIDDLE_TABLES:  # bounded: a 2^24 table is 256 MiB
+                rt.cache.pop(next(iter(rt.cache)), None)
+            tw = _powers(rt, w, 1, max(1, n // 2))
+            rt.synchronize()  # ready before another thread's stream can read it
+            rt.cache[key] = tw
     x = rt.xp.array(x, copy=True) if not inverse and shift not in (None, 1) else x
     if not inverse and shift not in (None, 1):
         _scale_by_powers(rt, x, shift, 1, n)
@@ -167,13 +156,31 @@ def _is_cupy(a) -> bool:
     return type(a).__module__.startswith("cupy")
 
 
+def _on_device(a) -> bool:
+    return isinstance(a, DeviceArray) or _is_cupy(a)
+
+
+def _device_rows(a, what: str):
+    """(runtime, uint32 (n, 8) raw array) for a :class:`DeviceArray` or CuPy Fr array; orders
+    the calling thread's stream after a pending copy."""
+    if isinstance(a, DeviceArray):
+        rt = a.rt
+        a = rt.wait(a)
+    else:
+        rt = get_runtime(a.device.id)
+    if a.ndim != 2 or a.shape[1] != 8 or a.dtype != np.uint32:
+        raise FieldValueError(f"{what} on the device must be a uint32 (n, 8) array, got {a.shape} {a.dtype}")
+    return rt, a
+
+
 @_oom_guard
 def ntt(values, *, inverse=False, shift=None, root_generator=7, threads=None):
     """NTT of Fr values (natural order in and out) on the GPU.
 
     Args:
-        values: ``(n, 4)`` uint64 Montgomery Fr, n a power of two (numpy). A CuPy uint32
-            ``(n, 8)`` array is used in place on its device and the result stays there too.
+        values: ``(n, 4)`` uint64 Montgomery Fr, n a power of two (numpy); or a
+            :class:`DeviceArray` / CuPy uint32 ``(n, 8)`` array already on a device, in which
+            case the result is a :class:`DeviceArray` there (no host round trip).
         inverse: the exact inverse map. shift: coset shift, a canonical Fr int (None = 1).
         root_generator: w = ``FR.root_of_unity_for(log2 n, root_generator)``.
         threads: accepted for interface parity with the CPU backend; unused.
@@ -188,10 +195,11 @@ def ntt(values, *, inverse=False, shift=None, root_generator=7, threads=None):
     >>> y = ntt(x, shift=7); bool((ntt(y, inverse=True, shift=7) == x).all())  # doctest: +SKIP
     True
     """
-    if _is_cupy(values):
-        log_n = _check_ntt_args(values.shape[0], shift)
+    if _on_device(values):
+        rt, x = _device_rows(values, "values")
+        log_n = _check_ntt_args(x.shape[0], shift)
         w = FR.root_of_unity_for(log_n, root_generator)
-        return run_ntt(get_runtime(values.device.id), values, log_n, w, shift, inverse)
+        return DeviceArray(run_ntt(rt, x, log_n, w, shift, inverse), rt)
     v = check_field_rows(values, "values", (4,), FR.modulus)
     log_n = _check_ntt_args(v.shape[0], shift)
     w = FR.root_of_unity_for(log_n, root_generator)
@@ -223,12 +231,19 @@ def h_pointwise(a, b, c, z_inv):
 
     >>> h_pointwise(two, two, one, 3)  # (2*2 - 1)*3 = 9 in Montgomery form  # doctest: +SKIP
     """
-    arrs = [check_field_rows(x, name, (4,), FR.modulus) for x, name in ((a, "a"), (b, "b"), (c, "c"))]
-    if not arrs[0].shape[0] == arrs[1].shape[0] == arrs[2].shape[0]:
-        raise FieldValueError(f"a, b, c must have the same length, got {[x.shape[0] for x in arrs]}")
     if isinstance(z_inv, bool) or not isinstance(z_inv, (int, np.integer)):
         raise FieldValueError(f"z_inv must be a canonical Fr int, got {type(z_inv).__name__}")
     FR.check_canonical(int(z_inv))
+    if any(_on_device(x) for x in (a, b, c)):
+        if not all(_on_device(x) for x in (a, b, c)):
+            raise FieldValueError("a, b, c must all be on the device or all on the host")
+        (rt, da), (_, db), (_, dc) = (_device_rows(x, n) for x, n in ((a, "a"), (b, "b"), (c, "c")))
+        if not da.shape[0] == db.shape[0] == dc.shape[0]:
+            raise FieldValueError(f"a, b, c must have the same length, got {[x.shape[0] for x in (da, db, dc)]}")
+        return DeviceArray(run_h_pointwise(rt, da, db, dc, int(z_inv)), rt)
+    arrs = [check_field_rows(x, name, (4,), FR.modulus) for x, name in ((a, "a"), (b, "b"), (c, "c"))]
+    if not arrs[0].shape[0] == arrs[1].shape[0] == arrs[2].shape[0]:
+        raise FieldValueError(f"a, b, c must have the same length, got {[x.shape[0] for x in arrs]}")
     rt = get_runtime()
     if arrs[0].shape[0] == 0:
         return np.empty((0, 4), dtype=np.uint64)
@@ -242,7 +257,7 @@ def msm_window_bits(n: int) -> int:
     return max(4, min(16, n.bit_length() - 4))
 
 
-def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None) -> np.ndarray:
+def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None, segment_len: int | None) -> np.ndarray:
     fw = 12 if group == "g1" else 24  # 32-bit words per coordinate
     pw = 4 * fw  # XYZZ point
     xp = rt.xp
@@ -273,7 +288,7 @@ def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None) -> np.
     buckets = xp.empty((nb, pw), dtype=np.uint32)
     args = (partial, task_off.astype(np.uint32), buckets, nb)
     rt.launch(f"{group}_msm_bucket_merge", _grid(nb, _MSM_BLOCK), _MSM_BLOCK, args)
-    nseg = max(1, B // _MSM_SEGMENT_LEN)
+    nseg = max(1, B // (segment_len or _MSM_SEGMENT_LEN))
     seg = xp.empty((nw * nseg, pw), dtype=np.uint32)
     args = (buckets, B, nw, nseg, seg)
     rt.launch(f"{group}_msm_window_segments", _grid(nw * nseg, _MSM_BLOCK), _MSM_BLOCK, args)
@@ -284,53 +299,24 @@ def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None) -> np.
         off = xp.arange(0, m * g + 1, g, dtype=np.uint32)
         rt.launch(f"{group}_msm_bucket_merge", _grid(m, _MSM_BLOCK), _MSM_BLOCK, (seg, off, folded, m))
         seg, nseg = folded, nseg // g
-    win = seg
-    out = xp.empty((1, pw), dtype=np.uint32)
-    rt.launch(f"{group}_msm_combine", 1, 1, (win, nw, c, out))
-    return rt.asnumpy(out)[0]
+    # The Horner combination is c*(nw - 1) dependent doublings: a single GPU thread spends
+    # milliseconds on it, the CPU kernel ~0.1 ms. XYZZ words are the same Montgomery limbs.
+    sums = rt.asnumpy(seg).view(np.uint64).reshape((nw, 4) + ((6,) if group == "g1" else (2, 6)))
+    return (msm_kernels_g1 if group == "g1" else msm_kernels_g2).combine(np.ascontiguousarray(sums), c)
 
 
-def run_msm(rt, group: str, points, scalars, n: int, c: int | None = None) -> np.ndarray:
+def run_msm(rt, group: str, points, scalars, n: int, c: int | None = None,
+            segment_len: int | None = None) -> np.ndarray:
     """Launch plan of the MSM on ``rt`` (``points``/``scalars`` uint32 ``rt`` arrays); returns the
-    XYZZ result as host uint32 words. ``c`` overrides the window width (tests)."""
-    with rt.context():
-        return _run_msm_body(rt, group, points, scalars, n, c)
+    affine result as host uint64 ``(2, 6)`` / ``(2, 2, 6)`` (zeros = infinity).
 
-
-def _words_to_int(w: np.ndarray) -> int:
-    return int.from_bytes(np.ascontiguousarray(w, dtype=np.uint32).tobytes(), "little")
-
-
-def _int_to_u64(x: int, limbs: int) -> np.ndarray:
-    return np.frombuffer(x.to_bytes(8 * limbs, "little"), dtype=np.uint64).copy()
-
-
-def xyzz_to_affine(words: np.ndarray, group: str) -> np.ndarray:
-    """XYZZ point as uint32 words (Montgomery) → affine uint64 ``(2, 6)`` / ``(2, 2, 6)``, zeros = infinity.
-
-    One inversion in Python ints per MSM: x = X/ZZ, y = Y/ZZZ, all in Montgomery form.
+    ``c`` (window width) and ``segment_len`` (buckets per running-sum thread, a power of two)
+    override the defaults; the tests and ``benchmarks/gpu_check.py --sweep`` use them.
     """
-    p, R = FQ.modulus, FQ.r
-    fw = 12 if group == "g1" else 24
-    coords = [words[i * fw : (i + 1) * fw] for i in range(4)]
-    if group == "g1":
-        X, Y, ZZ, ZZZ = (_words_to_int(cw) * pow(R, -1, p) % p for cw in coords)
-        if ZZ == 0:
-            return np.zeros((2, 6), dtype=np.uint64)
-        x, y = X * pow(ZZ, -1, p) % p, Y * pow(ZZZ, -1, p) % p
-        return np.stack([_int_to_u64(FQ.to_mont_int(v), 6) for v in (x, y)])
-    rinv = pow(R, -1, p)
-    X, Y, ZZ, ZZZ = ((_words_to_int(cw[:12]) * rinv % p, _words_to_int(cw[12:]) * rinv % p) for cw in coords)
-    if ZZ == (0, 0):
-        return np.zeros((2, 2, 6), dtype=np.uint64)
-
-    def div(a, b):  # a / b in Fq2 with u^2 = -1: 1/b = conj(b) / (b0^2 + b1^2)
-        d = pow(b[0] * b[0] + b[1] * b[1], -1, p)
-        i0, i1 = b[0] * d % p, -b[1] * d % p
-        return ((a[0] * i0 - a[1] * i1) % p, (a[0] * i1 + a[1] * i0) % p)
-
-    x, y = div(X, ZZ), div(Y, ZZZ)
-    return np.stack([np.stack([_int_to_u64(FQ.to_mont_int(v), 6) for v in pt]) for pt in (x, y)])
+    if segment_len is not None and (segment_len < 1 or segment_len & (segment_len - 1)):
+        raise InputError(f"segment_len must be a power of two, got {segment_len}")
+    with rt.context():
+        return _run_msm_body(rt, group, points, scalars, n, c, segment_len)
 
 
 class DevicePoints:
@@ -359,11 +345,18 @@ def upload_points(points, device_id: int = 0) -> DevicePoints:
     group = "g2" if arr.ndim == 4 else "g1"
     pts = check_points(points, "points", (2, 2, 6) if group == "g2" else (2, 6), FQ.modulus)
     rt = get_runtime(device_id)
-    return DevicePoints(rt.asarray(np.ascontiguousarray(pts).view(np.uint32)), len(pts), group, device_id)
+    words = rt.asarray(np.ascontiguousarray(pts).view(np.uint32))
+    rt.synchronize()  # the MSMs may run on other threads' streams
+    return DevicePoints(words, len(pts), group, device_id)
 
 
 def _check_msm(points, scalars, tail: tuple):
-    sc = check_field_rows(scalars, "scalars", (4,), FR.modulus)
+    if _on_device(scalars):
+        sc = scalars
+        m = scalars.shape[0]
+    else:
+        sc = check_field_rows(scalars, "scalars", (4,), FR.modulus)
+        m = len(sc)
     if isinstance(points, DevicePoints):
         want = "g2" if len(tail) == 3 else "g1"
         if points.group != want:
@@ -372,22 +365,89 @@ def _check_msm(points, scalars, tail: tuple):
     else:
         points = check_points(points, "points", tail, FQ.modulus)
         n = len(points)
-    if n != len(sc):
-        raise InputError(f"{n} points but {len(sc)} scalars")
+    if n != m:
+        raise InputError(f"{n} points but {m} scalars")
     if n >= 1 << 31:
         raise InputError(f"MSM of {n} points exceeds the 2^31 - 1 the kernels index")
     return points, sc
 
 
+_R_WORDS = np.frombuffer(FR.modulus.to_bytes(32, "little"), dtype=np.uint32)
+
+
+def _check_canonical_on_device(rt, x, what: str) -> None:
+    """Every row of the uint32 (n, 8) device array ``x`` is < r (lexicographic from the top word)."""
+    xp = rt.xp
+    with rt.context():
+        lt = xp.zeros(x.shape[0], dtype=bool)
+        eq = xp.ones(x.shape[0], dtype=bool)
+        for i in range(7, -1, -1):
+            lt |= eq & (x[:, i] < int(_R_WORDS[i]))
+            eq &= x[:, i] == int(_R_WORDS[i])
+        bad = int(xp.count_nonzero(~lt))
+    if bad:
+        raise FieldValueError(f"{what}: {bad} device rows are not canonical Fr integers (>= r)")
+
+
 def _msm(group: str, points, scalars, tail: tuple) -> np.ndarray:
     pts, sc = _check_msm(points, scalars, tail)
+    rt = dsc = None
+    if _on_device(sc):
+        rt, dsc = _device_rows(sc, "scalars")
+        if not isinstance(sc, DeviceArray):  # cuzk's own device arrays were checked (stage) or computed
+            _check_canonical_on_device(rt, dsc, "scalars")
     if isinstance(pts, DevicePoints):
-        rt, words = get_runtime(pts.device_id), pts.words
+        prt = get_runtime(pts.device_id)
+        if rt is not None and prt is not rt:
+            raise InputError(f"the scalars are on another device than the points (device {pts.device_id})")
+        rt, words = prt, pts.words
     else:
-        rt = get_runtime()
+        rt = rt or get_runtime()
         words = rt.asarray(pts.view(np.uint32))
-    out = run_msm(rt, group, words, rt.asarray(np.ascontiguousarray(sc).view(np.uint32)), len(sc))
-    return xyzz_to_affine(out, group)
+    if dsc is None:
+        dsc = rt.asarray(np.ascontiguousarray(sc).view(np.uint32))
+    return run_msm(rt, group, words, dsc, len(dsc))
+
+
+@_oom_guard
+def stage(*arrays, device_id: int | None = None) -> list:
+    """Start copying Fr arrays to the GPU and return at once; the kernels wait for each copy.
+
+    Each array is an ``(n, 4)`` uint64 Fr array (Montgomery values for :func:`ntt`, canonical
+    integers for the MSMs), checked here on the host. The copies go through pinned buffers on
+    the calling thread's copy stream, so the first NTT can start while later arrays are in
+    flight. The CPU backend's ``stage`` returns its arguments unchanged.
+
+    Returns:
+        a list of :class:`~cuzk.kernels.cuda_runtime.DeviceArray`, accepted by ``ntt``,
+        ``h_pointwise``, ``msm_g1``, ``msm_g2`` and :func:`to_canonical`.
+
+    >>> a, b, c = stage(a, b, c)  # doctest: +SKIP
+    """
+    rt = get_runtime(device_id)
+    rows = [check_field_rows(a, f"arrays[{i}]", (4,), FR.modulus) for i, a in enumerate(arrays)]
+    return [rt.stage(np.ascontiguousarray(v).view(np.uint32)) for v in rows]
+
+
+@_oom_guard
+def to_canonical(values):
+    """Montgomery Fr values → canonical integers (the MSMs' scalars), where the values live.
+
+    A device array is converted on the GPU into a new :class:`DeviceArray`, and the call
+    returns once it is ready (so a prover's ``H`` span ends when
+    the GPU is done); a host ``(n, 4)`` array is converted on the host.
+
+    >>> to_canonical(h_on_device)  # doctest: +SKIP
+    """
+    if not _on_device(values):
+        return FR_ARRAY.from_mont(check_field_rows(values, "values", (4,), FR.modulus))
+    rt, x = _device_rows(values, "values")
+    with rt.context():
+        out = rt.xp.array(x, copy=True)
+        if out.shape[0]:  # x * (the element whose Montgomery form is 1) = x * R^-1: Montgomery -> canonical
+            _scale_by_powers(rt, out, 1, pow(FR.r, -1, FR.modulus), out.shape[0])
+    rt.synchronize()
+    return DeviceArray(out, rt)
 
 
 @_oom_guard
@@ -421,23 +481,3 @@ def msm_g2(points, scalars, threads=None):
     >>> msm_g2(points, scalars)  # doctest: +SKIP
     """
     return _msm("g2", points, scalars, (2, 2, 6))
-
-
-# ---------------------------------------------------------------- element-wise checks
-def field_op(rt, field: str, op: ArithOp, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """op(a, b) element-wise with ``arith.cu`` on ``rt``; ``field`` in fr/fq/fq2, uint64 in and out."""
-    n = a.shape[0]
-    da, db = rt.asarray(np.ascontiguousarray(a).view(np.uint32)), rt.asarray(np.ascontiguousarray(b).view(np.uint32))
-    out = rt.xp.empty_like(da)
-    rt.launch(f"{field}_batch_op", _grid(n), _BLOCK, (int(op), da, db, out, n))
-    return rt.asnumpy(out).view(np.uint64).reshape(a.shape)
-
-
-def ec_op(rt, group: str, op: EcOp, p: np.ndarray, q: np.ndarray) -> list[np.ndarray]:
-    """op(p, q) element-wise on affine points (uint64, DESIGN §3 layout) → list of affine results."""
-    n = p.shape[0]
-    fw = 12 if group == "g1" else 24
-    dp, dq = rt.asarray(np.ascontiguousarray(p).view(np.uint32)), rt.asarray(np.ascontiguousarray(q).view(np.uint32))
-    out = rt.xp.empty((n, 4 * fw), dtype=np.uint32)
-    rt.launch(f"{group}_batch_op", _grid(n, _MSM_BLOCK), _MSM_BLOCK, (int(op), dp, dq, out, n))
-    return [xyzz_to_affine(w, group) for w in rt.asnumpy(out)]

@@ -1,8 +1,15 @@
 """Compiling and loading the CUDA kernels: NVRTC cubin cache, device check, :class:`CupyRuntime`.
 
 A *runtime* is what the launch plans in :mod:`cuzk.kernels.cuda` talk to (``xp``, ``context``,
-``launch``, ``asarray``, ``asnumpy``, ``argsort``, ``cache``); the tests provide a second one over a
-host build of the same sources. CuPy is imported only inside these functions.
+``launch``, ``asarray``, ``asnumpy``, ``argsort``, ``stage``, ``wait``, ``synchronize``, ``timer``,
+``cache``); the tests provide a second one over a host build of the same sources. CuPy is
+imported only inside these functions.
+
+Streams are per thread: each GPU worker of a pipeline that shares a device gets its own
+compute stream and copy stream, so two proofs interleave on the GPU instead of queueing on one
+stream. Host-to-device copies of per-proof data go through page-locked (pinned) buffers on the
+copy stream; the compute stream waits on an event per array right before its first use, so the
+first NTT starts while the rest is still in flight.
 
     >>> from cuzk.kernels.cuda_runtime import is_available
     >>> isinstance(is_available()[0], bool)
@@ -22,7 +29,7 @@ import numpy as np
 
 from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError
 
-__all__ = ["CU_DIR", "KERNEL_FILES", "source_hash", "is_available", "CupyRuntime", "get_runtime"]
+__all__ = ["CU_DIR", "KERNEL_FILES", "source_hash", "is_available", "DeviceArray", "PinnedPool", "CupyRuntime", "get_runtime"]
 
 CU_DIR = pathlib.Path(__file__).resolve().parent / "cu"
 KERNEL_FILES = ("arith.cu", "ntt.cu", "msm.cu")
@@ -94,8 +101,82 @@ def is_available(device_id: int = 0) -> tuple[bool, str]:
     return True, f"CUDA device {device_id} of {count}"
 
 
+class DeviceArray:
+    """An array in a runtime's device memory, possibly with a host-to-device copy in flight.
+
+    ``event`` completes when the copy has landed (None: nothing pending). The launch plans call
+    ``rt.wait(d)`` before the first kernel that reads it, which orders only the calling thread's
+    compute stream: the host never blocks. ``d[i:j]`` slices rows; ``d.array`` is the raw
+    (CuPy, or numpy on the tests' host runtime) array.
+    """
+
+    __slots__ = ("array", "rt", "event")
+
+    def __init__(self, array, rt, event=None):
+        self.array, self.rt, self.event = array, rt, event
+
+    @property
+    def shape(self):
+        return self.array.shape
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def __getitem__(self, rows):
+        if not isinstance(rows, slice) or rows.step not in (None, 1):
+            raise TypeError("a DeviceArray takes contiguous row slices only")
+        return DeviceArray(self.array[rows], self.rt, self.event)
+
+    def __repr__(self) -> str:
+        return f"DeviceArray(shape={tuple(self.array.shape)}, pending={self.event is not None})"
+
+
+class PinnedPool:
+    """Reusable page-locked host buffers (pinning is slow: ~1 ms per 10 MB, so never per proof).
+
+    ``take(nbytes)`` returns a uint8 numpy view of a free buffer of at least ``nbytes``;
+    ``give_back(buf, event)`` makes it free again once ``event`` (the copy reading it) is done.
+    ``alloc(nbytes)`` returns an object with ``.ptr`` owning the pinned memory.
+    """
+
+    def __init__(self, alloc, max_bytes: int = 2 << 30):
+        self._alloc, self._max = alloc, max_bytes
+        self._free: list = []  # (nbytes, mem)
+        self._busy: list = []  # (event, nbytes, mem)
+        self._lock = threading.Lock()
+        self.allocated = 0
+
+    def _reap(self) -> None:
+        still = []
+        for ev, nbytes, mem in self._busy:
+            if ev is None or ev.done:
+                self._free.append((nbytes, mem))
+            else:
+                still.append((ev, nbytes, mem))
+        self._busy = still
+
+    def take(self, nbytes: int):
+        with self._lock:
+            self._reap()
+            fits = [i for i, (size, _) in enumerate(self._free) if size >= nbytes]
+            if fits:
+                i = min(fits, key=lambda j: self._free[j][0])
+                size, mem = self._free.pop(i)
+            else:
+                size = max(nbytes, 1 << 20)
+                while self._free and self.allocated + size > self._max:  # drop idle buffers first
+                    self.allocated -= self._free.pop()[0]
+                mem = self._alloc(size)
+                self.allocated += size
+        return mem, np.frombuffer(mem, dtype=np.uint8, count=size)
+
+    def give_back(self, mem, nbytes: int, event) -> None:
+        with self._lock:
+            self._busy.append((event, nbytes, mem))
+
+
 class CupyRuntime:
-    """Kernels of one GPU: a loaded module, a stream, cached twiddle tables.
+    """Kernels of one GPU: a loaded module, per-thread streams, pinned staging, cached twiddles.
 
     >>> rt = get_runtime(0)  # doctest: +SKIP
     """
@@ -109,9 +190,11 @@ class CupyRuntime:
         self.xp = cupy
         self.device_id = device_id
         self.cache: dict = {}
+        self.cache_lock = threading.Lock()
+        self._local = threading.local()
+        self.pinned = PinnedPool(cupy.cuda.alloc_pinned_memory)
         with cupy.cuda.Device(device_id) as dev:
             arch = dev.compute_capability
-            self.stream = cupy.cuda.Stream(non_blocking=True)
             try:
                 self.module = cupy.RawModule(path=str(_compile_cubin(arch)))
             except BackendUnavailableError:
@@ -123,6 +206,19 @@ class CupyRuntime:
                     self.module.get_function("fr_batch_op")  # compiles now, not at the first launch
                 except Exception as e:
                     raise BackendUnavailableError(f"cannot build the CUDA kernels: {first}; then {e}") from e
+
+    def _streams(self):
+        loc = self._local
+        if getattr(loc, "stream", None) is None:
+            with self.xp.cuda.Device(self.device_id):
+                loc.stream = self.xp.cuda.Stream(non_blocking=True)
+                loc.copy_stream = self.xp.cuda.Stream(non_blocking=True)
+        return loc.stream, loc.copy_stream
+
+    @property
+    def stream(self):
+        """The calling thread's compute stream on this device."""
+        return self._streams()[0]
 
     def context(self):
         """Make this runtime's device and stream current (CuPy ops in a plan must share the stream)."""
@@ -149,6 +245,49 @@ class CupyRuntime:
     def argsort(self, keys):
         with self.xp.cuda.Device(self.device_id), self.stream:
             return self.xp.argsort(keys)
+
+    def stage(self, a: np.ndarray) -> DeviceArray:
+        """Start copying host array ``a`` to the device through a pinned buffer; returns at once."""
+        a = np.ascontiguousarray(a)
+        stream, copy = self._streams()
+        mem, buf = self.pinned.take(a.nbytes)
+        buf[: a.nbytes] = a.reshape(-1).view(np.uint8)  # the one host copy; the DMA reads pinned memory
+        with self.xp.cuda.Device(self.device_id):
+            with stream:  # allocate on the compute stream: the pool hands it back there
+                dev = self.xp.empty(a.shape, a.dtype)
+            dev.data.copy_from_host_async(buf.ctypes.data, a.nbytes, stream=copy)
+            event = copy.record()
+        self.pinned.give_back(mem, buf.size, event)
+        return DeviceArray(dev, self, event)
+
+    def wait(self, d: DeviceArray):
+        """Order the calling thread's compute stream after ``d``'s pending copy; returns the array."""
+        if d.event is not None:
+            self.stream.wait_event(d.event)
+        return d.array
+
+    def synchronize(self) -> None:
+        """Block until the calling thread's compute stream is idle."""
+        self.stream.synchronize()
+
+    def timer(self):
+        """``with rt.timer() as t: ...`` then ``t.ms``: CUDA events around the enclosed launches."""
+        return _EventTimer(self)
+
+
+class _EventTimer:
+    def __init__(self, rt):
+        self.rt, self.ms = rt, float("nan")
+
+    def __enter__(self):
+        self._start = self.rt.stream.record()
+        return self
+
+    def __exit__(self, *exc):
+        stop = self.rt.stream.record()
+        stop.synchronize()
+        self.ms = self.rt.xp.cuda.get_elapsed_time(self._start, stop)
+        return False
 
 
 _RUNTIMES: dict[int, CupyRuntime] = {}

@@ -34,11 +34,9 @@ const entry kernels[] = {
     CUZK_KERNEL(g1_msm_bucket_acc, false),
     CUZK_KERNEL(g1_msm_bucket_merge, false),
     CUZK_KERNEL(g1_msm_window_segments, false),
-    CUZK_KERNEL(g1_msm_combine, false),
     CUZK_KERNEL(g2_msm_bucket_acc, false),
     CUZK_KERNEL(g2_msm_bucket_merge, false),
     CUZK_KERNEL(g2_msm_window_segments, false),
-    CUZK_KERNEL(g2_msm_combine, false),
 #endif
 };
 }  // namespace

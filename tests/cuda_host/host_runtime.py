@@ -17,8 +17,12 @@ import pathlib
 import shutil
 import subprocess
 import tempfile
+import threading
+import time
 
 import numpy as np
+
+from cuzk.kernels.cuda_runtime import DeviceArray
 
 __all__ = ["HostRuntime", "build", "get_runtime", "ROOT"]
 
@@ -48,7 +52,8 @@ def build(defines: tuple[str, ...] = ()) -> pathlib.Path:
 
 
 class HostRuntime:
-    """``xp``/``context``/``launch``/``asarray``/``asnumpy``/``argsort``/``cache`` over numpy and the host library."""
+    """The runtime interface (``xp``, ``context``, ``launch``, ``asarray``, ``asnumpy``, ``argsort``,
+    ``stage``, ``wait``, ``synchronize``, ``timer``, ``cache``) over numpy and the host library."""
 
     xp = np
 
@@ -60,6 +65,8 @@ class HostRuntime:
         ]
         self.lib.cuzk_host_kernel_name.restype = ctypes.c_char_p
         self.cache: dict = {}
+        self.cache_lock = threading.Lock()
+        self.staged: list = []  # events of stage() calls, to check that every copy was waited on
         # few threads per shared-memory block keep std::thread counts small on CI, and force
         # several passes (so the strided passes are exercised) at test sizes.
         self.ntt_max_stages = ntt_max_stages
@@ -97,6 +104,42 @@ class HostRuntime:
     @staticmethod
     def argsort(keys: np.ndarray) -> np.ndarray:
         return np.argsort(keys, kind="stable")
+
+    def stage(self, a: np.ndarray) -> DeviceArray:
+        # a pending "copy" whose event the plans must wait on before reading (checked by tests)
+        ev = _HostEvent()
+        self.staged.append(ev)
+        return DeviceArray(np.array(a, copy=True), self, ev)
+
+    @staticmethod
+    def wait(d: DeviceArray) -> np.ndarray:
+        if d.event is not None:
+            d.event.waited = True
+        return d.array
+
+    @staticmethod
+    def synchronize() -> None:
+        pass
+
+    @staticmethod
+    def timer():
+        return _WallTimer()
+
+
+class _HostEvent:
+    waited = False
+
+
+class _WallTimer:
+    ms = float("nan")
+
+    def __enter__(self):
+        self._t = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.ms = (time.perf_counter() - self._t) * 1e3
+        return False
 
 
 @functools.lru_cache(maxsize=None)

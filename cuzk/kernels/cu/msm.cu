@@ -1,7 +1,8 @@
 // Pippenger MSM sum_i s_i * P_i over G1 and G2 with signed c-bit digits. The launch plan
 // (cuzk/kernels/cuda.py): msm_digits -> sort (key, value) pairs by bucket -> split buckets
 // into tasks of at most `max_len` points -> *_msm_bucket_acc -> *_msm_bucket_merge ->
-// *_msm_window_segments -> *_msm_bucket_merge (tree levels) -> *_msm_combine (one thread).
+// *_msm_window_segments -> *_msm_bucket_merge (tree levels); the host combines the window sums
+// (c*(nw-1) dependent doublings: one GPU thread would take milliseconds, Numba on the CPU ~0.1 ms).
 #include "ec.cuh"
 
 // Signed digits of each scalar, one (key, value) pair per (window, scalar); 1-D grid, one
@@ -88,18 +89,6 @@ __device__ __forceinline__ void msm_window_segments(const xyzz_t<F>* buckets, ui
     seg[t] = xyzz_t<F>::add(acc, xyzz_t<F>::mul_u32(run, lo));
 }
 
-// out = sum_w 2^(c*w) * win[w] (Horner from the top window); a single thread.
-template <class F>
-__device__ __forceinline__ void msm_combine(const xyzz_t<F>* win, uint32_t nw, uint32_t c, xyzz_t<F>* out) {
-    if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;
-    xyzz_t<F> acc = win[nw - 1];
-    for (uint32_t w = nw - 1; w-- > 0;) {
-        for (uint32_t i = 0; i < c; i++) acc = xyzz_t<F>::dbl(acc);
-        acc = xyzz_t<F>::add(acc, win[w]);
-    }
-    *out = acc;
-}
-
 // extern "C" entry points (unmangled names for cupy.RawModule); G1 = Fq, G2 = Fq2 points.
 #define CUZK_MSM_KERNELS(G, F)                                                                               \
     /* bucket accumulation over sorted (bucket, point) pairs; one thread per task */                        \
@@ -117,10 +106,6 @@ __device__ __forceinline__ void msm_combine(const xyzz_t<F>* win, uint32_t nw, u
     extern "C" __global__ void G##_msm_window_segments(const uint32_t* buckets, uint32_t B, uint32_t nw,     \
                                                        uint32_t nseg, uint32_t* seg) {                       \
         msm_window_segments<F>((const xyzz_t<F>*)buckets, B, nw, nseg, (xyzz_t<F>*)seg);                     \
-    }                                                                                                        \
-    /* Horner combination of the window sums; one thread */                                                 \
-    extern "C" __global__ void G##_msm_combine(const uint32_t* win, uint32_t nw, uint32_t c, uint32_t* out) { \
-        msm_combine<F>((const xyzz_t<F>*)win, nw, c, (xyzz_t<F>*)out);                                       \
     }
 
 CUZK_MSM_KERNELS(g1, fq_t)

@@ -1,0 +1,101 @@
+"""Element-wise field and curve kernels of ``arith.cu`` and the XYZZ → affine conversion.
+
+These exist to check the device arithmetic against references (tests, ``benchmarks/gpu_check.py``);
+the prover never calls them. Inputs and outputs are host uint64 arrays (DESIGN §3 layouts).
+
+    >>> from cuzk.kernels.cuda_elementwise import ArithOp
+    >>> int(ArithOp.MUL)
+    2
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from cuzk.field.params import FQ
+
+__all__ = ["ArithOp", "EcOp", "field_op", "ec_op", "xyzz_to_affine"]
+
+_BLOCK = 256  # threads per block of the element-wise field kernels
+_EC_BLOCK = 128  # G2 kernels use ~255 registers/thread: 256-thread blocks would hit the SM limit
+
+
+def _grid(n: int, block: int) -> int:
+    return max(1, -(-n // block))
+
+
+class ArithOp(enum.IntEnum):
+    """Element-wise field operations of ``arith.cu`` (``enum arith_op``)."""
+
+    ADD = 0
+    SUB = 1
+    MUL = 2
+    SQR = 3
+    NEG = 4
+    DBL = 5
+
+
+class EcOp(enum.IntEnum):
+    """Element-wise curve operations of ``arith.cu`` (``enum ec_op``); inputs affine, output XYZZ."""
+
+    ADD_MIXED = 0
+    SUB_MIXED = 1
+    ADD = 2
+    DBL = 3
+
+
+def _words_to_int(w: np.ndarray) -> int:
+    return int.from_bytes(np.ascontiguousarray(w, dtype=np.uint32).tobytes(), "little")
+
+
+def _int_to_u64(x: int, limbs: int) -> np.ndarray:
+    return np.frombuffer(x.to_bytes(8 * limbs, "little"), dtype=np.uint64).copy()
+
+
+def xyzz_to_affine(words: np.ndarray, group: str) -> np.ndarray:
+    """XYZZ point as uint32 words (Montgomery) → affine uint64 ``(2, 6)`` / ``(2, 2, 6)``, zeros = infinity.
+
+    One inversion in Python ints per MSM: x = X/ZZ, y = Y/ZZZ, all in Montgomery form.
+    """
+    p, R = FQ.modulus, FQ.r
+    fw = 12 if group == "g1" else 24
+    coords = [words[i * fw : (i + 1) * fw] for i in range(4)]
+    if group == "g1":
+        X, Y, ZZ, ZZZ = (_words_to_int(cw) * pow(R, -1, p) % p for cw in coords)
+        if ZZ == 0:
+            return np.zeros((2, 6), dtype=np.uint64)
+        x, y = X * pow(ZZ, -1, p) % p, Y * pow(ZZZ, -1, p) % p
+        return np.stack([_int_to_u64(FQ.to_mont_int(v), 6) for v in (x, y)])
+    rinv = pow(R, -1, p)
+    X, Y, ZZ, ZZZ = ((_words_to_int(cw[:12]) * rinv % p, _words_to_int(cw[12:]) * rinv % p) for cw in coords)
+    if ZZ == (0, 0):
+        return np.zeros((2, 2, 6), dtype=np.uint64)
+
+    def div(a, b):  # a / b in Fq2 with u^2 = -1: 1/b = conj(b) / (b0^2 + b1^2)
+        d = pow(b[0] * b[0] + b[1] * b[1], -1, p)
+        i0, i1 = b[0] * d % p, -b[1] * d % p
+        return ((a[0] * i0 - a[1] * i1) % p, (a[0] * i1 + a[1] * i0) % p)
+
+    x, y = div(X, ZZ), div(Y, ZZZ)
+    return np.stack([np.stack([_int_to_u64(FQ.to_mont_int(v), 6) for v in pt]) for pt in (x, y)])
+
+
+def field_op(rt, field: str, op: ArithOp, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """op(a, b) element-wise with ``arith.cu`` on ``rt``; ``field`` in fr/fq/fq2, uint64 in and out."""
+    n = a.shape[0]
+    da, db = rt.asarray(np.ascontiguousarray(a).view(np.uint32)), rt.asarray(np.ascontiguousarray(b).view(np.uint32))
+    out = rt.xp.empty_like(da)
+    rt.launch(f"{field}_batch_op", _grid(n, _BLOCK), _BLOCK, (int(op), da, db, out, n))
+    return rt.asnumpy(out).view(np.uint64).reshape(a.shape)
+
+
+def ec_op(rt, group: str, op: EcOp, p: np.ndarray, q: np.ndarray) -> list[np.ndarray]:
+    """op(p, q) element-wise on affine points (uint64, DESIGN §3 layout) → list of affine results."""
+    n = p.shape[0]
+    fw = 12 if group == "g1" else 24
+    dp, dq = rt.asarray(np.ascontiguousarray(p).view(np.uint32)), rt.asarray(np.ascontiguousarray(q).view(np.uint32))
+    out = rt.xp.empty((n, 4 * fw), dtype=np.uint32)
+    rt.launch(f"{group}_batch_op", _grid(n, _EC_BLOCK), _EC_BLOCK, (int(op), dp, dq, out, n))
+    return [xyzz_to_affine(w, group) for w in rt.asnumpy(out)]

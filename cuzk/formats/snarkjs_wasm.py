@@ -24,7 +24,7 @@ import numpy as np
 from cuzk.errors import InputError, SnarkjsFormatError, UnsatisfiedConstraint
 from cuzk.field import FR, Fr
 from cuzk.formats.snarkjs import read_r1cs
-from cuzk.formats.snarkjs_container import check_prime
+from cuzk.synth.binfile import check_prime
 from cuzk.synth.kernels import csr_matvec, first_unsatisfied
 from cuzk.synth.synthesizer import Synthesized
 

@@ -9,7 +9,7 @@ A ``.zkey`` becomes a :class:`SnarkjsProvingKey` — a :class:`cuzk.groth16.Prov
 ``.wtns`` turns into the :class:`cuzk.synth.Synthesized` the prover takes::
 
     >>> pk = read_zkey("c.zkey")                          # doctest: +SKIP
-    >>> w = pk.witness(read_wtns("w.wtns"))               # z, a = A·z, b = B·z, c = a·b
+    >>> w = pk.witness(read_wtns("w.wtns"))   # z, a = A·z, b = B·z, c = a·b   # doctest: +SKIP
     >>> proof = cuzk.GpuProver(pk).prove(w)               # doctest: +SKIP
 
 Encodings (checked against files written by snarkjs 0.7): points are affine, little-endian,

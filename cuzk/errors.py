@@ -81,16 +81,16 @@ class PceFormatError(CuzkError, ValueError):
     """A PCE file is truncated, corrupted or of an unknown version."""
 
 
-class R1csFormatError(CuzkError, ValueError):
-    """A ``.r1cs`` file is malformed."""
+class SnarkjsFormatError(CuzkError, ValueError):
+    """A snarkjs ``.zkey``/``.wtns``/``.r1cs``/JSON file is malformed."""
+
+
+class R1csFormatError(SnarkjsFormatError):
+    """A ``.r1cs`` file (a circom/snarkjs format, hence the base class) or an R1CS is malformed."""
 
 
 class ParamsFormatError(CuzkError, ValueError):
     """A bellperson ``.params``/``.vk``/proof byte string is malformed (field and offset named)."""
-
-
-class SnarkjsFormatError(CuzkError, ValueError):
-    """A snarkjs ``.zkey``/``.wtns``/``.r1cs``/JSON file is malformed."""
 
 
 class UnsupportedCurveError(CuzkError, ValueError):

@@ -18,12 +18,12 @@ from cuzk.errors import (KeyMismatchError, ProofVerificationError, R1csFormatErr
 from cuzk.field import FR, Fr
 from cuzk.formats import snarkjs as sj
 from cuzk.formats import snarkjs_json as sjj
-from cuzk.formats.snarkjs_container import BN254_R, read_sections, write_container
 from cuzk.groth16 import Proof, VerifyingKey, verify
 from cuzk.groth16.r1cs_to_qap import compute_h, lagrange_at
 from cuzk.kernels import cpu
 from cuzk.prover import GpuProver
 from cuzk.synth import Synthesizer
+from cuzk.synth.binfile import BN254_R, read_sections, write_container
 
 P = FR.modulus
 scalars = st.integers(0, P - 1)

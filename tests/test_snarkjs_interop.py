@@ -22,10 +22,10 @@ from cuzk.errors import (KeyMismatchError, ProofVerificationError, SnarkjsFormat
 from cuzk.field import FR, Fr
 from cuzk.formats import snarkjs as sj
 from cuzk.formats import snarkjs_json as sjj
-from cuzk.formats.snarkjs_container import BN254_Q, read_sections, write_container
 from cuzk.groth16 import Proof, verify
 from cuzk.groth16.prove import check_witness
 from cuzk.prover import GpuProver
+from cuzk.synth.binfile import BN254_Q, read_sections, write_container
 
 _spec = importlib.util.spec_from_file_location("snarkjs_ceremony", Path(__file__).parent.parent / "scripts" / "snarkjs_ceremony.py")
 ceremony = importlib.util.module_from_spec(_spec)

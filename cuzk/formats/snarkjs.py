@@ -1,12 +1,15 @@
 """snarkjs/circom binary files: ``.zkey`` (Groth16 proving key), ``.wtns`` (witness), ``.r1cs``.
 
+``read_r1cs`` is :func:`cuzk.synth.read_r1cs` (synth owns the one ``.r1cs`` reader, since it
+may not import this package); the iden3 container both use is :mod:`cuzk.synth.binfile`.
+
 A ``.zkey`` becomes a :class:`SnarkjsProvingKey` — a :class:`cuzk.groth16.ProvingKey` with
 ``convention="snarkjs"`` (its H query is the odd-coset Lagrange basis, see
 :mod:`cuzk.groth16.r1cs_to_qap`) that also keeps the zkey's A and B coefficient matrices, so a
 ``.wtns`` turns into the :class:`cuzk.synth.Synthesized` the prover takes::
 
     >>> pk = read_zkey("c.zkey")                          # doctest: +SKIP
-    >>> w = pk.witness(read_wtns("w.wtns"))               # z, a = A·z, b = B·z, c = a·b
+    >>> w = pk.witness(read_wtns("w.wtns"))   # z, a = A·z, b = B·z, c = a·b   # doctest: +SKIP
     >>> proof = cuzk.GpuProver(pk).prove(w)               # doctest: +SKIP
 
 Encodings (checked against files written by snarkjs 0.7): points are affine, little-endian,
@@ -30,11 +33,11 @@ from cuzk.curve import G1, G2
 from cuzk.errors import InputError, KeyMismatchError, SnarkjsFormatError
 from cuzk.field import FQ, FR, Fr
 from cuzk.field.conversions import is_canonical
-from cuzk.formats.snarkjs_container import Cursor, check_prime, read_sections, write_container
 from cuzk.groth16.keys import Density, ProvingKey, VerifyingKey
+from cuzk.synth.binfile import Cursor, check_prime, read_sections, write_container
 from cuzk.synth.kernels import csr_matvec
 from cuzk.synth.r1cs import R1CS, CsrMatrix
-from cuzk.synth.r1cs import read_r1cs as _read_r1cs_bls
+from cuzk.synth.r1cs import read_r1cs  # the one .r1cs reader; re-exported as part of this module's API
 from cuzk.synth.synthesizer import Synthesized
 
 __all__ = ["SnarkjsProvingKey", "read_zkey", "read_wtns", "write_wtns", "read_r1cs"]
@@ -328,27 +331,3 @@ def write_wtns(path, z) -> None:
     arr = Fr.from_mont(np.asarray(z, dtype=np.uint64)) if isinstance(z, np.ndarray) else Fr.ints_to_limbs(list(z))
     header = struct.pack("<I", _N8R) + FR.modulus.to_bytes(_N8R, "little") + struct.pack("<I", arr.shape[0])
     write_container(path, b"wtns", 2, [(1, header), (2, np.ascontiguousarray(arr, dtype="<u8").tobytes())])
-
-
-def read_r1cs(path) -> R1CS:
-    """Read a circom ``.r1cs`` (v1) over BLS12-381 Fr as a cuzk :class:`~cuzk.synth.R1CS`.
-
-    Wires keep circom's order (ONE, outputs, public inputs, private inputs, internal), which is
-    cuzk's ``[ONE, public..., private...]`` with the outputs counted as public.
-
-    Raises:
-        UnsupportedCurveError: the file is for bn128 (``circom`` without ``--prime bls12381``).
-        R1csFormatError: any other malformation (see :func:`cuzk.synth.read_r1cs`).
-
-    >>> read_r1cs("chain.r1cs").n_public          # doctest: +SKIP
-    2
-    """
-    where = os.fspath(path)
-    with open(path, "rb") as f:
-        data = f.read()
-    sec = read_sections(data, b"r1cs", (1,), where)
-    if 1 not in sec or 2 not in sec:
-        raise SnarkjsFormatError(f"{where}: missing section {1 if 1 not in sec else 2} ({'header' if 1 not in sec else 'constraints'})")
-    cur = Cursor(sec[1], where, "header (1)")
-    check_prime(cur.uint(cur.u32()), "r", where)
-    return _read_r1cs_bls(path)

@@ -12,6 +12,10 @@ many minutes per power on a small machine):
 * H_i = L^{2m}_{2i+1}(τ)/δ: the odd-index Lagrange basis of the size-2m domain (the prover
   evaluates a·b − c on the odd coset and does not divide by Z).
 
+The QAP evaluation and the fixed-base multiplications are :mod:`cuzk.groth16`'s
+(:func:`~cuzk.groth16.r1cs_to_qap.evaluate_qap_at`, :func:`~cuzk.groth16.setup.generator_multiples`);
+this module only picks snarkjs's domain, generator and H basis and builds the ``.zkey``-shaped key.
+
 **Not for production** (see :mod:`cuzk.groth16.setup`): whoever keeps the waste can forge proofs.
 The waste lives only in local variables and is dropped once the points are computed.
 
@@ -28,11 +32,8 @@ from cuzk.errors import InputError
 from cuzk.field import FR, Fr
 from cuzk.formats.snarkjs import SnarkjsProvingKey
 from cuzk.groth16.keys import Density, VerifyingKey
-from cuzk.groth16.r1cs_to_qap import SNARKJS_ROOT_GENERATOR, lagrange_at
-from cuzk.groth16.setup import ToxicWaste
-from cuzk.kernels import cpu
-from cuzk.synth.kernels import csr_matvec
-from cuzk.synth.r1cs import CsrMatrix
+from cuzk.groth16.r1cs_to_qap import SNARKJS_ROOT_GENERATOR, evaluate_qap_at, lagrange_at
+from cuzk.groth16.setup import ToxicWaste, generator_multiples, scaled
 
 __all__ = ["setup_snarkjs", "snarkjs_domain_size"]
 
@@ -44,31 +45,6 @@ def snarkjs_domain_size(n_constraints: int, n_public: int) -> int:
     (4096, 16)
     """
     return 2 ** (n_constraints + n_public).bit_length()
-
-
-def _columns(mat: CsrMatrix, n_vars: int, lag: np.ndarray) -> np.ndarray:
-    """Mᵀ·L: every wire's column polynomial at τ, as a mat-vec of the transposed CSR matrix."""
-    rows = np.repeat(np.arange(mat.indptr.shape[0] - 1, dtype=np.int64), np.diff(mat.indptr))
-    order = np.argsort(mat.indices, kind="stable")
-    indptr = np.zeros(n_vars + 1, dtype=np.int64)
-    np.cumsum(np.bincount(mat.indices, minlength=n_vars), out=indptr[1:])
-    return csr_matvec(indptr, np.ascontiguousarray(rows[order].astype(np.int32)),
-                      np.ascontiguousarray(mat.data[order]), lag)
-
-
-def _scaled(x: np.ndarray, k: int) -> np.ndarray:
-    return Fr.mul(x, np.repeat(Fr.from_ints([k % FR.modulus]), x.shape[0], axis=0))
-
-
-def _mul(group, scalars_mont: np.ndarray, threads) -> np.ndarray:
-    """``s_i·G`` for every row; zero scalars give the point at infinity without a multiplication."""
-    kernel = cpu.batch_mul_g1 if group is G1 else cpu.batch_mul_g2
-    shape = (scalars_mont.shape[0], 2, 6) if group is G1 else (scalars_mont.shape[0], 2, 2, 6)
-    out = np.zeros(shape, dtype=np.uint64)
-    nz = np.flatnonzero(scalars_mont.any(axis=1))
-    if nz.size:
-        out[nz] = kernel(group.generator(), Fr.from_mont(np.ascontiguousarray(scalars_mont[nz])), threads=threads)
-    return out
 
 
 def setup_snarkjs(r1cs, rng=None, *, waste: ToxicWaste | None = None, threads=None) -> SnarkjsProvingKey:
@@ -93,7 +69,7 @@ def setup_snarkjs(r1cs, rng=None, *, waste: ToxicWaste | None = None, threads=No
     >>> pk.convention, pk.domain_size                                             # doctest: +SKIP
     ('snarkjs', 1024)
     """
-    n_vars, n_in, n_c = r1cs.n_vars, r1cs.n_public + 1, r1cs.n_constraints
+    n_in, n_c = r1cs.n_public + 1, r1cs.n_constraints
     if n_c < 1:
         raise InputError("setup_snarkjs: the circuit has no constraints")
     m = snarkjs_domain_size(n_c, r1cs.n_public)
@@ -102,26 +78,29 @@ def setup_snarkjs(r1cs, rng=None, *, waste: ToxicWaste | None = None, threads=No
     waste = waste if waste is not None else ToxicWaste.draw(rng)
     p = FR.modulus
     tau, alpha, beta, gamma, delta = waste.tau, waste.alpha, waste.beta, waste.gamma, waste.delta
-    lag = lagrange_at(tau, m, root_generator=SNARKJS_ROOT_GENERATOR)
-    u, v, w = (_columns(mat, n_vars, lag) for mat in (r1cs.a, r1cs.b, r1cs.c))
-    u[:n_in] = Fr.add(u[:n_in], lag[n_c:n_c + n_in])  # the per-input A rows
-    t = Fr.add(Fr.add(_scaled(u, beta), _scaled(v, alpha)), w)
-    ic = _scaled(t[:n_in], pow(gamma, -1, p))
-    l = _scaled(t[n_in:], pow(delta, -1, p))
+    # includes the per-input A rows n_c + s, as in bellperson's QAP
+    u, v, w, _ = evaluate_qap_at(r1cs, tau, m=m, root_generator=SNARKJS_ROOT_GENERATOR)
+    t = Fr.add(Fr.add(scaled(u, beta), scaled(v, alpha)), w)
+    ic = scaled(t[:n_in], pow(gamma, -1, p))
+    l = scaled(t[n_in:], pow(delta, -1, p))
     # odd-index Lagrange basis of the 2m domain (generator 5, so ω_2m² = ω_m as snarkjs uses)
-    h = _scaled(lagrange_at(tau, 2 * m, root_generator=SNARKJS_ROOT_GENERATOR)[1::2], pow(delta, -1, p))
+    h = scaled(lagrange_at(tau, 2 * m, root_generator=SNARKJS_ROOT_GENERATOR)[1::2], pow(delta, -1, p))
     consts = Fr.from_ints([alpha, beta, delta])
     consts2 = Fr.from_ints([beta, gamma, delta])
     del tau, alpha, beta, gamma, delta, waste
-    g1c, g2c = _mul(G1, consts, threads), _mul(G2, consts2, threads)
+
+    def g1(x):
+        return generator_multiples(G1, x, threads=threads)
+
+    g1c, g2c = g1(consts), generator_multiples(G2, consts2, threads=threads)
     vk = VerifyingKey(alpha_g1=g1c[0], beta_g1=g1c[1], delta_g1=g1c[2], beta_g2=g2c[0], gamma_g2=g2c[1],
-                      delta_g2=g2c[2], ic=_mul(G1, ic, threads))
+                      delta_g2=g2c[2], ic=g1(ic))
     # density as read_zkey derives it from the points: a wire keeps a base where its scalar ≠ 0
     nz_a, nz_b = u.any(axis=1), v.any(axis=1)
     density = Density(a_aux=nz_a[n_in:], b_input=nz_b[:n_in], b_aux=nz_b[n_in:])
     keep_a = np.concatenate([np.ones(n_in, bool), nz_a[n_in:]])
     return SnarkjsProvingKey(
-        vk=vk, h=_mul(G1, h, threads), l=_mul(G1, l, threads), a=_mul(G1, u[keep_a], threads),
-        b_g1=_mul(G1, v[nz_b], threads), b_g2=_mul(G2, v[nz_b], threads), density=density,
-        convention="snarkjs", digest=r1cs.digest, n_constraints=n_c, matrix_a=r1cs.a, matrix_b=r1cs.b, r1cs=r1cs,
+        vk=vk, h=g1(h), l=g1(l), a=g1(u[keep_a]), b_g1=g1(v[nz_b]), b_g2=generator_multiples(G2, v[nz_b], threads=threads),
+        density=density, convention="snarkjs", digest=r1cs.digest, n_constraints=n_c, matrix_a=r1cs.a,
+        matrix_b=r1cs.b, r1cs=r1cs,
     )

@@ -19,7 +19,7 @@ import numpy as np
 from cuzk.errors import KeyMismatchError
 from cuzk.field import FQ, FR, Fr
 from cuzk.formats.snarkjs import _COEF, SnarkjsProvingKey
-from cuzk.formats.snarkjs_container import write_container
+from cuzk.synth.binfile import write_container
 
 __all__ = ["write_zkey", "zkey_sections"]
 

@@ -75,15 +75,19 @@ def _columns_at(indptr, indices, data, lag, out):
             fr.store(out, col, fr.add(fr.load(out, col), fr.mul(fr.load(data, k), lr)))
 
 
-def evaluate_qap_at(r1cs, tau: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+def evaluate_qap_at(r1cs, tau: int, *, m: int | None = None,
+                    root_generator: int = 7) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """u_i(τ), v_i(τ), w_i(τ) for every variable, plus the domain size m.
+
+    ``m`` and ``root_generator`` default to bellperson's domain; the snarkjs setup passes its
+    own (a larger m, generator 5) — the per-input rows are the same in both conventions.
 
     Returns:
         ``(u, v, w, m)``: three (n_vars, 4) Montgomery arrays and m.
     """
     n_inputs = r1cs.n_public + 1
-    m = domain_size(r1cs.n_constraints, n_inputs)
-    lag = lagrange_at(tau, m)
+    m = domain_size(r1cs.n_constraints, n_inputs) if m is None else m
+    lag = lagrange_at(tau, m, root_generator)
     cols = []
     for mat in (r1cs.a, r1cs.b, r1cs.c):
         out = np.zeros((r1cs.n_vars, 4), dtype=np.uint64)

@@ -23,7 +23,7 @@ from cuzk.groth16.keys import Density, ProvingKey, VerifyingKey
 from cuzk.groth16.r1cs_to_qap import evaluate_qap_at, powers
 from cuzk.kernels import cpu
 
-__all__ = ["ToxicWaste", "setup", "setup_with_waste"]
+__all__ = ["ToxicWaste", "setup", "setup_with_waste", "generator_multiples", "scaled"]
 
 
 def _check_secret(name: str, v) -> None:
@@ -72,16 +72,49 @@ def setup(r1cs, rng=None, *, threads=None) -> tuple[ProvingKey, VerifyingKey]:
     return pk, pk.vk
 
 
-def _scaled(x: np.ndarray, k: int) -> np.ndarray:
-    return Fr.mul(x, np.repeat(Fr.from_ints([k]), x.shape[0], axis=0))
+def scaled(x: np.ndarray, k: int) -> np.ndarray:
+    """Every Montgomery Fr row of ``x`` times the int ``k`` (reduced mod r first).
+
+    >>> Fr.to_ints(scaled(Fr.from_ints([1, 2]), 3))
+    [3, 6]
+    """
+    return Fr.mul(x, np.repeat(Fr.from_ints([k % FR.modulus]), x.shape[0], axis=0))
+
+
+def generator_multiples(group, scalars_mont: np.ndarray, *, threads=None) -> np.ndarray:
+    """``s_i·G`` for every Montgomery Fr row ``s_i`` and the generator G of ``group`` (G1 or G2).
+
+    Fixed-base tables (:func:`cuzk.kernels.cpu.batch_mul_g1`); zero scalars give the point at
+    infinity (all-zero limbs) without entering the kernel, since keys have many of them. Every
+    setup (this module's, and the snarkjs-convention one in :mod:`cuzk.formats.snarkjs_setup`)
+    turns its scalars into points here.
+
+    Args:
+        group: :data:`cuzk.curve.G1` or :data:`cuzk.curve.G2`.
+        scalars_mont: ``(n, 4)`` uint64 Montgomery Fr.
+        threads: cores for the multiplications (None: all).
+
+    Returns:
+        ``(n, 2, 6)`` (G1) or ``(n, 2, 2, 6)`` (G2) affine Montgomery points.
+
+    >>> pts = generator_multiples(G1, Fr.from_ints([0, 2]))
+    >>> bool(pts[0].any()), bool(G1.eq(pts[1], G1.mul(G1.generator(), 2)))
+    (False, True)
+    """
+    kernel = cpu.batch_mul_g1 if group is G1 else cpu.batch_mul_g2
+    out = np.zeros((scalars_mont.shape[0], 2) + ((6,) if group is G1 else (2, 6)), dtype=np.uint64)
+    nz = np.flatnonzero(scalars_mont.any(axis=1))
+    if nz.size:
+        out[nz] = kernel(group.generator(), Fr.from_mont(np.ascontiguousarray(scalars_mont[nz])), threads=threads)
+    return out
 
 
 def _g1(scalars_mont: np.ndarray, threads) -> np.ndarray:
-    return cpu.batch_mul_g1(G1.generator(), Fr.from_mont(scalars_mont), threads=threads)
+    return generator_multiples(G1, scalars_mont, threads=threads)
 
 
 def _g2(scalars_mont: np.ndarray, threads) -> np.ndarray:
-    return cpu.batch_mul_g2(G2.generator(), Fr.from_mont(scalars_mont), threads=threads)
+    return generator_multiples(G2, scalars_mont, threads=threads)
 
 
 def setup_with_waste(r1cs, waste: ToxicWaste, *, threads=None) -> ProvingKey:
@@ -98,15 +131,15 @@ def setup_with_waste(r1cs, waste: ToxicWaste, *, threads=None) -> ProvingKey:
     density = Density.from_r1cs(r1cs)
 
     # (β·u_i + α·v_i + w_i): /γ for inputs (IC), /δ for aux (L)
-    t = Fr.add(Fr.add(_scaled(u, beta), _scaled(v, alpha)), w)
-    ic = _scaled(t[:n_in], pow(gamma, -1, p))
-    l = _scaled(t[n_in:], pow(delta, -1, p))
+    t = Fr.add(Fr.add(scaled(u, beta), scaled(v, alpha)), w)
+    ic = scaled(t[:n_in], pow(gamma, -1, p))
+    l = scaled(t[n_in:], pow(delta, -1, p))
 
     a = np.concatenate([u[:n_in], u[n_in:][density.a_aux]])
     b = np.concatenate([v[:n_in][density.b_input], v[n_in:][density.b_aux]])
 
     # H query: τ^i · Z(τ)/δ for i < m − 1, Z(x) = x^m − 1
-    h = _scaled(powers(tau, m - 1), (pow(tau, m, p) - 1) * pow(delta, -1, p) % p)
+    h = scaled(powers(tau, m - 1), (pow(tau, m, p) - 1) * pow(delta, -1, p) % p)
 
     g1_consts = _g1(Fr.from_ints([alpha, beta, delta]), threads)
     g2_consts = _g2(Fr.from_ints([beta, gamma, delta]), threads)

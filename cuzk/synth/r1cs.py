@@ -1,4 +1,4 @@
-"""The compiled constraint system: CSR matrices, counts, a shape digest, snarkjs ``.r1cs`` I/O.
+"""The compiled constraint system: CSR matrices, counts, a shape digest, circom/snarkjs ``.r1cs`` I/O.
 
 Variables are numbered ``[ONE, public..., private...]``; ``n_constraints`` counts the user's
 rows only (Groth16 appends bellperson's per-input rows itself).
@@ -26,6 +26,7 @@ import numpy as np
 
 from cuzk.errors import R1csFormatError
 from cuzk.field import FR, Fr
+from cuzk.synth.binfile import Cursor, check_prime, read_sections, write_container
 
 __all__ = ["CsrMatrix", "R1CS", "csr_from_rows", "read_r1cs", "r1cs_digest"]
 
@@ -169,67 +170,73 @@ class R1CS:
                 parts.append(blobs[k][36 * ptrs[k][r]: 36 * ptrs[k][r + 1]])
         cons = b"".join(parts)
         labels = np.arange(self.n_vars, dtype="<u8").tobytes()
-        out = [b"r1cs", struct.pack("<II", 1, 3)]
-        for sid, body in ((1, header), (2, cons), (3, labels)):
-            out += [struct.pack("<IQ", sid, len(body)), body]
-        tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
-        with open(tmp, "wb") as f:
-            f.write(b"".join(out))
-        os.replace(tmp, path)
+        write_container(path, b"r1cs", 1, [(1, header), (2, cons), (3, labels)])
 
 
 def read_r1cs(path) -> R1CS:
-    """Read a ``.r1cs`` v1 file over BLS12-381 Fr (wires must be ordered ONE, public, private).
+    """Read a circom/snarkjs ``.r1cs`` (v1) over BLS12-381 Fr as an :class:`R1CS`.
+
+    The one ``.r1cs`` reader (:func:`cuzk.formats.snarkjs.read_r1cs` is this function). Wires
+    keep circom's order (ONE, outputs, public inputs, private inputs, internal), which is cuzk's
+    ``[ONE, public..., private...]`` with the outputs counted as public. Sections other than the
+    header (1) and the constraints (2), e.g. circom's wire-to-label map (3), are ignored.
 
     Raises:
-        R1csFormatError: bad magic/version, truncated sections, another prime, or counts that
-            do not match the data.
+        UnsupportedCurveError: the file is for bn128 (``circom`` without ``--prime bls12381``).
+        R1csFormatError: bad magic/version, a truncated or missing section, another prime, a
+            coefficient >= r, a wire outside ``[0, nVars)``, or counts that do not match the data.
+
+    >>> Synthesizer(Cube()).r1cs.write("c.r1cs")             # doctest: +SKIP
+    >>> read_r1cs("c.r1cs").n_public                         # doctest: +SKIP
+    1
     """
+    where = os.fspath(path)
     with open(path, "rb") as f:
-        buf = f.read()
-    if len(buf) < 12 or buf[:4] != b"r1cs":
-        raise R1csFormatError(f"{path}: not an .r1cs file (bad magic)")
-    version, n_sec = struct.unpack_from("<II", buf, 4)
-    if version != 1:
-        raise R1csFormatError(f"{path}: unsupported .r1cs version {version}")
-    sections, off = {}, 12
-    for _ in range(n_sec):
-        if off + 12 > len(buf):
-            raise R1csFormatError(f"{path}: truncated section table at byte {off}")
-        sid, size = struct.unpack_from("<IQ", buf, off)
-        off += 12
-        if off + size > len(buf):
-            raise R1csFormatError(f"{path}: section {sid} claims {size} bytes, {len(buf) - off} left")
-        sections[sid] = buf[off:off + size]
-        off += size
-    if 1 not in sections or 2 not in sections:
-        raise R1csFormatError(f"{path}: header or constraint section missing")
-    h = sections[1]
-    if len(h) < 4 or struct.unpack_from("<I", h)[0] != 32 or len(h) != 4 + 32 + 28:
-        raise R1csFormatError(f"{path}: header is not for a 32-byte field")
-    if int.from_bytes(h[4:36], "little") != FR.modulus:
-        raise R1csFormatError(f"{path}: prime is not BLS12-381 Fr")
-    n_vars, n_out, n_pub, n_prv, _n_labels, n_cons = struct.unpack_from("<IIIIQI", h, 36)
+        data = f.read()
+    sec = read_sections(data, b"r1cs", (1,), where, error=R1csFormatError)
+    for sid, name in ((1, "header"), (2, "constraints")):
+        if sid not in sec:
+            raise R1csFormatError(f"{where}: missing section {sid} ({name})")
+    cur = Cursor(sec[1], where, "header (1)", error=R1csFormatError)
+    n8 = cur.u32()
+    check_prime(cur.uint(n8), "r", where, error=R1csFormatError)
+    if n8 != 32:
+        raise R1csFormatError(f"{where}: field elements of {n8} bytes, expected 32")
+    n_vars, n_out, n_pub, _n_prv = (cur.u32() for _ in range(4))
+    cur.uint(8)  # nLabels: only section 3 uses it
+    n_cons = cur.u32()
+    cur.done()
     n_public = n_out + n_pub
-    body, off = sections[2], 0
-    rows = ([], [], [])
-    try:
-        for _ in range(n_cons):
-            for k in range(3):
-                (nt,) = struct.unpack_from("<I", body, off)
-                off += 4
-                row = {}
-                for _ in range(nt):
-                    (w,) = struct.unpack_from("<I", body, off)
-                    row[w] = int.from_bytes(body[off + 4: off + 36], "little")
-                    if len(body) < off + 36 or row[w] >= FR.modulus or w >= n_vars:
-                        raise R1csFormatError(f"{path}: bad term at byte {off} of the constraint section")
-                    off += 36
-                rows[k].append(row)
-    except struct.error as e:
-        raise R1csFormatError(f"{path}: constraint section truncated at byte {off}") from e
-    if off != len(body):
-        raise R1csFormatError(f"{path}: {len(body) - off} trailing bytes in the constraint section")
-    perm = np.arange(max(n_vars, 1), dtype=np.int64)
-    mats = [csr_from_rows(r, perm) for r in rows]
-    return R1CS.build(n_public, n_vars - 1 - n_public, *mats)
+    if n_vars < 1 + n_public:
+        raise R1csFormatError(f"{where}: {n_public} public wires (outputs + public inputs) but only {n_vars} wires")
+    rows = _read_constraints(sec[2], n_cons, n_vars, where)
+    perm = np.arange(n_vars, dtype=np.int64)
+    return R1CS.build(n_public, n_vars - 1 - n_public, *(csr_from_rows(r, perm) for r in rows))
+
+
+def _read_constraints(body: memoryview, n_cons: int, n_vars: int, where: str) -> tuple[list, list, list]:
+    """Section 2 → per matrix, per row ``{wire: canonical coefficient}``."""
+    rows: tuple[list, list, list] = ([], [], [])
+    off, end = 0, len(body)
+    for i in range(n_cons):
+        for k in range(3):
+            if off + 4 > end:
+                raise R1csFormatError(f"{where}: constraint section truncated at byte {off} (constraint {i} of {n_cons})")
+            (nt,) = struct.unpack_from("<I", body, off)
+            off += 4
+            if off + 36 * nt > end:
+                raise R1csFormatError(f"{where}: constraint section truncated at byte {off} (constraint {i} of {n_cons})")
+            row = {}
+            for _ in range(nt):
+                (w,) = struct.unpack_from("<I", body, off)
+                c = int.from_bytes(body[off + 4: off + 36], "little")
+                if w >= n_vars or c >= FR.modulus or w in row:
+                    why = f"wire {w} >= nVars {n_vars}" if w >= n_vars else (
+                        "coefficient >= r" if c >= FR.modulus else f"wire {w} appears twice in the row")
+                    raise R1csFormatError(f"{where}: bad term at byte {off} of the constraint section ({why})")
+                row[w] = c
+                off += 36
+            rows[k].append(row)
+    if off != end:
+        raise R1csFormatError(f"{where}: {end - off} trailing bytes in the constraint section")
+    return rows

@@ -1,4 +1,10 @@
-"""The binary container every snarkjs/circom file shares, and the field/curve checks on its headers.
+"""The iden3 binary container every circom/snarkjs file shares (``binfileutils`` in snarkjs), and
+the field/curve checks on its headers.
+
+It lives in ``synth`` because the ``.r1cs`` reader (:func:`cuzk.synth.read_r1cs`) needs it and
+synth may not import ``formats``; the ``.zkey``/``.wtns`` readers in :mod:`cuzk.formats.snarkjs`
+use it from here. Every function takes the exception class to raise, so each file kind keeps
+its own (``R1csFormatError`` for ``.r1cs``, ``SnarkjsFormatError`` for the others).
 
 Layout (little-endian): 4-byte magic (``r1cs``, ``wtns``, ``zkey``), u32 version, u32 section
 count, then ``{u32 id, u64 size, size bytes}`` per section. Sections are looked up by id, never
@@ -27,38 +33,39 @@ BN254_Q = 2188824287183927522224640574525727508869631115729782366268903789464522
 _KNOWN_OTHER = {BN254_R: "bn128", BN254_Q: "bn128"}
 
 
-def read_sections(data: bytes, magic: bytes, versions: tuple, where: str) -> dict[int, memoryview]:
+def read_sections(data: bytes, magic: bytes, versions: tuple, where: str, *,
+                  error: type[Exception] = SnarkjsFormatError) -> dict[int, memoryview]:
     """Split a container into ``{section id: bytes}``, checking magic, version and sizes.
 
     Raises:
-        SnarkjsFormatError: wrong magic or version, a truncated section table or section, a
-            duplicated section id, or trailing bytes after the last section.
+        SnarkjsFormatError: (or ``error``) wrong magic or version, a truncated section table or
+            section, a duplicated section id, or trailing bytes after the last section.
     """
     view = memoryview(data)
     if len(view) < 12:
-        raise SnarkjsFormatError(f"{where}: {len(view)} bytes is too short for a {magic.decode()} header (truncated file)")
+        raise error(f"{where}: {len(view)} bytes is too short for a {magic.decode()} header (truncated file)")
     if bytes(view[:4]) != magic:
-        raise SnarkjsFormatError(f"{where}: bad magic {bytes(view[:4])!r}, expected {magic!r} (not a .{magic.decode()} file)")
+        raise error(f"{where}: bad magic {bytes(view[:4])!r}, expected {magic!r} (not a .{magic.decode()} file)")
     version, n_sec = struct.unpack_from("<II", view, 4)
     if version not in versions:
-        raise SnarkjsFormatError(f"{where}: unsupported .{magic.decode()} version {version} (supported: {versions})")
+        raise error(f"{where}: unsupported .{magic.decode()} version {version} (supported: {versions})")
     sections: dict[int, memoryview] = {}
     off = 12
     for k in range(n_sec):
         if off + 12 > len(view):
-            raise SnarkjsFormatError(f"{where}: truncated file: section table entry {k} at byte {off} is cut off")
+            raise error(f"{where}: truncated file: section table entry {k} at byte {off} is cut off")
         sid, size = struct.unpack_from("<IQ", view, off)
         off += 12
         if off + size > len(view):
-            raise SnarkjsFormatError(
+            raise error(
                 f"{where}: truncated file: section {sid} claims {size} bytes, {len(view) - off} are left"
             )
         if sid in sections:
-            raise SnarkjsFormatError(f"{where}: section {sid} appears twice")
+            raise error(f"{where}: section {sid} appears twice")
         sections[sid] = view[off:off + size]
         off += size
     if off != len(view):
-        raise SnarkjsFormatError(f"{where}: {len(view) - off} trailing bytes after the last section")
+        raise error(f"{where}: {len(view) - off} trailing bytes after the last section")
     return sections
 
 
@@ -73,12 +80,12 @@ def write_container(path, magic: bytes, version: int, sections: list[tuple[int, 
     os.replace(tmp, path)
 
 
-def check_prime(value: int, field: str, where: str) -> None:
+def check_prime(value: int, field: str, where: str, *, error: type[Exception] = SnarkjsFormatError) -> None:
     """Accept BLS12-381's Fr (``field="r"``) or Fq (``"q"``); name bn128 or report the prime.
 
     Raises:
         UnsupportedCurveError: the file is for bn128 (or another known curve).
-        SnarkjsFormatError: an unknown prime.
+        SnarkjsFormatError: (or ``error``) an unknown prime.
     """
     want = FR.modulus if field == "r" else FQ.modulus
     if value == want:
@@ -88,18 +95,18 @@ def check_prime(value: int, field: str, where: str) -> None:
             f"{where}: the file is for curve {_KNOWN_OTHER[value]}; cuzk supports BLS12-381 only "
             "(compile with circom --prime bls12381 and set up with a bls12381 powers of tau)"
         )
-    raise SnarkjsFormatError(f"{where}: prime {value} is not BLS12-381's {'scalar' if field == 'r' else 'base'} field")
+    raise error(f"{where}: prime {value} is not BLS12-381's {'scalar' if field == 'r' else 'base'} field")
 
 
 class Cursor:
     """Sequential little-endian reads from one section, naming the section on truncation."""
 
-    def __init__(self, body: memoryview, where: str, section: str):
-        self.body, self.off, self.where, self.section = body, 0, where, section
+    def __init__(self, body: memoryview, where: str, section: str, *, error: type[Exception] = SnarkjsFormatError):
+        self.body, self.off, self.where, self.section, self.error = body, 0, where, section, error
 
     def take(self, n: int) -> memoryview:
         if self.off + n > len(self.body):
-            raise SnarkjsFormatError(
+            raise self.error(
                 f"{self.where}: {self.section} section is truncated at byte {self.off} (needs {n} more bytes)"
             )
         out = self.body[self.off:self.off + n]
@@ -114,5 +121,5 @@ class Cursor:
 
     def done(self) -> None:
         if self.off != len(self.body):
-            raise SnarkjsFormatError(f"{self.where}: {len(self.body) - self.off} unexpected bytes at the end of the {self.section} section")
+            raise self.error(f"{self.where}: {len(self.body) - self.off} unexpected bytes at the end of the {self.section} section")
 

@@ -264,11 +264,15 @@ def full_prove(rt, sz: Sizes, host: bool) -> list:
     t0 = time.perf_counter()
     pk, vk = setup(synth.r1cs, rng=np.random.default_rng(1))
     t_setup = time.perf_counter() - t0
+    t0 = time.perf_counter()
     w = synth.synthesize(**inputs)
+    t_synth = time.perf_counter() - t0
+    t0 = time.perf_counter()
     pvk = prepare_verifying_key(vk)
+    t_pvk = time.perf_counter() - t0
     size = f"2^{pk.domain_size.bit_length() - 1}"
-    print(f"    circuit: {synth.r1cs.n_constraints:,} constraints, domain {size}; "
-          f"trace {t_trace:.1f} s, setup {t_setup:.1f} s")
+    print(f"    circuit: {synth.r1cs.n_constraints:,} constraints, domain {size}; trace {t_trace:.1f} s, "
+          f"setup {t_setup:.1f} s, synthesize {t_synth:.1f} s, prepare vk {t_pvk:.1f} s (first calls include JIT)")
     t0 = time.perf_counter()
     prover = cuzk.GpuProver(pk, device="cuda", verify=False)
     t_upload = time.perf_counter() - t0
@@ -321,6 +325,20 @@ def full_prove(rt, sz: Sizes, host: bool) -> list:
     assert cpu_proof == first, "the GPU and CPU backends made different proofs"
     rows.append((f"prove {size} CPU backend", t_cpu * 1e3,
                  f"same proof; GPU {t_cpu / med:.1f}x faster ({os.cpu_count()} cores)"))
+
+    # Would MSM_B2 be better on the CPU, concurrently with the GPU's G1 MSMs? (issue 6 asks)
+    from cuzk.kernels import cpu
+
+    z = Fr.from_mont(w.z)
+    dens = pk.resolved_density()
+    n_in = pk.n_inputs
+    b_sc = np.concatenate([z[:n_in][dens.b_input], z[n_in:][dens.b_aux]])
+    t = time.perf_counter()
+    cpu.msm_g2(pk.b_g2, b_sc)
+    t_g2 = time.perf_counter() - t
+    g1_gpu = sum(parts[s] for s in ("MSM_A", "MSM_B1", "MSM_L", "MSM_H"))
+    rows.append((f"  MSM_B2 on the CPU ({len(b_sc):,} pts)", t_g2 * 1e3,
+                 f"vs GPU {parts['MSM_B2'] * 1e3:.1f} ms; the GPU's G1 MSMs take {g1_gpu * 1e3:.1f} ms"))
     return rows
 
 

@@ -70,7 +70,7 @@ struct fq_cfg {
 // Both BLS12-381 moduli leave spare top bits (255 of 256, 381 of 384), so a + b never
 // overflows N limbs and the CIOS accumulator stays below 2p.
 template <class C>
-struct mont_t {
+struct __align__(16) mont_t {  // 16-byte aligned: element copies become 128-bit loads/stores
     static constexpr int N = C::N;
     uint32_t v[N];
 

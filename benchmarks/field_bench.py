@@ -57,7 +57,7 @@ def _fr_sqr_chain(a, n):
 def _fr_sqr_i128_chain(a, n):
     x = fr.load(a, 0)
     for _ in range(n):
-        x = fr._mul_i128(x, x)
+        x = fr._sqr_i128(x)
     fr.store(a, 0, x)
 
 
@@ -66,6 +66,31 @@ def _fq_mul_chain(a, n):
     x, y = fq.load(a, 0), fq.load(a, 1)
     for _ in range(n):
         x = fq.mul(x, y)
+    fq.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fq_mul_i128_chain(a, n):
+    # the portable fallback fq.mul uses on CPUs without BMI2/ADX: the A/B baseline for the asm
+    x, y = fq.load(a, 0), fq.load(a, 1)
+    for _ in range(n):
+        x = fq._mul_i128(x, y)
+    fq.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fq_sqr_chain(a, n):
+    x = fq.load(a, 0)
+    for _ in range(n):
+        x = fq.sqr(x)
+    fq.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fq_sqr_i128_chain(a, n):
+    x = fq.load(a, 0)
+    for _ in range(n):
+        x = fq._sqr_i128(x)
     fq.store(a, 0, x)
 
 
@@ -167,6 +192,9 @@ CASES = [
     ("fr.sqr (dependent chain)", _kernel(_fr_sqr_chain, Fr), 2_000_000),
     ("fr.sqr i128 fallback (dependent chain)", _kernel(_fr_sqr_i128_chain, Fr), 2_000_000),
     ("fq.mul (dependent chain)", _kernel(_fq_mul_chain, Fq), 1_000_000),
+    ("fq.mul i128 fallback (dependent chain)", _kernel(_fq_mul_i128_chain, Fq), 1_000_000),
+    ("fq.sqr (dependent chain)", _kernel(_fq_sqr_chain, Fq), 1_000_000),
+    ("fq.sqr i128 fallback (dependent chain)", _kernel(_fq_sqr_i128_chain, Fq), 1_000_000),
     ("fq2.mul (dependent chain)", _kernel_fq2(_fq2_mul_chain), 500_000),
     ("fq2.sqr (dependent chain)", _kernel_fq2(_fq2_sqr_chain), 500_000),
     ("fr.add (dependent chain)", _kernel(_fr_add_chain, Fr), 5_000_000),
@@ -184,6 +212,8 @@ CASES = [
 BASELINES = [
     ("fr.mul (dependent chain)", "fr.mul i128 fallback (dependent chain)"),
     ("fr.sqr (dependent chain)", "fr.sqr i128 fallback (dependent chain)"),
+    ("fq.mul (dependent chain)", "fq.mul i128 fallback (dependent chain)"),
+    ("fq.sqr (dependent chain)", "fq.sqr i128 fallback (dependent chain)"),
     ("fr.mul (dependent chain)", "python int a*b % r"),
     ("fq.mul (dependent chain)", "python int a*b % p"),
 ]

@@ -109,8 +109,12 @@ def _neg(n: int) -> str:
 
 # Whether mul / sqr dispatch to the inline asm on BMI2+ADX CPUs (else the i128 forms; sqr then
 # is mul(a, a)). Chosen by the A/B in docs/perf/field.md; every variant is generated and tested.
-ASM_MUL = {"fr": True, "fq": True}
-ASM_SQR = {"fr": False, "fq": True}
+# Fq (6 limbs) stays on i128 for both: its asm product is ~5 % slower (the 72 mulx plus ~150
+# flag-chained adds saturate the multiply and adc ports either way, and the asm adds stack
+# copies of a and b), and the asm square's ~2 % gain did not survive into G1/G2 adds, MSM or
+# the pairing. Fr's dedicated asm square was slower than its asm mul(a, a).
+ASM_MUL = {"fr": True, "fq": False}
+ASM_SQR = {"fr": False, "fq": False}
 
 
 def _mul(f: FieldParams) -> str:
@@ -327,7 +331,7 @@ re-typed as ``np.uint64`` before being passed back in.
 import numpy as np
 from numba import njit
 
-from cuzk.field.intrinsics import HAVE_ADX, adc, mac, sbb
+from cuzk.field.intrinsics import {"HAVE_ADX, " if ASM_MUL[f.name] or ASM_SQR[f.name] else ""}adc, mac, sbb
 from cuzk.field.mont_asm import mont_mul_adx, mont_sqr_adx
 from cuzk.field.params import {f.name.upper()} as _F
 

@@ -18,7 +18,7 @@ re-typed as ``np.uint64`` before being passed back in.
 import numpy as np
 from numba import njit
 
-from cuzk.field.intrinsics import HAVE_ADX, adc, mac, sbb
+from cuzk.field.intrinsics import adc, mac, sbb
 from cuzk.field.mont_asm import mont_mul_adx, mont_sqr_adx
 from cuzk.field.params import FQ as _F
 
@@ -406,8 +406,13 @@ def _sqr_adx(a):
 
 
 # the product and square every kernel here (and every caller of fq) uses
-mul = _mul_adx if HAVE_ADX else _mul_i128
-sqr = _sqr_adx if HAVE_ADX else _sqr_i128
+mul = _mul_i128
+
+
+@njit(cache=True, nogil=True)
+def sqr(a):
+    """a^2 in Montgomery form."""
+    return mul(a, a)
 
 
 @njit(cache=True, nogil=True)

@@ -23,7 +23,7 @@ import time
 import numpy as np
 from numba import njit
 
-from cuzk.field import Fq, Fr, fq, fq2, fr
+from cuzk.field import Fq, Fr, fq, fq2, fr, intrinsics
 
 __all__ = ["CASES", "BASELINES", "measure", "main"]
 
@@ -57,7 +57,7 @@ def _fr_sqr_chain(a, n):
 def _fr_sqr_i128_chain(a, n):
     x = fr.load(a, 0)
     for _ in range(n):
-        x = fr._mul_i128(x, x)
+        x = fr._sqr_i128(x)
     fr.store(a, 0, x)
 
 
@@ -66,6 +66,31 @@ def _fq_mul_chain(a, n):
     x, y = fq.load(a, 0), fq.load(a, 1)
     for _ in range(n):
         x = fq.mul(x, y)
+    fq.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fq_mul_adx_chain(a, n):
+    # the inline-asm product fq.mul does not dispatch to (slower here; docs/perf/field.md): A/B
+    x, y = fq.load(a, 0), fq.load(a, 1)
+    for _ in range(n):
+        x = fq._mul_adx(x, y)
+    fq.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fq_sqr_chain(a, n):
+    x = fq.load(a, 0)
+    for _ in range(n):
+        x = fq.sqr(x)
+    fq.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fq_sqr_adx_chain(a, n):
+    x = fq.load(a, 0)
+    for _ in range(n):
+        x = fq._sqr_adx(x)
     fq.store(a, 0, x)
 
 
@@ -167,6 +192,7 @@ CASES = [
     ("fr.sqr (dependent chain)", _kernel(_fr_sqr_chain, Fr), 2_000_000),
     ("fr.sqr i128 fallback (dependent chain)", _kernel(_fr_sqr_i128_chain, Fr), 2_000_000),
     ("fq.mul (dependent chain)", _kernel(_fq_mul_chain, Fq), 1_000_000),
+    ("fq.sqr (dependent chain)", _kernel(_fq_sqr_chain, Fq), 1_000_000),
     ("fq2.mul (dependent chain)", _kernel_fq2(_fq2_mul_chain), 500_000),
     ("fq2.sqr (dependent chain)", _kernel_fq2(_fq2_sqr_chain), 500_000),
     ("fr.add (dependent chain)", _kernel(_fr_add_chain, Fr), 5_000_000),
@@ -180,10 +206,18 @@ CASES = [
     ("python int a*b % p", _python_mul(Fq.modulus), 200_000),
 ]
 
+if intrinsics.HAVE_ADX:  # the asm kernels exist only on BMI2+ADX CPUs
+    CASES[5:5] = [
+        ("fq.mul asm _mul_adx (dependent chain)", _kernel(_fq_mul_adx_chain, Fq), 1_000_000),
+        ("fq.sqr asm _sqr_adx (dependent chain)", _kernel(_fq_sqr_adx_chain, Fq), 1_000_000),
+    ]
+
 # (row, baseline row): printed as baseline / row.
 BASELINES = [
     ("fr.mul (dependent chain)", "fr.mul i128 fallback (dependent chain)"),
     ("fr.sqr (dependent chain)", "fr.sqr i128 fallback (dependent chain)"),
+    ("fq.mul asm _mul_adx (dependent chain)", "fq.mul (dependent chain)"),
+    ("fq.sqr asm _sqr_adx (dependent chain)", "fq.sqr (dependent chain)"),
     ("fr.mul (dependent chain)", "python int a*b % r"),
     ("fq.mul (dependent chain)", "python int a*b % p"),
 ]

@@ -52,8 +52,8 @@ def _consts(f: FieldParams) -> str:
         "# exponents for pow_ (little-endian uint64 limbs of canonical integers)",
         "P_MINUS_2 = np.array(_limbs(_F.modulus - 2), dtype=np.uint64)  # Fermat inverse",
     ]
-    if n == 4:
-        lines.append("_MONT4 = mont_mul4_adx(_F.modulus, _F.inv)  # asm product t < 2p, before the final subtraction")
+    lines.append(f"_MONT = mont_mul_adx(_F.modulus, _F.inv, {n})  # asm product t < 2p, before the final subtraction")
+    lines.append(f"_MONT_SQR = mont_sqr_adx(_F.modulus, _F.inv, {n})  # asm square t < 2p, likewise")
     if f.modulus % 4 == 3:
         lines.append("SQRT_EXP = np.array(_limbs((_F.modulus + 1) // 4), dtype=np.uint64)  # p = 3 mod 4")
     else:
@@ -107,20 +107,46 @@ def _neg(n: int) -> str:
     return "\n".join(out) + "\n"
 
 
+# Whether mul / sqr dispatch to the inline asm on BMI2+ADX CPUs (else the i128 forms; sqr then
+# is mul(a, a)). Chosen by the A/B in docs/perf/field.md; every variant is generated and tested.
+# Fq (6 limbs) stays on i128 for both: its asm product is ~5 % slower (the 72 mulx plus ~150
+# flag-chained adds saturate the multiply and adc ports either way, and the asm adds stack
+# copies of a and b), and the asm square's ~2 % gain did not survive into G1/G2 adds, MSM or
+# the pairing. Fr's dedicated asm square was slower than its asm mul(a, a).
+ASM_MUL = {"fr": True, "fq": False}
+ASM_SQR = {"fr": False, "fq": False}
+
+
 def _mul(f: FieldParams) -> str:
+    """``mul``: the inline-asm mulx/adcx/adox product (``cuzk.field.mont_asm``) where the CPU
+    has BMI2+ADX, else the portable i128 form, generated as ``_mul_adx`` and ``_mul_i128``.
+    Both are compiled on demand only; the choice is fixed at import (see intrinsics.HAVE_ADX)."""
     n = f.limbs
-    # The no-carry CIOS needs a top limb < 2^63 - 1; the row form needs t + a*b_i + m*p <
-    # 2^(64(L+1)) with t < 2p + 1, a, b, m < 2^64, which p < 2^(64L-2) leaves room for.
+    # The no-carry CIOS (i128 and asm) needs a top limb < 2^63 - 1; the row form needs t +
+    # a*b_i + m*p < 2^(64(L+1)) with t < 2p + 1, a, b, m < 2^64, which p < 2^(64L-2) leaves room for.
     assert f.modulus >> (64 * n - 64) < 2**63 - 1, f.name
-    # Both forms were timed on dependent-multiply chains (docs/perf/field.md): the
+    assert n <= 4 or f.modulus < 2 ** (64 * n - 2), f.name
+    # The i128 forms were timed on dependent-multiply chains (docs/perf/field.md): the
     # multiply-accumulate form wins at 4 limbs, the row form (products first, then two adc
     # chains: half the add instructions) at 6.
-    if n == 4:
-        return _mul_four_limbs(f)
-    if n < 4:
-        return _mul_cios_mac(n)
-    assert f.modulus < 2 ** (64 * n - 2), f.name
-    return _mul_cios_rows(n)
+    fallback = _mul_cios_rows(n, "_mul_i128") if n > 4 else _mul_cios_mac(n, "_mul_i128")
+    adx = [JIT, "def _mul_adx(a, b):", '    """Montgomery product a * b / R mod p (inline asm; BMI2+ADX CPUs only)."""']
+    adx.append(f"    {_tup(_v('t', n))} = _MONT(a, b)")
+    sqr = [JIT, "def _sqr_adx(a):", '    """a^2 in Montgomery form (inline asm; BMI2+ADX CPUs only)."""']
+    sqr.append(f"    {_tup(_v('t', n))} = _MONT_SQR(a)")
+    parts = [
+        fallback,
+        "\n".join(adx + _final_subtract(n)) + "\n",
+        f'{JIT}\ndef _sqr_i128(a):\n    """a^2 in Montgomery form (portable)."""\n    return _mul_i128(a, a)\n',
+        "\n".join(sqr + _final_subtract(n)) + "\n",
+        f"# the product and square every kernel here (and every caller of {f.name}) uses\n"
+        + ("mul = _mul_adx if HAVE_ADX else _mul_i128\n" if ASM_MUL[f.name] else "mul = _mul_i128\n"),
+    ]
+    if ASM_SQR[f.name]:
+        parts[-1] += "sqr = _sqr_adx if HAVE_ADX else _sqr_i128\n"
+    else:
+        parts.append(f'{JIT}\ndef sqr(a):\n    """a^2 in Montgomery form."""\n    return mul(a, a)\n')
+    return "\n\n".join(parts)
 
 
 def _final_subtract(n: int) -> list[str]:
@@ -134,12 +160,12 @@ def _final_subtract(n: int) -> list[str]:
     return out
 
 
-def _mul_cios_rows(n: int) -> str:
+def _mul_cios_rows(n: int, name: str = "mul") -> str:
     """CIOS, one row at a time: t += a*b_i and t += m*p as mulx products plus two adc chains
     (low halves, then high halves shifted one limb). t has L+1 limbs; every partial sum fits
     them exactly because t + a*b_i + m*p < 2^(64(L+1)) for p < 2^(64L-2) (asserted in _mul)."""
     a, b = _v("a", n), _v("b", n)
-    out = [JIT, "def mul(a, b):", '    """Montgomery product a * b / R mod p."""', f"    {_tup(a)} = a", f"    {_tup(b)} = b"]
+    out = [JIT, f"def {name}(a, b):", '    """Montgomery product a * b / R mod p."""', f"    {_tup(a)} = a", f"    {_tup(b)} = b"]
     out.append(f"    {', '.join(_v('t', n + 1))} = {', '.join(['ZERO'] * (n + 1))}")
 
     for i in range(n):
@@ -161,21 +187,6 @@ def _mul_cios_rows(n: int) -> str:
         out.append(f"    t{n} = t{n} + h{n - 1} + c")
         out.append(f"    {', '.join(_v('t', n + 1))} = {', '.join(_v('t', n + 1)[1:])}, ZERO")
     return "\n".join(out + _final_subtract(n)) + "\n"
-
-
-def _mul_four_limbs(f: FieldParams) -> str:
-    """4 limbs: the inline-asm mulx/adcx/adox product where the CPU has BMI2+ADX (about 17 %
-    faster on a dependent chain, docs/perf/field.md), else the i128 multiply-accumulate form.
-    Both are compiled on demand only; the choice is fixed at import (see intrinsics.HAVE_ADX)."""
-    n = f.limbs
-    adx = [JIT, "def _mul_adx(a, b):", '    """Montgomery product a * b / R mod p (inline asm; BMI2+ADX CPUs only)."""']
-    adx.append(f"    {_tup(_v('t', n))} = _MONT4(a, b)")
-    parts = [
-        _mul_cios_mac(n, "_mul_i128"),
-        "\n".join(adx + _final_subtract(n)) + "\n",
-        "# the product every kernel here (and every caller of fr.mul) uses\nmul = _mul_adx if HAVE_ADX else _mul_i128\n",
-    ]
-    return "\n\n".join(parts)
 
 
 def _mul_cios_mac(n: int, name: str = "mul") -> str:
@@ -206,7 +217,6 @@ def _simple(f: FieldParams) -> str:
         f'{JIT}\ndef zero():\n    """The additive identity."""\n    return {zeros}\n',
         f'{JIT}\ndef one():\n    """Montgomery form of 1 (R mod p)."""\n    return {_tup(_v("R", n))}\n',
         f'{JIT}\ndef dbl(a):\n    """2a mod p."""\n    return add(a, a)\n',
-        f'{JIT}\ndef sqr(a):\n    """a^2 in Montgomery form."""\n    return mul(a, a)\n',
         f'{JIT}\ndef is_zero(a):\n    """True for the zero element."""\n    {_tup(a)} = a\n'
         f"    return ({' | '.join(a)}) == ZERO\n",
         f'{JIT}\ndef eq(a, b):\n    """Limb-wise equality (both operands reduced)."""\n    {_tup(a)} = a\n    {_tup(b)} = b\n'
@@ -321,7 +331,8 @@ re-typed as ``np.uint64`` before being passed back in.
 import numpy as np
 from numba import njit
 
-from cuzk.field.intrinsics import {"HAVE_ADX, adc, mac, mont_mul4_adx, sbb" if n == 4 else "adc, mac, sbb"}
+from cuzk.field.intrinsics import {"HAVE_ADX, " if ASM_MUL[f.name] or ASM_SQR[f.name] else ""}adc, mac, sbb
+from cuzk.field.mont_asm import mont_mul_adx, mont_sqr_adx
 from cuzk.field.params import {f.name.upper()} as _F
 
 __all__ = {KERNEL_NAMES!r}

@@ -106,60 +106,216 @@ def test_load_store(name):
     assert dec(k.load(arr, 1), f) == f.modulus - 1 and not arr[0].any()
 
 
-FR_EDGES = [0, 1, 2, FR.modulus - 1, FR.modulus - 2, (FR.modulus - 1) // 2, FR.r, 2**64 - 1, 2**192, 2**254]
-FR_ELEM = st.one_of(st.integers(0, FR.modulus - 1), st.sampled_from(FR_EDGES))
-FR_MULS = {"i128": fr._mul_i128, "adx": fr._mul_adx}
+def _edges(f):
+    p, n = f.modulus, f.limbs
+    top = p >> (64 * (n - 1))
+    ones = [2 ** (64 * k) - 1 for k in range(1, n)]  # all-ones low limbs, zero above
+    below_p = (top - 1) * 2 ** (64 * (n - 1)) + ones[-1]  # all-ones limbs under p's top limb
+    return [0, 1, 2, p - 1, p - 2, (p - 1) // 2, f.r, f.r2, below_p, 2 ** (64 * n - 65)] + ones
 
 
-def _limbs(x):
-    return tuple(np.uint64((x >> (64 * k)) & MASK) for k in range(4))
+def _needs_final_subtraction(f, a, b):
+    """True when the Montgomery sum (ab + m p) / R lands in [p, 2p): the conditional subtraction runs."""
+    p, R = f.modulus, 2 ** (64 * f.limbs)
+    m = a * b * (R - pow(p, -1, R)) % R
+    return (a * b + m * p) // R >= p
 
 
-@pytest.mark.parametrize("impl", sorted(FR_MULS))
-@given(a=FR_ELEM, b=FR_ELEM)
-def test_fr_mul_implementations(impl, a, b):
-    """Both 4-limb products (inline asm and the i128 fallback) give a*b/R mod p, fully reduced."""
+def _subtraction_cases(f, count=200):
+    """Deterministic operand pairs (x, y) whose product hits the final subtraction (~1 in 10 for Fq)."""
+    rng, out = np.random.default_rng(11), []
+    while len(out) < count:
+        x, y = (int.from_bytes(rng.bytes(8 * f.limbs), "little") % f.modulus for _ in range(2))
+        if _needs_final_subtraction(f, x, y):
+            out.append((x, y))
+    return out
+
+
+FIELDS = {"fr": (fr, FR), "fq": (fq, FQ)}
+# (field, impl) -> (mul, sqr); the asm rows are skipped only on CPUs without BMI2/ADX
+IMPLS = {(k, impl) for k in FIELDS for impl in ("adx", "i128")}
+
+
+def _impl(name, impl):
+    k, _ = FIELDS[name]
     if impl == "adx" and not intrinsics.HAVE_ADX:
         pytest.skip("CPU lacks BMI2/ADX")
-    r = canon(FR_MULS[impl](_limbs(a), _limbs(b)))
-    assert r == a * b * pow(FR.r, -1, FR.modulus) % FR.modulus
+    return (k._mul_adx, k._sqr_adx) if impl == "adx" else (k._mul_i128, k._sqr_i128)
 
 
-@pytest.mark.parametrize("impl", sorted(FR_MULS))
-def test_fr_mul_implementations_bulk(impl):
-    """Thousands of products inside one kernel, incl. results that need the final subtraction."""
-    if impl == "adx" and not intrinsics.HAVE_ADX:
-        pytest.skip("CPU lacks BMI2/ADX")
-    from cuzk.field import Fr
+def _elem(f):
+    return st.one_of(st.integers(0, f.modulus - 1), st.sampled_from(_edges(f)))
 
+
+@pytest.mark.parametrize("name,impl", sorted(IMPLS))
+@given(data=st.data())
+def test_mul_sqr_implementations(name, impl, data):
+    """Every product and square (inline asm and i128 fallback) gives a*b/R mod p, fully reduced."""
+    mul, sqr = _impl(name, impl)
+    f = FIELDS[name][1]
+    a, b = data.draw(_elem(f)), data.draw(_elem(f))
+    rinv = pow(f.r, -1, f.modulus)
+    assert canon(mul(_limbs(a, f), _limbs(b, f))) == a * b * rinv % f.modulus
+    assert canon(sqr(_limbs(a, f))) == a * a * rinv % f.modulus
+
+
+@pytest.mark.parametrize("name,impl", sorted(IMPLS))
+def test_mul_sqr_implementations_bulk(name, impl):
+    """Thousands of products and squares inside one kernel: random values, every pair of edge
+    values, and pairs chosen so that the final conditional subtraction runs."""
+    mul, sqr = _impl(name, impl)
+    k, f = FIELDS[name]
+    edges = _edges(f)
+    sub = _subtraction_cases(f)
+    pairs = [(x, y) for x in edges for y in edges] + sub
     rng = np.random.default_rng(7)
-    a, b = Fr.random(3000, rng), Fr.random(3000, rng)
-    a[:len(FR_EDGES)] = [_limbs(x) for x in FR_EDGES]
-    b[-len(FR_EDGES):] = [_limbs(x) for x in FR_EDGES]
-    out, sq = _vmul_with(FR_MULS[impl], a, b)
-    p, rinv = FR.modulus, pow(FR.r, -1, FR.modulus)
-    for x, y, z, s in zip(a, b, out, sq):
-        assert canon(z) == canon(x) * canon(y) * rinv % p
-        assert canon(s) == canon(x) ** 2 * rinv % p
+    pairs += [tuple(int.from_bytes(rng.bytes(8 * f.limbs), "little") % f.modulus for _ in range(2)) for _ in range(2000)]
+    a = np.array([_limbs(x, f) for x, _ in pairs], dtype=np.uint64)
+    b = np.array([_limbs(y, f) for _, y in pairs], dtype=np.uint64)
+    out, sq = _run_with(k, mul, sqr, a, b)
+    p, rinv = f.modulus, pow(f.r, -1, f.modulus)
+    squares_subtracted = 0
+    for (x, y), z, s in zip(pairs, out, sq):
+        assert canon(z) == x * y * rinv % p, (x, y)
+        assert canon(s) == x * x * rinv % p, x
+        squares_subtracted += _needs_final_subtraction(f, x, x)
+    assert squares_subtracted > 10  # the square's own subtraction branch ran too
 
 
-def _vmul_with(mul, a, b):
+def _limbs(x, f=FR):
+    return tuple(np.uint64((x >> (64 * k)) & MASK) for k in range(f.limbs))
+
+
+def _run_with(k, mul, sqr, a, b):
     # mul(x, x) gets one SSA value for both operands: an earlier asm version that took b0 in
     # a fixed register let LLVM put a0 there too and squared wrongly, while a*b was right.
     @njit
     def run(a, b):
-        out, sq = np.empty_like(a), np.empty_like(a)
+        out, sq, sq2 = np.empty_like(a), np.empty_like(a), np.empty_like(a)
         for i in range(a.shape[0]):
-            x = fr.load(a, i)
-            fr.store(out, i, mul(x, fr.load(b, i)))
-            fr.store(sq, i, mul(x, x))
-        return out, sq
+            x = k.load(a, i)
+            k.store(out, i, mul(x, k.load(b, i)))
+            k.store(sq, i, sqr(x))
+            k.store(sq2, i, mul(x, x))
+        return out, sq, sq2
 
-    return run(a, b)
+    out, sq, sq2 = run(a, b)
+    assert (sq == sq2).all()
+    return out, sq
 
 
-def test_fr_mul_dispatch_follows_cpu_features():
-    assert fr.mul is (fr._mul_adx if intrinsics.HAVE_ADX else fr._mul_i128)
+def test_dispatch_follows_cpu_features_and_generator_choice():
+    gen = _load_generator()
+    for name, (k, _) in FIELDS.items():
+        want_mul = k._mul_adx if (intrinsics.HAVE_ADX and gen.ASM_MUL[name]) else k._mul_i128
+        assert k.mul is want_mul, name
+        if gen.ASM_SQR[name]:
+            assert k.sqr is (k._sqr_adx if intrinsics.HAVE_ADX else k._sqr_i128), name
     assert intrinsics.adx_in("+sse2,+adx,+bmi2,-avx512f", "x86_64")
     assert not intrinsics.adx_in("+bmi2,-adx", "x86_64") and not intrinsics.adx_in("+adx", "x86_64")
     assert not intrinsics.adx_in("+adx,+bmi2", "aarch64")
+
+
+def test_asm_paths_run_where_the_cpu_has_them():
+    """On a BMI2+ADX CPU the asm kernels are not skipped: they run here and agree with the fallback."""
+    if not intrinsics.HAVE_ADX:
+        pytest.skip("CPU lacks BMI2/ADX: only the i128 paths exist here")
+    for k, f in FIELDS.values():
+        x, y = _limbs(f.modulus - 1, f), _limbs(f.r2, f)
+        assert k._mul_adx(x, y) == k._mul_i128(x, y) and k._sqr_adx(x) == k._sqr_i128(x)
+
+
+def _load_generator():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "gen_field.py"
+    spec = importlib.util.spec_from_file_location("gen_field", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _run_asm_text(text, regs, mem):
+    """Execute the generated AT&T text in Python (the instructions mont_asm emits), with CF/OF.
+
+    ``regs`` maps operand numbers to ints (pointer operands to a base name in ``mem``); ``mem``
+    maps base names to lists of 64-bit words. Raises if an add into a limb would need a carry
+    flag that is never consumed at the end of the block (a lost carry)."""
+    regs, st = dict(regs), {"rdx": 0, "CF": 0, "OF": 0}
+
+    def addr(op):
+        off, base = op.split("(")
+        return regs[int(base.rstrip(")")[1:])], (int(off) if off else 0) // 8
+
+    def get(op):
+        if op == "%rdx":
+            return st["rdx"]
+        if op.startswith("$$"):
+            return int(op[2:])
+        if "(" in op:
+            base, k = addr(op)
+            return mem[base][k]
+        return regs[int(op[1:])]
+
+    def put(op, v):
+        if op == "%rdx":
+            st["rdx"] = v
+        elif "(" in op:
+            base, k = addr(op)
+            mem[base][k] = v
+        else:
+            regs[int(op[1:])] = v
+
+    for line in text.splitlines():
+        ins, args = line.split(" ", 1)
+        ops = [o.strip() for o in args.split(",")]
+        if ins == "mulxq":
+            prod = get(ops[0]) * st["rdx"]
+            put(ops[1], prod & MASK)
+            put(ops[2], prod >> 64)
+        elif ins == "movq":
+            put(ops[1], get(ops[0]))
+        elif ins == "xorq":
+            put(ops[1], 0)
+            st["CF"] = st["OF"] = 0
+        elif ins == "imulq":
+            put(ops[1], get(ops[0]) * get(ops[1]) & MASK)
+        else:
+            flag = {"addq": "CF", "adcq": "CF", "adcxq": "CF", "adoxq": "OF"}[ins]
+            v = get(ops[0]) + get(ops[1]) + (0 if ins == "addq" else st[flag])
+            put(ops[1], v & MASK)
+            st[flag] = v >> 64
+            if ins in ("addq", "adcq"):
+                st["OF"] = None  # add/adc leave OF meaningless for an unsigned chain
+    assert st["CF"] == 0 and st["OF"] in (0, None), "carry out of the top limb"
+    return regs
+
+
+@pytest.mark.parametrize("name", sorted(FIELDS))
+def test_asm_text_in_python(name):
+    """The generated asm, executed instruction by instruction in Python, gives (ab + Mp)/R < 2p
+    exactly (no lost carry) on edge values, all-ones limbs and subtraction cases; this checks
+    the carry handling on any machine, ADX or not."""
+    from cuzk.field import mont_asm
+
+    _, f = FIELDS[name]
+    n, p, R = f.limbs, f.modulus, 2 ** (64 * f.limbs)
+    consts = [(p >> (64 * k)) & MASK for k in range(n)] + [f.inv]
+    in_regs = mont_asm.a_fits_in_registers(n)
+    mul_text, mul_order = mont_asm.mont_asm_text(n, in_regs)
+    sqr_text, sqr_order = mont_asm.mont_sqr_asm_text(n)
+    edges = _edges(f)
+    cases = [(x, y) for x in edges for y in edges] + _subtraction_cases(f, 40)
+    for x, y in cases:
+        xs, ys = ([(v >> (64 * k)) & MASK for k in range(n)] for v in (x, y))
+        mont = (x * y + (x * y * (R - pow(p, -1, R)) % R) * p) // R
+        if in_regs:
+            regs = {n + 3 + k: xs[k] for k in range(n)} | {2 * n + 3: "b", 2 * n + 4: "k"}
+        else:
+            regs = {n + 3: "a", n + 4: "b", n + 5: "k"}
+        out = _run_asm_text(mul_text, regs, {"a": list(xs), "b": list(ys), "k": list(consts)})
+        assert sum(out[o] << (64 * k) for k, o in enumerate(mul_order)) == mont < 2 * p
+        sq = (x * x + (x * x * (R - pow(p, -1, R)) % R) * p) // R
+        out = _run_asm_text(sqr_text, {n + 3: "a", n + 4: "k"}, {"a": xs + [0] * (2 * n), "k": list(consts)})
+        assert sum(out[o] << (64 * k) for k, o in enumerate(sqr_order)) == sq < 2 * p

@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 
 from cuzk.field.intrinsics import adc, mac, sbb
+from cuzk.field.mont_asm import mont_mul_adx, mont_sqr_adx
 from cuzk.field.params import FQ as _F
 
 __all__ = ['zero', 'one', 'add', 'sub', 'neg', 'dbl', 'mul', 'sqr', 'inv', 'pow_', 'is_zero', 'eq', 'to_mont', 'from_mont', 'load', 'store', 'sqrt', 'from_u64']
@@ -40,6 +41,8 @@ U60 = np.uint64(60)
 U4 = np.uint64(4)
 # exponents for pow_ (little-endian uint64 limbs of canonical integers)
 P_MINUS_2 = np.array(_limbs(_F.modulus - 2), dtype=np.uint64)  # Fermat inverse
+_MONT = mont_mul_adx(_F.modulus, _F.inv, 6)  # asm product t < 2p, before the final subtraction
+_MONT_SQR = mont_sqr_adx(_F.modulus, _F.inv, 6)  # asm square t < 2p, likewise
 SQRT_EXP = np.array(_limbs((_F.modulus + 1) // 4), dtype=np.uint64)  # p = 3 mod 4
 
 
@@ -101,7 +104,7 @@ def neg(a):
 
 
 @njit(cache=True, nogil=True)
-def mul(a, b):
+def _mul_i128(a, b):
     """Montgomery product a * b / R mod p."""
     (a0, a1, a2, a3, a4, a5) = a
     (b0, b1, b2, b3, b4, b5) = b
@@ -365,6 +368,54 @@ def mul(a, b):
 
 
 @njit(cache=True, nogil=True)
+def _mul_adx(a, b):
+    """Montgomery product a * b / R mod p (inline asm; BMI2+ADX CPUs only)."""
+    (t0, t1, t2, t3, t4, t5) = _MONT(a, b)
+    # t < 2p: one conditional subtraction (a well-predicted branch beat a masked select)
+    d0, br = sbb(t0, P0, ZERO)
+    d1, br = sbb(t1, P1, br)
+    d2, br = sbb(t2, P2, br)
+    d3, br = sbb(t3, P3, br)
+    d4, br = sbb(t4, P4, br)
+    d5, br = sbb(t5, P5, br)
+    if br:
+        return (t0, t1, t2, t3, t4, t5)
+    return (d0, d1, d2, d3, d4, d5)
+
+
+@njit(cache=True, nogil=True)
+def _sqr_i128(a):
+    """a^2 in Montgomery form (portable)."""
+    return _mul_i128(a, a)
+
+
+@njit(cache=True, nogil=True)
+def _sqr_adx(a):
+    """a^2 in Montgomery form (inline asm; BMI2+ADX CPUs only)."""
+    (t0, t1, t2, t3, t4, t5) = _MONT_SQR(a)
+    # t < 2p: one conditional subtraction (a well-predicted branch beat a masked select)
+    d0, br = sbb(t0, P0, ZERO)
+    d1, br = sbb(t1, P1, br)
+    d2, br = sbb(t2, P2, br)
+    d3, br = sbb(t3, P3, br)
+    d4, br = sbb(t4, P4, br)
+    d5, br = sbb(t5, P5, br)
+    if br:
+        return (t0, t1, t2, t3, t4, t5)
+    return (d0, d1, d2, d3, d4, d5)
+
+
+# the product and square every kernel here (and every caller of fq) uses
+mul = _mul_i128
+
+
+@njit(cache=True, nogil=True)
+def sqr(a):
+    """a^2 in Montgomery form."""
+    return mul(a, a)
+
+
+@njit(cache=True, nogil=True)
 def zero():
     """The additive identity."""
     return (ZERO, ZERO, ZERO, ZERO, ZERO, ZERO)
@@ -380,12 +431,6 @@ def one():
 def dbl(a):
     """2a mod p."""
     return add(a, a)
-
-
-@njit(cache=True, nogil=True)
-def sqr(a):
-    """a^2 in Montgomery form."""
-    return mul(a, a)
 
 
 @njit(cache=True, nogil=True)

@@ -18,7 +18,8 @@ re-typed as ``np.uint64`` before being passed back in.
 import numpy as np
 from numba import njit
 
-from cuzk.field.intrinsics import HAVE_ADX, adc, mac, mont_mul4_adx, sbb
+from cuzk.field.intrinsics import HAVE_ADX, adc, mac, sbb
+from cuzk.field.mont_asm import mont_mul_adx, mont_sqr_adx
 from cuzk.field.params import FR as _F
 
 __all__ = ['zero', 'one', 'add', 'sub', 'neg', 'dbl', 'mul', 'sqr', 'inv', 'pow_', 'is_zero', 'eq', 'to_mont', 'from_mont', 'load', 'store', 'sqrt', 'from_u64']
@@ -40,7 +41,8 @@ U60 = np.uint64(60)
 U4 = np.uint64(4)
 # exponents for pow_ (little-endian uint64 limbs of canonical integers)
 P_MINUS_2 = np.array(_limbs(_F.modulus - 2), dtype=np.uint64)  # Fermat inverse
-_MONT4 = mont_mul4_adx(_F.modulus, _F.inv)  # asm product t < 2p, before the final subtraction
+_MONT = mont_mul_adx(_F.modulus, _F.inv, 4)  # asm product t < 2p, before the final subtraction
+_MONT_SQR = mont_sqr_adx(_F.modulus, _F.inv, 4)  # asm square t < 2p, likewise
 # Tonelli-Shanks: p - 1 = Q * 2^S with Q odd; z = generator^Q has order exactly 2^S
 TS_S = _F.two_adicity
 TS_EXP = np.array(_limbs((_F.odd_part - 1) // 2), dtype=np.uint64)  # (Q - 1) / 2
@@ -156,7 +158,7 @@ def _mul_i128(a, b):
 @njit(cache=True, nogil=True)
 def _mul_adx(a, b):
     """Montgomery product a * b / R mod p (inline asm; BMI2+ADX CPUs only)."""
-    (t0, t1, t2, t3) = _MONT4(a, b)
+    (t0, t1, t2, t3) = _MONT(a, b)
     # t < 2p: one conditional subtraction (a well-predicted branch beat a masked select)
     d0, br = sbb(t0, P0, ZERO)
     d1, br = sbb(t1, P1, br)
@@ -167,8 +169,34 @@ def _mul_adx(a, b):
     return (d0, d1, d2, d3)
 
 
-# the product every kernel here (and every caller of fr.mul) uses
+@njit(cache=True, nogil=True)
+def _sqr_i128(a):
+    """a^2 in Montgomery form (portable)."""
+    return _mul_i128(a, a)
+
+
+@njit(cache=True, nogil=True)
+def _sqr_adx(a):
+    """a^2 in Montgomery form (inline asm; BMI2+ADX CPUs only)."""
+    (t0, t1, t2, t3) = _MONT_SQR(a)
+    # t < 2p: one conditional subtraction (a well-predicted branch beat a masked select)
+    d0, br = sbb(t0, P0, ZERO)
+    d1, br = sbb(t1, P1, br)
+    d2, br = sbb(t2, P2, br)
+    d3, br = sbb(t3, P3, br)
+    if br:
+        return (t0, t1, t2, t3)
+    return (d0, d1, d2, d3)
+
+
+# the product and square every kernel here (and every caller of fr) uses
 mul = _mul_adx if HAVE_ADX else _mul_i128
+
+
+@njit(cache=True, nogil=True)
+def sqr(a):
+    """a^2 in Montgomery form."""
+    return mul(a, a)
 
 
 @njit(cache=True, nogil=True)
@@ -187,12 +215,6 @@ def one():
 def dbl(a):
     """2a mod p."""
     return add(a, a)
-
-
-@njit(cache=True, nogil=True)
-def sqr(a):
-    """a^2 in Montgomery form."""
-    return mul(a, a)
 
 
 @njit(cache=True, nogil=True)

@@ -55,3 +55,29 @@ def test_source_compiles(compiled, src, arch):
     kernels = set(re.findall(r'extern "C" __global__ void (\w+)\(', (cuda.CU_DIR / src).read_text()))
     assert kernels <= set(regs), f"ptxas reported no registers for {kernels - set(regs)}"
     assert all(0 < v <= 255 for v in regs.values())
+
+
+def _nvrtc_loadable() -> bool:
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+
+        nvrtc.getVersion()
+        return True
+    except Exception:  # CuPy or libnvrtc missing: CI machines usually have neither
+        return False
+
+
+@pytest.mark.skipif(not _nvrtc_loadable(), reason="libnvrtc is not loadable through CuPy (pip: nvidia-cuda-nvrtc)")
+def test_nvrtc_builds_and_caches_the_module_the_runtime_loads(tmp_path, monkeypatch):
+    # The GPU path compiles with NVRTC, not nvcc: no host headers, its own defines. Build the
+    # exact program CupyRuntime loads (all kernels in one cubin), then hit the cache.
+    from cuzk.kernels import cuda_runtime
+
+    monkeypatch.setenv("CUZK_CUDA_CACHE", str(tmp_path))
+    path = cuda_runtime._compile_cubin(90)
+    data = path.read_bytes()
+    assert path.parent == tmp_path and data[:4] == b"\x7fELF"
+    for name in ("ntt_stages", "g1_msm_bucket_acc", "g2_msm_window_segments", "fr_batch_op"):
+        assert name.encode() in data
+    mtime = path.stat().st_mtime_ns
+    assert cuda_runtime._compile_cubin(90) == path and path.stat().st_mtime_ns == mtime

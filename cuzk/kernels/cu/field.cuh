@@ -112,7 +112,11 @@ struct __align__(16) mont_t {  // 16-byte aligned: element copies become 128-bit
         return r;
     }
 
-    static __device__ __forceinline__ mont_t add(const mont_t& a, const mont_t& b) {
+    // Operands are copied to registers first: read through a reference into global memory,
+    // the limbs would be re-loaded one 32-bit word at a time between the (volatile) chain
+    // instructions; a copy of the 16-byte aligned struct is two or three 128-bit loads.
+    static __device__ __forceinline__ mont_t add(const mont_t& a_, const mont_t& b_) {
+        const mont_t a = a_, b = b_;
         mont_t s;
         s.v[0] = add_cc(a.v[0], b.v[0]);
 #pragma unroll
@@ -120,7 +124,8 @@ struct __align__(16) mont_t {  // 16-byte aligned: element copies become 128-bit
         return reduce_once(s);
     }
 
-    static __device__ __forceinline__ mont_t sub(const mont_t& a, const mont_t& b) {
+    static __device__ __forceinline__ mont_t sub(const mont_t& a_, const mont_t& b_) {
+        const mont_t a = a_, b = b_;
         mont_t d;
         d.v[0] = sub_cc(a.v[0], b.v[0]);
 #pragma unroll
@@ -139,7 +144,8 @@ struct __align__(16) mont_t {  // 16-byte aligned: element copies become 128-bit
     // CIOS Montgomery product a * b / R mod p: per limb of b, one chain adds a * b_i (low
     // words, then high words one limb up), one adds m * p with m = t_0 * M0 making the low
     // limb vanish, and the accumulator shifts down one limb.
-    static __device__ __forceinline__ mont_t mul(const mont_t& a, const mont_t& b) {
+    static __device__ __forceinline__ mont_t mul(const mont_t& a_, const mont_t& b_) {
+        const mont_t a = a_, b = b_;
         uint32_t t[N + 2];
 #pragma unroll
         for (int i = 0; i < N + 2; i++) t[i] = 0;

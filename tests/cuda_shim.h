@@ -11,11 +11,13 @@
 #pragma once
 #define CUZK_HOST_SHIM 1
 
+#include <atomic>
 #include <barrier>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -100,6 +102,10 @@ inline unsigned __brev(unsigned x) {
     return r;
 }
 
+// Device-wide atomics: the blocks of a launch run one after another here, but a kernel's
+// threads may be std::threads (sync launches), so use real atomics.
+inline uint32_t atomicAdd(uint32_t* p, uint32_t v) { return std::atomic_ref<uint32_t>(*p).fetch_add(v); }
+
 // ---- shared memory and block synchronisation
 inline std::vector<unsigned char> cuzk_dyn_smem;
 inline std::barrier<>* cuzk_block_barrier = nullptr;
@@ -119,8 +125,13 @@ inline void cuzk_invoke(void (*f)(A...), void** args, std::index_sequence<I...>)
     f(*reinterpret_cast<std::remove_cv_t<std::remove_reference_t<A>>*>(args[I])...);
 }
 
+// One launch at a time, like one device queue: gridDim/blockDim, the shared-memory buffer and
+// the block barrier are process-wide, and two Python threads may call in at once.
+inline std::mutex cuzk_launch_mutex;
+
 template <class... A>
 void cuzk_launch(void (*f)(A...), dim3 grid, dim3 block, std::size_t smem, bool sync, void** args) {
+    std::lock_guard<std::mutex> serial(cuzk_launch_mutex);
     gridDim = grid;
     blockDim = block;
     cuzk_dyn_smem.assign(smem + 16, 0);

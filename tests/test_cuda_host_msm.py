@@ -117,3 +117,37 @@ def test_matches_cpu_backend_when_present(rt, group):
     except Exception as e:  # the CPU backend is someone else's work in progress
         pytest.skip(f"cuzk.kernels.cpu.msm_{group} is not usable here: {type(e).__name__}: {str(e)[:200]}")
     np.testing.assert_array_equal(_run(rt, group, pts, scalars), want)
+
+
+def _signed_digits(k: int, c: int, nw: int):
+    """Python reference of msm.cu's digits: (window, |d|, negative) for each non-zero digit."""
+    out, carry, B = [], 0, 1 << (c - 1)
+    for w in range(nw):
+        d = ((k >> (w * c)) & ((1 << c) - 1)) + carry
+        carry = int(d > B)
+        if carry:
+            d = (1 << c) - d
+        if d:
+            out.append((w, d, bool(carry)))
+    return out
+
+
+@pytest.mark.parametrize("c", [3, 8, 13])
+def test_counting_sort_places_every_digit_once(rt, c):
+    rng = random.Random(c)
+    ks = [rng.randrange(r) for _ in range(40)] + [0, 1, r - 1, (1 << 254) - 1] + [12345] * 20
+    n, nw, B = len(ks), 255 // c + 1, 1 << (c - 1)
+    sc = pyref.canon_limbs(ks).view(np.uint32)
+    counts = np.zeros(nw * B, np.uint32)
+    rt.launch("msm_digit_count", 1, n, (sc, n, c, nw, counts))
+    want = {}
+    for i, k in enumerate(ks):
+        assert sum((-1 if neg else 1) * d << (w * c) for w, d, neg in _signed_digits(k, c, nw)) == k
+        for w, d, neg in _signed_digits(k, c, nw):
+            want.setdefault(w * B + d - 1, []).append(i | (neg << 31))
+    assert {b: int(v) for b, v in enumerate(counts) if v} == {b: len(v) for b, v in want.items()}
+    starts = (np.cumsum(counts, dtype=np.int64) - counts).astype(np.uint32)
+    out = np.full(int(counts.sum()), 0xFFFFFFFF, np.uint32)
+    rt.launch("msm_digit_scatter", 1, n, (sc, n, c, nw, starts.copy(), out))
+    for b, vals in want.items():
+        assert sorted(out[starts[b] : starts[b] + counts[b]].tolist()) == sorted(vals)

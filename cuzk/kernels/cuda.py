@@ -5,9 +5,10 @@ sources are compiled with NVRTC for the device's architecture on first use and t
 cached under ``~/.cache/cuzk/cuda`` keyed by a hash of the sources, options and NVRTC version.
 CuPy is imported lazily: ``import cuzk`` never needs it.
 
-Every launch goes through a *runtime* object (``xp``, ``context``, ``launch``, ``asarray``, ``asnumpy``,
-``argsort``, ``cache``): :class:`CupyRuntime` here, and a ctypes runtime over a host build of the same
-sources in the tests, so the launch plans below are exercised on the CPU as well.
+Every launch goes through a *runtime* object (``xp``, ``context``, ``launch``, ``asarray``,
+``asnumpy``, ``stage``, ``wait``, ``synchronize``, ``timer``, ``cache``): :class:`CupyRuntime`
+here, and a ctypes runtime over a host build of the same sources in the tests, so the launch
+plans below are exercised on the CPU as well.
 
     >>> from cuzk.kernels import cuda
     >>> ok, reason = cuda.is_available()
@@ -265,14 +266,17 @@ def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None, segmen
     nw = 255 // c + 1  # room for the signed-digit carry out of bit 254
     B = 1 << (c - 1)
     nb = nw * B
-    keys = xp.empty(nw * n, dtype=np.uint32)
-    vals = xp.empty(nw * n, dtype=np.uint32)
+    if nw * n >= 1 << 32:
+        raise InputError(f"{n} points x {nw} windows exceed the 2^32 (bucket, point) pairs the kernels index")
+    counts = xp.zeros(nb, dtype=np.uint32)
+    svals = xp.empty(max(1, nw * n), dtype=np.uint32)  # at most one pair per (window, scalar)
     if n:
-        rt.launch("msm_digits", _grid(n), _BLOCK, (scalars, n, c, nw, keys, vals))
-    order = rt.argsort(keys)
-    skeys, svals = keys[order], xp.ascontiguousarray(vals[order])
-    counts = xp.bincount(skeys.astype(np.int64), minlength=nb + 1)[:nb]
+        rt.launch("msm_digit_count", _grid(n), _BLOCK, (scalars, n, c, nw, counts))
+    counts = counts.astype(np.int64)
     starts = xp.cumsum(counts) - counts
+    if n:
+        cursor = starts.astype(np.uint32)
+        rt.launch("msm_digit_scatter", _grid(n), _BLOCK, (scalars, n, c, nw, cursor, svals))
     chunks = -(-counts // _MSM_TASK_LEN)
     task_off = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(chunks)])
     ntasks = int(task_off[-1])

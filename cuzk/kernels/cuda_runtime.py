@@ -1,7 +1,7 @@
 """Compiling and loading the CUDA kernels: NVRTC cubin cache, device check, :class:`CupyRuntime`.
 
 A *runtime* is what the launch plans in :mod:`cuzk.kernels.cuda` talk to (``xp``, ``context``,
-``launch``, ``asarray``, ``asnumpy``, ``argsort``, ``stage``, ``wait``, ``synchronize``, ``timer``,
+``launch``, ``asarray``, ``asnumpy``, ``stage``, ``wait``, ``synchronize``, ``timer``,
 ``cache``); the tests provide a second one over a host build of the same sources. CuPy is
 imported only inside these functions.
 
@@ -242,9 +242,6 @@ class CupyRuntime:
             self.stream.synchronize()
         return out
 
-    def argsort(self, keys):
-        with self.xp.cuda.Device(self.device_id), self.stream:
-            return self.xp.argsort(keys)
 
     def stage(self, a: np.ndarray) -> DeviceArray:
         """Start copying host array ``a`` to the device through a pinned buffer; returns at once."""

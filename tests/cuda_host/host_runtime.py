@@ -52,7 +52,7 @@ def build(defines: tuple[str, ...] = ()) -> pathlib.Path:
 
 
 class HostRuntime:
-    """The runtime interface (``xp``, ``context``, ``launch``, ``asarray``, ``asnumpy``, ``argsort``,
+    """The runtime interface (``xp``, ``context``, ``launch``, ``asarray``, ``asnumpy``,
     ``stage``, ``wait``, ``synchronize``, ``timer``, ``cache``) over numpy and the host library."""
 
     xp = np
@@ -101,9 +101,6 @@ class HostRuntime:
     def asnumpy(a) -> np.ndarray:
         return np.asarray(a)
 
-    @staticmethod
-    def argsort(keys: np.ndarray) -> np.ndarray:
-        return np.argsort(keys, kind="stable")
 
     def stage(self, a: np.ndarray) -> DeviceArray:
         # a pending "copy" whose event the plans must wait on before reading (checked by tests)

@@ -1,20 +1,18 @@
 // Pippenger MSM sum_i s_i * P_i over G1 and G2 with signed c-bit digits. The launch plan
-// (cuzk/kernels/cuda.py): msm_digits -> sort (key, value) pairs by bucket -> split buckets
-// into tasks of at most `max_len` points -> *_msm_bucket_acc -> *_msm_bucket_merge ->
+// (cuzk/kernels/cuda.py): msm_digit_count -> prefix sum -> msm_digit_scatter (a counting sort
+// of (bucket, point) pairs) -> split buckets into tasks of at most `max_len` points -> *_msm_bucket_acc -> *_msm_bucket_merge ->
 // *_msm_window_segments -> *_msm_bucket_merge (tree levels); the host combines the window sums
 // (c*(nw-1) dependent doublings: one GPU thread would take milliseconds, Numba on the CPU ~0.1 ms).
 #include "ec.cuh"
 
-// Signed digits of each scalar, one (key, value) pair per (window, scalar); 1-D grid, one
-// thread per scalar. Digit d of window w lies in [-2^(c-1), 2^(c-1)]; key = w*B + |d| - 1
-// (B = 2^(c-1) buckets per window) or nw*B when d = 0 (sorts last, skipped); value = i with
-// bit 31 set when d < 0. Scalars are canonical 8 x 32-bit limbs < r < 2^255, and
-// nw = floor(255 / c) + 1 windows leave room for the final carry.
-extern "C" __global__ void msm_digits(const uint32_t* scalars, uint32_t n, uint32_t c, uint32_t nw, uint32_t* keys,
-                                      uint32_t* vals) {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const uint32_t* s = scalars + 8 * i;
+// Signed c-bit digits of scalar i, window by window: digit d of window w lies in
+// [-2^(c-1), 2^(c-1)]; its bucket key is w*B + |d| - 1 (B = 2^(c-1) buckets per window) and
+// value i with bit 31 set when d < 0; a zero digit has no bucket. Scalars are canonical 8 x
+// 32-bit limbs < r < 2^255, and nw = floor(255 / c) + 1 windows leave room for the last carry.
+// visit(key, value) is called for each non-zero digit.
+template <class Visit>
+__device__ __forceinline__ void msm_scalar_digits(const uint32_t* s, uint32_t i, uint32_t c, uint32_t nw,
+                                                  Visit visit) {
     const uint32_t B = 1u << (c - 1);
     const uint32_t mask = (1u << c) - 1;
     uint32_t carry = 0;
@@ -36,10 +34,29 @@ extern "C" __global__ void msm_digits(const uint32_t* scalars, uint32_t n, uint3
         } else {
             carry = 0;
         }
-        const uint32_t at = w * n + i;
-        keys[at] = d ? w * B + d - 1 : nw * B;
-        vals[at] = i | (neg ? 0x80000000u : 0u);
+        if (d) visit(w * B + d - 1, i | (neg ? 0x80000000u : 0u));
     }
+}
+
+// Bucket sizes: counts[key] += 1 for every non-zero digit; 1-D grid, one thread per scalar.
+// Together with msm_digit_scatter this is a counting sort of the (bucket, point) pairs: two
+// passes over the scalars and no nw*n key array, instead of a general sort of nw*n keys.
+extern "C" __global__ void msm_digit_count(const uint32_t* scalars, uint32_t n, uint32_t c, uint32_t nw,
+                                           uint32_t* counts) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    msm_scalar_digits(scalars + 8 * i, i, c, nw, [&](uint32_t key, uint32_t) { atomicAdd(&counts[key], 1u); });
+}
+
+// sorted_vals[cursor[key]++] = value for every non-zero digit, cursor starting at each bucket's
+// offset (exclusive prefix sum of counts); 1-D grid, one thread per scalar. The order inside a
+// bucket depends on the atomics; the bucket's sum does not.
+extern "C" __global__ void msm_digit_scatter(const uint32_t* scalars, uint32_t n, uint32_t c, uint32_t nw,
+                                             uint32_t* cursor, uint32_t* sorted_vals) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    msm_scalar_digits(scalars + 8 * i, i, c, nw,
+                      [&](uint32_t key, uint32_t val) { sorted_vals[atomicAdd(&cursor[key], 1u)] = val; });
 }
 
 // partial[t] = sum of the points of task t: sorted_vals[start[t] .. start[t] + len[t]),

@@ -289,3 +289,19 @@ def test_pinned_pool_reuses_buffers_only_after_their_copy_is_done():
     ev.done = True
     mem3, _ = pool.take(10)
     assert mem3 is mem and len(made) == 2  # reused once its event completed
+
+
+def test_staging_and_device_arrays_reject_bad_input(host_as_device):
+    with pytest.raises(FieldValueError, match=r"arrays\[1\]"):
+        cuda.stage(pyref.to_mont_limbs([1, 2], FR), np.zeros((2, 3), np.uint64))
+    bad = pyref.to_mont_limbs([1, 2], FR)
+    bad[0] = [0xFFFFFFFFFFFFFFFF] * 4
+    with pytest.raises(FieldValueError):
+        cuda.stage(bad)
+    d, = cuda.stage(pyref.to_mont_limbs([1, 2, 3, 4], FR))
+    with pytest.raises(InputError, match="row slices"):
+        d[::2]
+    with pytest.raises(FieldValueError, match="power of two"):
+        cuda.ntt(d[:3])
+    with pytest.raises(FieldValueError):
+        cuda.to_canonical(np.zeros((2, 5), np.uint64))

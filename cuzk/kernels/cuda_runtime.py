@@ -27,7 +27,7 @@ import threading
 
 import numpy as np
 
-from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError
+from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError, InputError
 
 __all__ = ["CU_DIR", "KERNEL_FILES", "source_hash", "is_available", "DeviceArray", "PinnedPool", "CupyRuntime", "get_runtime"]
 
@@ -124,7 +124,7 @@ class DeviceArray:
 
     def __getitem__(self, rows):
         if not isinstance(rows, slice) or rows.step not in (None, 1):
-            raise TypeError("a DeviceArray takes contiguous row slices only")
+            raise InputError(f"a DeviceArray takes contiguous row slices (a[i:j]) only, got {rows!r}")
         return DeviceArray(self.array[rows], self.rt, self.event)
 
     def __repr__(self) -> str:

@@ -97,7 +97,8 @@ __all__ = [
     "xyzz_add", "xyzz_madd", "xyzz_eq", "xyzz_to_affine", "xyzz_to_jac", "jac_to_xyzz",
     "load_affine", "store_affine", "load_jac", "store_jac", "load_xyzz", "store_xyzz",
     "batch_to_affine", "add_many", "neg_many", "mul_many", "sum_many", "on_curve_many", "in_subgroup_many",
-    "decode_many", "encode_many", "DEGREE", "COORD_BYTES",
+    "first_off_curve", "first_outside_subgroup", "decode_many", "decode_range", "encode_many",
+    "DEGREE", "COORD_BYTES",
     "OK", "BAD_FLAGS", "BAD_INFINITY", "X_NOT_CANONICAL", "Y_NOT_CANONICAL", "NOT_ON_CURVE", "NOT_IN_SUBGROUP",
 ]
 
@@ -625,6 +626,25 @@ def in_subgroup_many(points, by_order, out):
         out[i] = aff_in_subgroup_by_order(p) if by_order else aff_in_subgroup(p)
 
 
+@njit(cache=True, nogil=True)
+def first_off_curve(points, lo, hi):
+    """Index of the first point of ``points[lo:hi]`` off the curve, or -1 (serial: one block of a
+    batch that ``cuzk.curve.validate`` splits over Python threads)."""
+    for i in range(lo, hi):
+        if not aff_is_on_curve(load_affine(points, i)):
+            return i
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def first_outside_subgroup(points, lo, hi):
+    """Index of the first (on-curve) point of ``points[lo:hi]`` outside the order-r subgroup, or -1."""
+    for i in range(lo, hi):
+        if not aff_in_subgroup(load_affine(points, i)):
+            return i
+    return -1
+
+
 # ---------------------------------------------------------------- zcash encoding
 @njit(cache=True, nogil=True)
 def _decode_one(row, compressed, checked):
@@ -670,6 +690,19 @@ def decode_many(buf, compressed, checked, out, status):
         code, p = _decode_one(buf[i], compressed, checked)
         status[i] = code
         store_affine(out, i, p)
+
+
+@njit(cache=True, nogil=True)
+def decode_range(buf, lo, hi, compressed, checked, out):
+    """Decode rows ``buf[lo:hi]`` into ``out[lo:hi]`` serially, stopping at the first rejected row:
+    returns ``(index, status)`` of that row, or ``(-1, OK)``. Rows after a rejected one are left
+    unwritten. One block of a batch that ``cuzk.curve.validate`` splits over Python threads."""
+    for i in range(lo, hi):
+        code, p = _decode_one(buf[i], compressed, checked)
+        if code != OK:
+            return i, code
+        store_affine(out, i, p)
+    return -1, OK
 
 
 @njit(cache=True, nogil=True)

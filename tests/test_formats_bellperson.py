@@ -320,3 +320,57 @@ def test_write_refuses_infinity_and_is_atomic(cube, tmp_path):
     assert bp.read_params(path).vk == pk.vk
     with pytest.raises(ParamsFormatError):
         bp.write_params(pk.vk, path)
+
+
+# ------------------------------------------------------------------ threaded checks
+OFF_CURVE = enc_g1((1, 1))  # 1 ≠ 1 + 4
+
+
+@pytest.fixture(scope="module")
+def wide(cube, tmp_path_factory):
+    """(bytes, offset of h[0], the h query): the Cube key with a 1023-point h query (8 random
+    points tiled), so a checked read spans many decode blocks (and many chunks with a small _CHUNK)."""
+    _, pk, _ = cube
+    h = np.tile(G1.random(8, np.random.default_rng(5)), (128, 1, 1))[:1023]
+    path = tmp_path_factory.mktemp("wide") / "wide.params"
+    attrs.evolve(pk, h=h).write(path)
+    data = path.read_bytes()
+    return data, sections(bp.read_params(data, checked=False))["h"][1], h
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_threaded_read_matches_the_key(wide, threads):
+    data, _, h = wide
+    assert np.array_equal(bp.read_params(data, threads=threads).h, h)
+
+
+@pytest.mark.parametrize("chunk", [1 << 16, 200])
+@pytest.mark.parametrize("threads", [1, 2, 5])
+def test_first_bad_point_wins_whatever_the_threads(wide, monkeypatch, chunk, threads):
+    """The lowest bad index is named even when a cheaper failure sits in a later block (found
+    first by another thread), after an infinity, or in a later chunk."""
+    data, first, _ = wide
+    monkeypatch.setattr(bp, "_CHUNK", chunk)
+    sub, inf = enc_g1(non_subgroup_g1()), INFINITY_U[G1U]
+    cases = [
+        ({700: sub, 900: OFF_CURVE, 1000: inf}, 700, "subgroup"),
+        ({40: OFF_CURVE, 1000: sub}, 40, "curve"),
+        ({100: sub, 150: inf}, 100, "subgroup"),  # a bad point before an infinity in the same chunk
+        ({150: inf, 170: OFF_CURVE, 700: sub}, 150, "infinity"),
+    ]
+    for bad, index, words in cases:
+        patched_data = data
+        for i, enc in bad.items():
+            patched_data = patched(patched_data, first + i * G1U, enc)
+        with pytest.raises(ParamsFormatError) as e:
+            bp.read_params(patched_data, threads=threads)
+        msg = str(e.value)
+        assert f"h[{index}] at byte offset {first + index * G1U}" in msg and words in msg, (bad, msg)
+
+
+def test_threads_must_be_positive(params):
+    from cuzk.errors import InputError
+
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(InputError, match="threads"):
+            bp.read_params(params, threads=bad)

@@ -5,8 +5,9 @@ Layout (every point uncompressed zcash encoding, counts u32 big-endian)::
     vk:      alpha_g1 beta_g1 beta_g2 gamma_g2 delta_g1 delta_g2 | u32 n + ic[n]
     params:  vk | u32 + h[] | u32 + l[] | u32 + a[] | u32 + b_g1[] | u32 + b_g2[]
 
-Reading streams a file section by section and decodes points in bounded chunks with the
-vectorised Numba decoder; every count is compared with the bytes left before anything is
+Reading streams a file section by section and decodes points in bounded chunks, each split over
+``threads`` threads (default: every core) running the ``nogil`` Numba decoder
+(:mod:`cuzk.curve.validate`); every count is compared with the bytes left before anything is
 allocated, so a corrupt count cannot make the reader allocate gigabytes. Like bellperson's
 ``Parameters::read``, a point at infinity is rejected in ``ic``, ``h``, ``l``, ``a``, ``b_g1``
 and ``b_g2`` (bellperson stores those queries without infinities); cuzk also rejects it in the
@@ -39,6 +40,7 @@ import numpy as np
 
 from cuzk.curve import G1, G2
 from cuzk.curve.encoding import encoded_size, points_from_bytes, points_to_bytes
+from cuzk.curve.validate import decode_rows, resolve_threads
 from cuzk.errors import ParamsFormatError, PointEncodingError
 from cuzk.groth16.keys import ProvingKey, VerifyingKey
 
@@ -152,9 +154,10 @@ def write_params(pk: ProvingKey, path) -> None:
 class _Reader:
     """A binary stream with its position and the number of bytes left (for count checks)."""
 
-    def __init__(self, f, what: str):
+    def __init__(self, f, what: str, threads=None):
         self.f = f
         self.what = what
+        self.threads = resolve_threads(threads)
         start = f.tell()
         end = f.seek(0, io.SEEK_END)
         f.seek(start)
@@ -192,31 +195,27 @@ class _Reader:
             at = self.pos
             rows = np.frombuffer(self.exact(k * size, field), dtype=np.uint8).reshape(k, size)
             inf = np.flatnonzero(rows[:, 0] & _INFINITY_FLAG)
+            # only the rows before the first infinity need decoding: the lowest bad index wins
+            upto = int(inf[0]) if inf.size else k
+            bad = decode_rows(group, rows[:upto], out[i : i + upto], compressed=False, checked=checked,
+                              threads=self.threads)
+            if bad is not None:
+                self._raise_bad(field, group, rows, i, at, bad, checked)
             if inf.size:
-                j = int(inf[0])
                 raise ParamsFormatError(
-                    f"{self.what}: {field}[{i + j}] at byte offset {at + j * size} is the point at infinity, "
+                    f"{self.what}: {field}[{i + upto}] at byte offset {at + upto * size} is the point at infinity, "
                     "which the bellperson layout forbids there"
                 )
-            out[i : i + k] = self._decode(field, group, rows, i, at, checked)
         return out
 
-    def _decode(self, field, group, rows, first, at, checked):
-        status = np.empty(rows.shape[0], dtype=np.int8)
-        dec = np.empty((rows.shape[0],) + group.point_shape, dtype=np.uint64)
-        group.kernels.decode_many(rows, False, checked, dec, status)
-        bad = np.flatnonzero(status != group.kernels.OK)
-        if bad.size:
-            j = int(bad[0])
-            try:  # the one-row decode produces the encoding layer's exact reason
-                points_from_bytes(group, rows[j : j + 1], compressed=False, checked=checked)
-                reason = f"rejected (status {int(status[j])})"
-            except PointEncodingError as e:
-                reason = str(e).split(": ", 1)[-1]
-            raise ParamsFormatError(
-                f"{self.what}: {field}[{first + j}] at byte offset {at + j * rows.shape[1]}: {reason}"
-            )
-        return dec
+    def _raise_bad(self, field, group, rows, first, at, bad, checked):
+        j, code = bad
+        try:  # the one-row decode produces the encoding layer's exact reason
+            points_from_bytes(group, rows[j : j + 1], compressed=False, checked=checked)
+            reason = f"rejected (status {code})"
+        except PointEncodingError as e:
+            reason = str(e).split(": ", 1)[-1]
+        raise ParamsFormatError(f"{self.what}: {field}[{first + j}] at byte offset {at + j * rows.shape[1]}: {reason}")
 
     def one(self, field: str, group, checked: bool) -> np.ndarray:
         return self.points(field, group, 1, checked)[0]
@@ -244,8 +243,9 @@ def _open(source, what: str):
     raise ParamsFormatError(f"cannot read a {what} from {type(source).__name__}; pass a path, bytes or a binary file")
 
 
-def vk_from_bytes(data, *, checked: bool = True) -> VerifyingKey:
-    """Parse bellperson ``.vk`` bytes (or a binary file / path holding exactly that).
+def vk_from_bytes(data, *, checked: bool = True, threads=None) -> VerifyingKey:
+    """Parse bellperson ``.vk`` bytes (or a binary file / path holding exactly that);
+    ``checked`` and ``threads`` as for :func:`read_params`.
 
     Raises:
         ParamsFormatError: truncated data, a count larger than the bytes left, a bad point or
@@ -258,7 +258,7 @@ def vk_from_bytes(data, *, checked: bool = True) -> VerifyingKey:
     """
     f, mine = _open(data, "verifying key")
     try:
-        rd = _Reader(f, "verifying key")
+        rd = _Reader(f, "verifying key", threads)
         vk = _read_vk(rd, checked)
         if rd.left:
             raise ParamsFormatError(f"verifying key: {rd.left} trailing bytes after ic at byte offset {rd.pos}")
@@ -268,21 +268,28 @@ def vk_from_bytes(data, *, checked: bool = True) -> VerifyingKey:
             f.close()
 
 
-def read_params(source, *, checked: bool = True) -> ProvingKey:
+def read_params(source, *, checked: bool = True, threads=None) -> ProvingKey:
     """Read a bellperson ``.params`` file (path, bytes or seekable binary file object).
 
     The key comes back with ``density=None`` and ``digest=None`` (the file has neither); attach
     the circuit with ``pk.with_circuit(r1cs)`` before proving with sparse A/B queries.
 
+    Args:
+        source: path, bytes or binary file.
+        checked: check every point is in the prime-order subgroup (False: trusted files only).
+        threads: threads decoding and checking points (None: every core). Errors name the
+            first bad point whatever the thread count.
+
     Raises:
         ParamsFormatError: see :func:`vk_from_bytes`; also h not of size 2^k − 1, fewer ``a``
             points than inputs, ``b_g1``/``b_g2`` of different lengths, or trailing bytes.
+        InputError: ``threads`` is not a positive integer or None.
 
     >>> pk = read_params("circuit.params").with_circuit(synth.r1cs)    # doctest: +SKIP
     """
     f, mine = _open(source, "parameters file")
     try:
-        rd = _Reader(f, "parameters file")
+        rd = _Reader(f, "parameters file", threads)
         vk = _read_vk(rd, checked)
         queries, counts_at = {}, {}
         for name, group in PARAMS_QUERIES:

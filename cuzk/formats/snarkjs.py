@@ -30,6 +30,7 @@ import attrs
 import numpy as np
 
 from cuzk.curve import G1, G2
+from cuzk.curve.validate import first_off_curve, first_outside_subgroup, resolve_threads
 from cuzk.errors import InputError, KeyMismatchError, SnarkjsFormatError
 from cuzk.field import FQ, FR, Fr
 from cuzk.field.conversions import is_canonical
@@ -102,8 +103,9 @@ class SnarkjsProvingKey(ProvingKey):
                            digest=self.digest)
 
 
-def _points(body: memoryview, n: int, degree: int, what: str, where: str, checked: bool) -> np.ndarray:
-    """``n`` affine points from little-endian Montgomery bytes (limbs used as they are)."""
+def _points(body: memoryview, n: int, degree: int, what: str, where: str, checked: bool, threads: int) -> np.ndarray:
+    """``n`` affine points from little-endian Montgomery bytes (limbs used as they are); when
+    ``checked``, the first point off the curve is reported, else the first outside the subgroup."""
     size = n * 2 * degree * _N8Q
     if len(body) != size:
         raise SnarkjsFormatError(f"{where}: {what} holds {len(body)} bytes, expected {n} points = {size} bytes")
@@ -115,12 +117,12 @@ def _points(body: memoryview, n: int, degree: int, what: str, where: str, checke
         raise SnarkjsFormatError(f"{where}: {what} point {i} has a coordinate >= q")
     group = G1 if degree == 1 else G2
     if checked and n:
-        bad = ~group.is_on_curve(pts)
-        if bad.any():
-            raise SnarkjsFormatError(f"{where}: {what} point {int(np.flatnonzero(bad)[0])} is not on the curve")
-        bad = ~group.is_in_subgroup(pts)
-        if bad.any():
-            raise SnarkjsFormatError(f"{where}: {what} point {int(np.flatnonzero(bad)[0])} is not in the prime-order subgroup")
+        bad = first_off_curve(group, pts, threads=threads)
+        if bad is not None:
+            raise SnarkjsFormatError(f"{where}: {what} point {bad} is not on the curve")
+        bad = first_outside_subgroup(group, pts, threads=threads)
+        if bad is not None:
+            raise SnarkjsFormatError(f"{where}: {what} point {bad} is not in the prime-order subgroup")
     return pts
 
 
@@ -211,7 +213,7 @@ def _same_matrix(m1: CsrMatrix, m2: CsrMatrix) -> int:
     return int(a["r"][diff[0]]) if diff.size else int(a["r"][n - 1] if n else 0)
 
 
-def read_zkey(path, *, r1cs=None, checked: bool = True) -> SnarkjsProvingKey:
+def read_zkey(path, *, r1cs=None, checked: bool = True, threads=None) -> SnarkjsProvingKey:
     """Read a snarkjs Groth16 ``.zkey`` (BLS12-381) as a proving key with ``convention="snarkjs"``.
 
     Points at infinity (common in the A/B queries) are dropped and the key's :class:`Density`
@@ -222,17 +224,21 @@ def read_zkey(path, *, r1cs=None, checked: bool = True) -> SnarkjsProvingKey:
         r1cs: the circuit's :class:`~cuzk.synth.R1CS` (or a ``.r1cs`` path): checked against the
             zkey's matrices; witnesses then get ``c = C·z`` and the digest is the R1CS digest.
         checked: validate every point (on the curve, in the subgroup); False for trusted files.
+        threads: threads checking points (None: every core); errors name the first bad point
+            whatever the thread count.
 
     Raises:
         SnarkjsFormatError: bad magic/version, truncated or missing section, counts that do not
             match, a non-Groth16 zkey, an invalid point.
         UnsupportedCurveError: the zkey is for bn128.
         KeyMismatchError: ``r1cs`` is not the zkey's circuit.
+        InputError: ``threads`` is not a positive integer or None.
 
     >>> pk = read_zkey("chain.zkey"); pk.convention, pk.domain_size     # doctest: +SKIP
     ('snarkjs', 1024)
     """
     where = os.fspath(path)
+    threads = resolve_threads(threads)
     with open(path, "rb") as f:
         data = f.read()
     sec = read_sections(data, b"zkey", (1,), where)
@@ -251,20 +257,20 @@ def read_zkey(path, *, r1cs=None, checked: bool = True) -> SnarkjsProvingKey:
     n_in = n_pub + 1
 
     def pt(buf, degree, what):
-        return _points(buf, 1, degree, what, where, checked)[0]
+        return _points(buf, 1, degree, what, where, checked, threads)[0]
 
     vk = VerifyingKey(
         alpha_g1=pt(h["alpha_g1"], 1, "alpha_1"), beta_g1=pt(h["beta_g1"], 1, "beta_1"),
         beta_g2=pt(h["beta_g2"], 2, "beta_2"), gamma_g2=pt(h["gamma_g2"], 2, "gamma_2"),
         delta_g1=pt(h["delta_g1"], 1, "delta_1"), delta_g2=pt(h["delta_g2"], 2, "delta_2"),
-        ic=_points(sec[3], n_in, 1, "IC section (3)", where, checked),
+        ic=_points(sec[3], n_in, 1, "IC section (3)", where, checked, threads),
     )
     mat_a, mat_b, n_c = _coefficients(sec[4], h, where)
-    a = _points(sec[5], n_vars, 1, "A section (5)", where, checked)
-    b1 = _points(sec[6], n_vars, 1, "B1 section (6)", where, checked)
-    b2 = _points(sec[7], n_vars, 2, "B2 section (7)", where, checked)
-    l = _points(sec[8], n_vars - n_in, 1, "C section (8)", where, checked)
-    hq = _points(sec[9], m, 1, "H section (9)", where, checked)
+    a = _points(sec[5], n_vars, 1, "A section (5)", where, checked, threads)
+    b1 = _points(sec[6], n_vars, 1, "B1 section (6)", where, checked, threads)
+    b2 = _points(sec[7], n_vars, 2, "B2 section (7)", where, checked, threads)
+    l = _points(sec[8], n_vars - n_in, 1, "C section (8)", where, checked, threads)
+    hq = _points(sec[9], m, 1, "H section (9)", where, checked, threads)
     nz_a = a.reshape(n_vars, -1).any(axis=1)
     nz_b = b1.reshape(n_vars, -1).any(axis=1) | b2.reshape(n_vars, -1).any(axis=1)
     dens = Density(a_aux=nz_a[n_in:], b_input=nz_b[:n_in], b_aux=nz_b[n_in:])

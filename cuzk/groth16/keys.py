@@ -211,9 +211,10 @@ class ProvingKey:
         bellperson.write_params(self, path)
 
     @classmethod
-    def read(cls, path, *, checked: bool = True, r1cs=None) -> "ProvingKey":
-        """Read a bellperson ``.params`` file; pass ``r1cs`` to attach density and digest."""
+    def read(cls, path, *, checked: bool = True, r1cs=None, threads=None) -> "ProvingKey":
+        """Read a bellperson ``.params`` file; pass ``r1cs`` to attach density and digest.
+        ``threads`` check points in parallel (None: every core)."""
         from cuzk.formats import bellperson
 
-        pk = bellperson.read_params(path, checked=checked)
+        pk = bellperson.read_params(path, checked=checked, threads=threads)
         return pk.with_circuit(r1cs) if r1cs is not None else pk

@@ -31,7 +31,7 @@ import numpy as np
 
 from cuzk.errors import InputError
 
-__all__ = ["resolve_threads", "first_failure", "decode_rows", "first_off_curve", "first_outside_subgroup"]
+__all__ = ["available_cores", "resolve_threads", "run_workers", "first_failure", "decode_rows", "first_off_curve", "first_outside_subgroup"]
 
 # Items per block. A checked point costs ~45-60 µs, so 256 of them are ~12-15 ms of work: large
 # against the ~10 µs of dispatch per block, small enough that the last blocks of a batch finish
@@ -42,8 +42,19 @@ _BLOCK_CHEAP = 8192
 _MIN_BLOCK = 16
 
 
+def available_cores() -> int:
+    """Cores this process may run on (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def resolve_threads(threads) -> int:
     """The number of threads to use: ``None`` means every core this process may run on.
+
+    Values above the core count are allowed (a caller may know better, e.g. under a cgroup quota
+    that affinity does not show). The CPU kernels (``cuzk.kernels.cpu_threads``) use this too.
 
     Raises:
         InputError: ``threads`` is neither None nor a positive integer.
@@ -52,13 +63,29 @@ def resolve_threads(threads) -> int:
     3
     """
     if threads is None:
-        try:
-            return max(1, len(os.sched_getaffinity(0)))
-        except AttributeError:  # not on Linux
-            return max(1, os.cpu_count() or 1)
+        return available_cores()
     if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or threads < 1:
         raise InputError(f"threads must be a positive integer or None, got {threads!r}")
     return int(threads)
+
+
+def run_workers(work, width: int, name: str, errors: list) -> None:
+    """Run ``work()`` on the calling thread and ``width - 1`` helper threads, join them all, then
+    re-raise the first exception the workers put in ``errors`` (no thread outlives the call).
+
+    >>> seen = []
+    >>> run_workers(lambda: seen.append(1), 3, "doc", [])
+    >>> seen
+    [1, 1, 1]
+    """
+    helpers = [threading.Thread(target=work, name=f"{name}-{i}", daemon=True) for i in range(width - 1)]
+    for t in helpers:
+        t.start()
+    work()
+    for t in helpers:
+        t.join()
+    if errors:
+        raise errors[0]
 
 
 def _block_size(n: int, threads: int, base: int) -> int:
@@ -104,14 +131,7 @@ def first_failure(fn, n: int, block: int, threads: int):
             with lock:
                 errors.append(e)
 
-    helpers = [threading.Thread(target=work, name=f"cuzk-decode-{i}", daemon=True) for i in range(width - 1)]
-    for t in helpers:
-        t.start()
-    work()
-    for t in helpers:
-        t.join()
-    if errors:
-        raise errors[0]
+    run_workers(work, width, "cuzk-decode", errors)
     return state["hit"]
 
 

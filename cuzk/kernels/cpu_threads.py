@@ -16,38 +16,11 @@ the threads run truly in parallel; the helpers end with the call, so no thread o
 
 from __future__ import annotations
 
-import numbers
-import os
 import threading
 
-from cuzk.errors import InputError
+from cuzk.curve.validate import available_cores, resolve_threads, run_workers  # noqa: F401  (re-exported)
 
 __all__ = ["resolve_threads", "available_cores", "run_phases"]
-
-
-def available_cores() -> int:
-    """Cores this process may run on (its CPU affinity), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def resolve_threads(threads) -> int:
-    """The number of threads to use: ``None`` means every available core.
-
-    Values above the core count are allowed (a caller may know better, e.g. under a cgroup quota
-    that affinity does not show). Raises :class:`InputError` unless ``threads`` is a positive
-    integer or None.
-
-    >>> resolve_threads(3)
-    3
-    """
-    if threads is None:
-        return available_cores()
-    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or threads < 1:
-        raise InputError(f"threads must be a positive integer or None, got {threads!r}")
-    return int(threads)
 
 
 def run_phases(threads: int, phases) -> None:
@@ -86,11 +59,4 @@ def run_phases(threads: int, phases) -> None:
                 errors.append(e)
             barrier.abort()
 
-    helpers = [threading.Thread(target=work, name=f"cuzk-kernel-{i}", daemon=True) for i in range(width - 1)]
-    for t in helpers:
-        t.start()
-    work()
-    for t in helpers:
-        t.join()
-    if errors:
-        raise errors[0]
+    run_workers(work, width, "cuzk-kernel", errors)

@@ -24,7 +24,9 @@ _GROUPS = {
 
 @pytest.fixture(scope="module")
 def rt():
-    return host_runtime.get_runtime()
+    rt = host_runtime.get_runtime()
+    assert (rt.msm_task_len, rt.msm_fold) == (4, 2)  # small, so these sizes need several tree levels
+    return rt
 
 
 def _instance(group: str, n: int, seed: int):
@@ -87,12 +89,22 @@ def test_segment_length_must_be_a_power_of_two(rt):
         _run(rt, "g1", [None], [1], 4, 3)
 
 
-def test_one_heavy_bucket_is_split_into_tasks(rt):
-    # 200 copies of (P, k): every window puts 200 points in one bucket (> the 64-point task cap)
+def test_one_heavy_bucket_is_split_into_tasks_and_summed_in_a_tree(rt, monkeypatch):
+    # 200 copies of (P, k): every window puts 200 points in one bucket: 50 tasks of the host
+    # runtime's 4 points, whose partials are folded two at a time over several tree levels
     pts, logs, scalars = _instance("g1", 8, seed=1)
     k = scalars[3] or 12345
     pts2, logs2, sc2 = pts + [pts[1]] * 200, logs + [logs[1]] * 200, scalars + [k] * 200
+    merges, launch = [], rt.launch
+
+    def counting_launch(name, *args, **kw):
+        if name == "g1_msm_bucket_merge":
+            merges.append(args[0])
+        return launch(name, *args, **kw)
+
+    monkeypatch.setattr(rt, "launch", counting_launch)
     np.testing.assert_array_equal(_run(rt, "g1", pts2, sc2), _expected("g1", logs2, sc2))
+    assert len(merges) >= 6  # 50 -> 25 -> 13 -> 7 -> 4 -> 2 partials, the bucket merge, then segments
 
 
 def test_degenerate_sums(rt):

@@ -70,7 +70,7 @@ _NTT_MAX_STAGES = 10  # stages per shared-memory pass: 2^10 elements x 32 B = 32
 _POWERS_PER_THREAD = 16  # consecutive powers per thread: one pow_u32 then 15 multiplications
 _MSM_TASK_LEN = 64  # a bucket with more points is split into several tasks (duplicates, skew)
 _MSM_SEGMENT_LEN = 32  # buckets per running-sum segment: ~B/32 threads per window stay busy
-_MSM_FOLD = 16  # segment partials summed per thread at each tree level
+_MSM_FOLD = 16  # partials summed per thread at each tree level (heavy buckets, window segments)
 _MSM_BLOCK = 128  # G2 kernels use ~255 registers/thread: 256-thread blocks would hit the SM limit
 _TWIDDLE_TABLES = 6  # cached (n, w) twiddle tables per runtime: forward + inverse for 3 sizes
 _MAX_LOG_N = 28  # uint32 indices and twiddle exponents inside the kernels
@@ -258,6 +258,22 @@ def msm_window_bits(n: int) -> int:
     return max(4, min(16, n.bit_length() - 4))
 
 
+def _split_runs(xp, counts, size: int):
+    """Cut each bucket's run of ``counts[b]`` consecutive items into pieces of at most ``size``.
+
+    Returns ``(off, m, bucket, within)``: ``off[b]..off[b+1]`` are bucket b's pieces, m pieces in
+    all, piece p belongs to ``bucket[p]`` and starts ``within[p]`` items into its bucket's run.
+    """
+    chunks = -(-counts // size)
+    off = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(chunks)])
+    m = int(off[-1])
+    if not m:
+        return off, 0, None, None
+    idx = xp.arange(m, dtype=np.int64)
+    bucket = xp.searchsorted(off, idx, side="right") - 1  # cupy.repeat cannot take device counts
+    return off, m, bucket, (idx - off[bucket]) * size
+
+
 def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None, segment_len: int | None) -> np.ndarray:
     fw = 12 if group == "g1" else 24  # 32-bit words per coordinate
     pw = 4 * fw  # XYZZ point
@@ -277,18 +293,25 @@ def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None, segmen
     if n:
         cursor = starts.astype(np.uint32)
         rt.launch("msm_digit_scatter", _grid(n), _BLOCK, (scalars, n, c, nw, cursor, svals))
-    chunks = -(-counts // _MSM_TASK_LEN)
-    task_off = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(chunks)])
-    ntasks = int(task_off[-1])
+    task_len = getattr(rt, "msm_task_len", _MSM_TASK_LEN)  # the tests' runtime makes these small
+    fold = getattr(rt, "msm_fold", _MSM_FOLD)
+    task_off, ntasks, tb, within = _split_runs(xp, counts, task_len)
     partial = xp.empty((max(ntasks, 1), pw), dtype=np.uint32)
     if ntasks:
-        # task -> bucket by binary search (cupy.repeat cannot take device repeat counts)
-        task_bucket = xp.searchsorted(task_off, xp.arange(ntasks, dtype=np.int64), side="right") - 1
-        within = (xp.arange(ntasks, dtype=np.int64) - task_off[task_bucket]) * _MSM_TASK_LEN
-        t_start = (starts[task_bucket] + within).astype(np.uint32)
-        t_len = xp.minimum(counts[task_bucket] - within, _MSM_TASK_LEN).astype(np.uint32)
+        t_start = (starts[tb] + within).astype(np.uint32)
+        t_len = xp.minimum(counts[tb] - within, task_len).astype(np.uint32)
         args = (points, svals, t_start, t_len, partial, ntasks)
         rt.launch(f"{group}_msm_bucket_acc", _grid(ntasks, _MSM_BLOCK), _MSM_BLOCK, args)
+    # Real witnesses put most points in a few buckets (every scalar 1 lands in bucket 0 of
+    # window 0), so a bucket can own thousands of task partials: sum them in a tree, at most
+    # `fold` per thread and level, never in one long serial loop.
+    per = task_off[1:] - task_off[:-1]
+    while ntasks and int(per.max()) > fold:
+        new_off, m, gb, within = _split_runs(xp, per, fold)
+        bounds = xp.concatenate([task_off[gb] + within, task_off[-1:]]).astype(np.uint32)
+        folded = xp.empty((m, pw), dtype=np.uint32)
+        rt.launch(f"{group}_msm_bucket_merge", _grid(m, _MSM_BLOCK), _MSM_BLOCK, (partial, bounds, folded, m))
+        partial, task_off, per, ntasks = folded, new_off, new_off[1:] - new_off[:-1], m
     buckets = xp.empty((nb, pw), dtype=np.uint32)
     args = (partial, task_off.astype(np.uint32), buckets, nb)
     rt.launch(f"{group}_msm_bucket_merge", _grid(nb, _MSM_BLOCK), _MSM_BLOCK, args)
@@ -297,7 +320,7 @@ def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None, segmen
     args = (buckets, B, nw, nseg, seg)
     rt.launch(f"{group}_msm_window_segments", _grid(nw * nseg, _MSM_BLOCK), _MSM_BLOCK, args)
     while nseg > 1:  # fold segments into window sums, a tree level at a time (nseg is 2^k)
-        g = min(_MSM_FOLD, nseg)
+        g = min(fold, nseg)
         m = seg.shape[0] // g
         folded = xp.empty((m, pw), dtype=np.uint32)
         off = xp.arange(0, m * g + 1, g, dtype=np.uint32)

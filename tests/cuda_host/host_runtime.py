@@ -70,6 +70,9 @@ class HostRuntime:
         # few threads per shared-memory block keep std::thread counts small on CI, and force
         # several passes (so the strided passes are exercised) at test sizes.
         self.ntt_max_stages = ntt_max_stages
+        # tiny MSM tasks and folds, so test-sized inputs already need several tree levels
+        self.msm_task_len = 4
+        self.msm_fold = 2
 
     def kernel_names(self) -> list[str]:
         return [self.lib.cuzk_host_kernel_name(i).decode() for i in range(self.lib.cuzk_host_kernel_count())]

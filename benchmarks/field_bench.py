@@ -106,6 +106,26 @@ def _fq_sqr_mul_chain(a, n):
 
 
 @njit(cache=True, nogil=True)
+def _fq_sqr_called_chain(a, n):
+    # four call sites per iteration: LLVM calls the square instead of inlining it (as in pow_)
+    x = fq.load(a, 0)
+    for _ in range(n // 4):
+        x = fq.sqr(fq.sqr(fq.sqr(fq.sqr(x))))
+    fq.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fq_sqr_mul_called_chain(a, n):
+    x = fq.load(a, 0)
+    for _ in range(n // 4):
+        x = fq._mul_i128(x, x)
+        x = fq._mul_i128(x, x)
+        x = fq._mul_i128(x, x)
+        x = fq._mul_i128(x, x)
+    fq.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
 def _fq_sqr_adx_chain(a, n):
     x = fq.load(a, 0)
     for _ in range(n):
@@ -214,6 +234,8 @@ CASES = [
     ("fq.mul (dependent chain)", _kernel(_fq_mul_chain, Fq), 1_000_000),
     ("fq.sqr (dependent chain)", _kernel(_fq_sqr_chain, Fq), 1_000_000),
     ("fq.sqr as i128 mul(a, a), before (dependent chain)", _kernel(_fq_sqr_mul_chain, Fq), 1_000_000),
+    ("fq.sqr called, 4 sites (dependent chain)", _kernel(_fq_sqr_called_chain, Fq), 1_000_000),
+    ("fq.sqr as mul(a, a) called, 4 sites (dependent chain)", _kernel(_fq_sqr_mul_called_chain, Fq), 1_000_000),
     ("fq2.mul (dependent chain)", _kernel_fq2(_fq2_mul_chain), 500_000),
     ("fq2.sqr (dependent chain)", _kernel_fq2(_fq2_sqr_chain), 500_000),
     ("fr.add (dependent chain)", _kernel(_fr_add_chain, Fr), 5_000_000),
@@ -228,7 +250,7 @@ CASES = [
 ]
 
 if intrinsics.HAVE_ADX:  # the asm kernels exist only on BMI2+ADX CPUs
-    CASES[6:6] = [
+    CASES[8:8] = [
         ("fq.mul asm _mul_adx (dependent chain)", _kernel(_fq_mul_adx_chain, Fq), 1_000_000),
         ("fq.sqr asm _sqr_adx (dependent chain)", _kernel(_fq_sqr_adx_chain, Fq), 1_000_000),
     ]
@@ -239,6 +261,7 @@ BASELINES = [
     ("fr.sqr (dependent chain)", "fr.sqr i128 fallback (dependent chain)"),
     ("fr.sqr i128 fallback (dependent chain)", "fr.sqr as i128 mul(a, a), before (dependent chain)"),
     ("fq.sqr (dependent chain)", "fq.sqr as i128 mul(a, a), before (dependent chain)"),
+    ("fq.sqr called, 4 sites (dependent chain)", "fq.sqr as mul(a, a) called, 4 sites (dependent chain)"),
     ("fq.mul asm _mul_adx (dependent chain)", "fq.mul (dependent chain)"),
     ("fq.sqr asm _sqr_adx (dependent chain)", "fq.sqr (dependent chain)"),
     ("fr.mul (dependent chain)", "python int a*b % r"),

@@ -116,8 +116,10 @@ def _neg(n: int) -> str:
 ASM_MUL = {"fr": True, "fq": False}
 # SQR: (square on BMI2+ADX CPUs, square elsewhere), each "asm" (_sqr_adx), "i128" (the
 # dedicated i128 square _sqr_i128: 21 limb products instead of 36 for Fq) or "mul" (mul(a, a)).
-# Fq: the i128 square beats both i128 mul(a, a) (~11 %) and the asm square. Fr: its asm
-# mul(a, a) beats the i128 and the asm squares; without ADX the i128 square beats mul(a, a).
+# Fq: the i128 square beats i128 mul(a, a) (31.4 vs 35.4 ns in a chain; G1 doubling -2 %) and
+# the asm square. Fr: its asm mul(a, a) beats the i128 and the asm squares; without ADX the i128
+# square beats mul(a, a) (21.6 vs 24.4 ns). pow_ squares with mul(r, r) whatever this says: in a
+# pure chain of squarings the dedicated square's sequential phases make it slower.
 SQR = {"fr": ("mul", "i128"), "fq": ("i128", "i128")}
 _SQR_FN = {"asm": "_sqr_adx", "i128": "_sqr_i128", "mul": "_sqr_mul"}
 
@@ -295,7 +297,9 @@ def pow_(a, e):
     """a^e, e a 1-D uint64 array of little-endian limbs (canonical integer); pow_(a, [0]) = 1.
 
     Fixed 4-bit windows: 14 multiplications for the table, then one per non-zero nibble
-    (about 20% fewer than square-and-multiply for a full-size exponent).
+    (about 20% fewer than square-and-multiply for a full-size exponent). The squarings are
+    mul(r, r): in a chain of nothing but squarings the dedicated square is slower than the
+    product (docs/perf/field.md), while next to independent work it is faster.
     """
     tab = np.empty((16, {n}), dtype=np.uint64)
     store(tab, 1, a)
@@ -307,7 +311,8 @@ def pow_(a, e):
         w = e[i]
         for _ in range(16):
             if started:
-                r = sqr(sqr(sqr(sqr(r))))
+                for _ in range(4):
+                    r = mul(r, r)
             nib = w >> U60
             if nib != ZERO:
                 x = load(tab, nib)

@@ -684,7 +684,9 @@ def pow_(a, e):
     """a^e, e a 1-D uint64 array of little-endian limbs (canonical integer); pow_(a, [0]) = 1.
 
     Fixed 4-bit windows: 14 multiplications for the table, then one per non-zero nibble
-    (about 20% fewer than square-and-multiply for a full-size exponent).
+    (about 20% fewer than square-and-multiply for a full-size exponent). The squarings are
+    mul(r, r): in a chain of nothing but squarings the dedicated square is slower than the
+    product (docs/perf/field.md), while next to independent work it is faster.
     """
     tab = np.empty((16, 6), dtype=np.uint64)
     store(tab, 1, a)
@@ -696,7 +698,8 @@ def pow_(a, e):
         w = e[i]
         for _ in range(16):
             if started:
-                r = sqr(sqr(sqr(sqr(r))))
+                for _ in range(4):
+                    r = mul(r, r)
             nib = w >> U60
             if nib != ZERO:
                 x = load(tab, nib)

@@ -1,5 +1,5 @@
 """ns per point addition: G1 mixed add (Jacobian, XYZZ), G1 full Jacobian add, G2 mixed add,
-against py_ecc's G1 add measured in the same process (the baseline ratio).
+G1/G2 XYZZ doubling, against py_ecc's G1 add measured in the same process (the baseline ratio).
 
     python3 benchmarks/curve_bench.py [--adds 20000] [--runs 7]
 
@@ -45,7 +45,15 @@ def _chains(K):
             acc = K.jac_add(acc, K.load_jac(jac, i % n))
         return K.jac_is_identity(acc)
 
-    return jac_madd_chain, xyzz_madd_chain, jac_add_chain
+    @njit(nogil=True)  # closure over the kernel module: not cacheable, compiled per run
+    def xyzz_dbl_chain(points, dbls):
+        # repeated doubling (2M + 5S in Fq for G1): the row that a faster square shows up in
+        acc = K.xyzz_from_affine(K.load_affine(points, 0))
+        for _ in range(dbls):
+            acc = K.xyzz_dbl(acc)
+        return K.xyzz_is_identity(acc)
+
+    return jac_madd_chain, xyzz_madd_chain, jac_add_chain, xyzz_dbl_chain
 
 
 def _median_call_us(fn, count, runs):
@@ -83,6 +91,8 @@ def main(argv=None):
         "G1 full add, Jacobian (add-2007-bl)": (c1[2], j1, args.adds),
         "G2 mixed add, Jacobian": (c2[0], p2, args.adds // 4),
         "G2 mixed add, XYZZ": (c2[1], p2, args.adds // 4),
+        "G1 doubling, XYZZ (dbl-2008-s-1)": (c1[3], p1, args.adds),
+        "G2 doubling, XYZZ (dbl-2008-s-1)": (c2[3], p2, args.adds // 4),
         "py_ecc G1 add (optimized_bls12_381.add)": (py_ecc_add, None, 500),
     }
     for fn, arg, _ in cases.values():

@@ -55,9 +55,19 @@ def _fr_sqr_chain(a, n):
 
 @njit(cache=True, nogil=True)
 def _fr_sqr_i128_chain(a, n):
+    # the dedicated i128 square fr.sqr uses on CPUs without BMI2/ADX
     x = fr.load(a, 0)
     for _ in range(n):
         x = fr._sqr_i128(x)
+    fr.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fr_sqr_mul_i128_chain(a, n):
+    # i128 mul(a, a): fr.sqr without BMI2/ADX before the dedicated square (A/B baseline)
+    x = fr.load(a, 0)
+    for _ in range(n):
+        x = fr._mul_i128(x, x)
     fr.store(a, 0, x)
 
 
@@ -83,6 +93,35 @@ def _fq_sqr_chain(a, n):
     x = fq.load(a, 0)
     for _ in range(n):
         x = fq.sqr(x)
+    fq.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fq_sqr_mul_chain(a, n):
+    # i128 mul(a, a): fq.sqr before the dedicated square (A/B baseline)
+    x = fq.load(a, 0)
+    for _ in range(n):
+        x = fq._mul_i128(x, x)
+    fq.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fq_sqr_called_chain(a, n):
+    # four call sites per iteration: LLVM calls the square instead of inlining it (as in pow_)
+    x = fq.load(a, 0)
+    for _ in range(n // 4):
+        x = fq.sqr(fq.sqr(fq.sqr(fq.sqr(x))))
+    fq.store(a, 0, x)
+
+
+@njit(cache=True, nogil=True)
+def _fq_sqr_mul_called_chain(a, n):
+    x = fq.load(a, 0)
+    for _ in range(n // 4):
+        x = fq._mul_i128(x, x)
+        x = fq._mul_i128(x, x)
+        x = fq._mul_i128(x, x)
+        x = fq._mul_i128(x, x)
     fq.store(a, 0, x)
 
 
@@ -191,8 +230,12 @@ CASES = [
     ("fr.mul i128 fallback (dependent chain)", _kernel(_fr_mul_i128_chain, Fr), 2_000_000),
     ("fr.sqr (dependent chain)", _kernel(_fr_sqr_chain, Fr), 2_000_000),
     ("fr.sqr i128 fallback (dependent chain)", _kernel(_fr_sqr_i128_chain, Fr), 2_000_000),
+    ("fr.sqr as i128 mul(a, a), before (dependent chain)", _kernel(_fr_sqr_mul_i128_chain, Fr), 2_000_000),
     ("fq.mul (dependent chain)", _kernel(_fq_mul_chain, Fq), 1_000_000),
     ("fq.sqr (dependent chain)", _kernel(_fq_sqr_chain, Fq), 1_000_000),
+    ("fq.sqr as i128 mul(a, a), before (dependent chain)", _kernel(_fq_sqr_mul_chain, Fq), 1_000_000),
+    ("fq.sqr called, 4 sites (dependent chain)", _kernel(_fq_sqr_called_chain, Fq), 1_000_000),
+    ("fq.sqr as mul(a, a) called, 4 sites (dependent chain)", _kernel(_fq_sqr_mul_called_chain, Fq), 1_000_000),
     ("fq2.mul (dependent chain)", _kernel_fq2(_fq2_mul_chain), 500_000),
     ("fq2.sqr (dependent chain)", _kernel_fq2(_fq2_sqr_chain), 500_000),
     ("fr.add (dependent chain)", _kernel(_fr_add_chain, Fr), 5_000_000),
@@ -207,7 +250,7 @@ CASES = [
 ]
 
 if intrinsics.HAVE_ADX:  # the asm kernels exist only on BMI2+ADX CPUs
-    CASES[5:5] = [
+    CASES[8:8] = [
         ("fq.mul asm _mul_adx (dependent chain)", _kernel(_fq_mul_adx_chain, Fq), 1_000_000),
         ("fq.sqr asm _sqr_adx (dependent chain)", _kernel(_fq_sqr_adx_chain, Fq), 1_000_000),
     ]
@@ -216,6 +259,9 @@ if intrinsics.HAVE_ADX:  # the asm kernels exist only on BMI2+ADX CPUs
 BASELINES = [
     ("fr.mul (dependent chain)", "fr.mul i128 fallback (dependent chain)"),
     ("fr.sqr (dependent chain)", "fr.sqr i128 fallback (dependent chain)"),
+    ("fr.sqr i128 fallback (dependent chain)", "fr.sqr as i128 mul(a, a), before (dependent chain)"),
+    ("fq.sqr (dependent chain)", "fq.sqr as i128 mul(a, a), before (dependent chain)"),
+    ("fq.sqr called, 4 sites (dependent chain)", "fq.sqr as mul(a, a) called, 4 sites (dependent chain)"),
     ("fq.mul asm _mul_adx (dependent chain)", "fq.mul (dependent chain)"),
     ("fq.sqr asm _sqr_adx (dependent chain)", "fq.sqr (dependent chain)"),
     ("fr.mul (dependent chain)", "python int a*b % r"),

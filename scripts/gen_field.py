@@ -47,6 +47,7 @@ def _consts(f: FieldParams) -> str:
         "INV = np.uint64(_F.inv)  # -p^-1 mod 2^64",
         "ZERO = np.uint64(0)",
         "ONE = np.uint64(1)",
+        "U63 = np.uint64(63)",
         "U60 = np.uint64(60)",
         "U4 = np.uint64(4)",
         "# exponents for pow_ (little-endian uint64 limbs of canonical integers)",
@@ -107,14 +108,20 @@ def _neg(n: int) -> str:
     return "\n".join(out) + "\n"
 
 
-# Whether mul / sqr dispatch to the inline asm on BMI2+ADX CPUs (else the i128 forms; sqr then
-# is mul(a, a)). Chosen by the A/B in docs/perf/field.md; every variant is generated and tested.
-# Fq (6 limbs) stays on i128 for both: its asm product is ~5 % slower (the 72 mulx plus ~150
+# What mul / sqr dispatch to, chosen by the A/B runs in docs/perf/field.md; every variant is
+# generated and tested. ASM_MUL: the inline-asm product on BMI2+ADX CPUs (else _mul_i128).
+# Fq (6 limbs) stays on i128: its asm product is ~5 % slower (the 72 mulx plus ~150
 # flag-chained adds saturate the multiply and adc ports either way, and the asm adds stack
-# copies of a and b), and the asm square's ~2 % gain did not survive into G1/G2 adds, MSM or
-# the pairing. Fr's dedicated asm square was slower than its asm mul(a, a).
+# copies of a and b).
 ASM_MUL = {"fr": True, "fq": False}
-ASM_SQR = {"fr": False, "fq": False}
+# SQR: (square on BMI2+ADX CPUs, square elsewhere), each "asm" (_sqr_adx), "i128" (the
+# dedicated i128 square _sqr_i128: 21 limb products instead of 36 for Fq) or "mul" (mul(a, a)).
+# Fq: the i128 square beats i128 mul(a, a) (31.4 vs 35.4 ns in a chain; G1 doubling -2 %) and
+# the asm square. Fr: its asm mul(a, a) beats the i128 and the asm squares; without ADX the i128
+# square beats mul(a, a) (21.6 vs 24.4 ns). pow_ squares with mul(r, r) whatever this says: in a
+# pure chain of squarings the dedicated square's sequential phases make it slower.
+SQR = {"fr": ("mul", "i128"), "fq": ("i128", "i128")}
+_SQR_FN = {"asm": "_sqr_adx", "i128": "_sqr_i128", "mul": "_sqr_mul"}
 
 
 def _mul(f: FieldParams) -> str:
@@ -137,15 +144,15 @@ def _mul(f: FieldParams) -> str:
     parts = [
         fallback,
         "\n".join(adx + _final_subtract(n)) + "\n",
-        f'{JIT}\ndef _sqr_i128(a):\n    """a^2 in Montgomery form (portable)."""\n    return _mul_i128(a, a)\n',
+        _sqr_i128(n),
         "\n".join(sqr + _final_subtract(n)) + "\n",
-        f"# the product and square every kernel here (and every caller of {f.name}) uses\n"
-        + ("mul = _mul_adx if HAVE_ADX else _mul_i128\n" if ASM_MUL[f.name] else "mul = _mul_i128\n"),
     ]
-    if ASM_SQR[f.name]:
-        parts[-1] += "sqr = _sqr_adx if HAVE_ADX else _sqr_i128\n"
-    else:
-        parts.append(f'{JIT}\ndef sqr(a):\n    """a^2 in Montgomery form."""\n    return mul(a, a)\n')
+    with_adx, without = (_SQR_FN[v] for v in SQR[f.name])
+    if "_sqr_mul" in (with_adx, without):
+        parts.append(f'{JIT}\ndef _sqr_mul(a):\n    """a^2 in Montgomery form as mul(a, a)."""\n    return mul(a, a)\n')
+    pick = "mul = _mul_adx if HAVE_ADX else _mul_i128\n" if ASM_MUL[f.name] else "mul = _mul_i128\n"
+    pick += f"sqr = {with_adx} if HAVE_ADX else {without}\n" if with_adx != without else f"sqr = {without}\n"
+    parts.append(f"# the product and square every kernel here (and every caller of {f.name}) uses\n" + pick)
     return "\n\n".join(parts)
 
 
@@ -186,6 +193,62 @@ def _mul_cios_rows(n: int, name: str = "mul") -> str:
         out += [f"    t{j}, c = adc(t{j}, h{j - 1}, c)" for j in range(2, n)]
         out.append(f"    t{n} = t{n} + h{n - 1} + c")
         out.append(f"    {', '.join(_v('t', n + 1))} = {', '.join(_v('t', n + 1)[1:])}, ZERO")
+    return "\n".join(out + _final_subtract(n)) + "\n"
+
+
+def _sqr_product(n: int) -> list[str]:
+    """a^2 as 2L limbs t0..t(2L-1): the L(L-1)/2 cross products a_i a_j (i < j) once, doubled
+    by shifts, then the L diagonal squares: L(L+1)/2 limb products instead of L^2.
+
+    The cross products go in as multiply-accumulate chains, one row per a_i (timed faster here
+    than products-first rows; the reduction below is the other way round). mac never
+    overflows, and rows 0..i sum to < 2^(64(i+1)) * a < 2^(64(i+1+L)): limb i+L takes the
+    last carry of row i exactly."""
+    out = [f"    {_tup(_v('a', n))} = a", "    # cross products a_i * a_j, i < j"]
+    for i in range(n - 1):
+        c = "ZERO"
+        for j in range(i + 1, n):  # row 0 writes fresh limbs; later rows add to limbs rows < i wrote
+            t = f"t{i + j}" if i > 0 else "ZERO"
+            out.append(f"    t{i + j}, c = mac({t}, a{i}, a{j}, {c})")
+            c = "c"
+        out.append(f"    t{i + n} = c")
+    top = 2 * n - 1
+    out.append("    # double (shifts: no carry chain), then add the squares a_i^2 at limb 2i")
+    out.append(f"    t{top} = t{top - 1} >> U63")
+    out += [f"    t{k} = (t{k} << ONE) | (t{k - 1} >> U63)" for k in range(top - 1, 1, -1)]
+    out.append("    t1 = t1 << ONE")
+    out += [f"    l{i}, h{i} = mac(ZERO, a{i}, a{i}, ZERO)" for i in range(n)]
+    out.append("    t0 = l0")
+    out.append("    t1, c = adc(t1, h0, ZERO)")
+    for i in range(1, n):
+        out.append(f"    t{2 * i}, c = adc(t{2 * i}, l{i}, c)")
+        out.append(f"    t{2 * i + 1}, c = adc(t{2 * i + 1}, h{i}, c)")
+    return out
+
+
+def _sqr_i128(n: int, name: str = "_sqr_i128") -> str:
+    """Montgomery square: the 2L-limb a^2 (``_sqr_product``), then L reduction rounds on its low
+    half only, then the high half added. With m = lo * (-p^-1) mod R, (lo + m p) / R <= p and
+    hi < p, so the sum is (a^2 + m p) / R < 2p: the same value CIOS ends with, hence one
+    conditional subtraction. The rounds are in row form (products first, then two adc chains),
+    which beat multiply-accumulate chains here as in ``_mul_cios_rows``."""
+    out = [JIT, f"def {name}(a):", '    """a^2 in Montgomery form (dedicated square, portable)."""']
+    out += _sqr_product(n)
+    u = _v("t", n)
+    for i in range(n):
+        out.append(f"    # reduction round {i}: t = (t + m * p) / 2^64 on the low half, < R throughout")
+        out.append("    m = t0 * INV")
+        out += [f"    l{j}, h{j} = mac(ZERO, m, P{j}, ZERO)" for j in range(n)]
+        out.append("    _, c = adc(t0, l0, ZERO)  # low limb becomes 0 by the choice of m")
+        out += [f"    u{j}, c = adc(t{j}, l{j}, c)" for j in range(1, n)]
+        out.append(f"    u{n} = c")
+        out.append("    u1, c = adc(u1, h0, ZERO)")
+        out += [f"    u{j}, c = adc(u{j}, h{j - 1}, c)" for j in range(2, n)]
+        out.append(f"    u{n} = u{n} + h{n - 1} + c")
+        out.append(f"    {', '.join(u)} = {', '.join(_v('u', n + 1)[1:])}")
+    out.append("    # + high half: <= p + (p - 1) < 2^(64L), no carry out of the top limb")
+    out.append(f"    t0, c = adc(t0, t{n}, ZERO)")
+    out += [f"    t{j}, c = adc(t{j}, t{n + j}, c)" for j in range(1, n)]
     return "\n".join(out + _final_subtract(n)) + "\n"
 
 
@@ -234,7 +297,9 @@ def pow_(a, e):
     """a^e, e a 1-D uint64 array of little-endian limbs (canonical integer); pow_(a, [0]) = 1.
 
     Fixed 4-bit windows: 14 multiplications for the table, then one per non-zero nibble
-    (about 20% fewer than square-and-multiply for a full-size exponent).
+    (about 20% fewer than square-and-multiply for a full-size exponent). The squarings are
+    mul(r, r): in a chain of nothing but squarings the dedicated square is slower than the
+    product (docs/perf/field.md), while next to independent work it is faster.
     """
     tab = np.empty((16, {n}), dtype=np.uint64)
     store(tab, 1, a)
@@ -246,7 +311,8 @@ def pow_(a, e):
         w = e[i]
         for _ in range(16):
             if started:
-                r = sqr(sqr(sqr(sqr(r))))
+                for _ in range(4):
+                    r = mul(r, r)
             nib = w >> U60
             if nib != ZERO:
                 x = load(tab, nib)
@@ -331,7 +397,7 @@ re-typed as ``np.uint64`` before being passed back in.
 import numpy as np
 from numba import njit
 
-from cuzk.field.intrinsics import {"HAVE_ADX, " if ASM_MUL[f.name] or ASM_SQR[f.name] else ""}adc, mac, sbb
+from cuzk.field.intrinsics import {"HAVE_ADX, " if ASM_MUL[f.name] or len(set(SQR[f.name])) > 1 else ""}adc, mac, sbb
 from cuzk.field.mont_asm import mont_mul_adx, mont_sqr_adx
 from cuzk.field.params import {f.name.upper()} as _F
 

@@ -132,15 +132,17 @@ def _subtraction_cases(f, count=200):
 
 
 FIELDS = {"fr": (fr, FR), "fq": (fq, FQ)}
-# (field, impl) -> (mul, sqr); the asm rows are skipped only on CPUs without BMI2/ADX
-IMPLS = {(k, impl) for k in FIELDS for impl in ("adx", "i128")}
+# (field, impl) -> (mul, sqr): inline asm (skipped only on CPUs without BMI2/ADX), the i128
+# product and the dedicated i128 square (21 limb products for Fq, not 36), and what mul / sqr
+# dispatch to on this CPU
+IMPLS = {(k, impl) for k in FIELDS for impl in ("adx", "i128", "dispatched")}
 
 
 def _impl(name, impl):
     k, _ = FIELDS[name]
     if impl == "adx" and not intrinsics.HAVE_ADX:
         pytest.skip("CPU lacks BMI2/ADX")
-    return (k._mul_adx, k._sqr_adx) if impl == "adx" else (k._mul_i128, k._sqr_i128)
+    return {"adx": (k._mul_adx, k._sqr_adx), "i128": (k._mul_i128, k._sqr_i128), "dispatched": (k.mul, k.sqr)}[impl]
 
 
 def _elem(f):
@@ -209,8 +211,9 @@ def test_dispatch_follows_cpu_features_and_generator_choice():
     for name, (k, _) in FIELDS.items():
         want_mul = k._mul_adx if (intrinsics.HAVE_ADX and gen.ASM_MUL[name]) else k._mul_i128
         assert k.mul is want_mul, name
-        if gen.ASM_SQR[name]:
-            assert k.sqr is (k._sqr_adx if intrinsics.HAVE_ADX else k._sqr_i128), name
+        with_adx, without = gen.SQR[name]
+        want_sqr = {"asm": k._sqr_adx, "i128": k._sqr_i128, "mul": getattr(k, "_sqr_mul", None)}
+        assert k.sqr is want_sqr[with_adx if intrinsics.HAVE_ADX else without], name
     assert intrinsics.adx_in("+sse2,+adx,+bmi2,-avx512f", "x86_64")
     assert not intrinsics.adx_in("+bmi2,-adx", "x86_64") and not intrinsics.adx_in("+adx", "x86_64")
     assert not intrinsics.adx_in("+adx,+bmi2", "aarch64")

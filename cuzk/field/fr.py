@@ -37,6 +37,7 @@ RR0, RR1, RR2, RR3 = _limbs(_F.r2)  # R^2 mod p: to_mont multiplies by it
 INV = np.uint64(_F.inv)  # -p^-1 mod 2^64
 ZERO = np.uint64(0)
 ONE = np.uint64(1)
+U63 = np.uint64(63)
 U60 = np.uint64(60)
 U4 = np.uint64(4)
 # exponents for pow_ (little-endian uint64 limbs of canonical integers)
@@ -171,8 +172,115 @@ def _mul_adx(a, b):
 
 @njit(cache=True, nogil=True)
 def _sqr_i128(a):
-    """a^2 in Montgomery form (portable)."""
-    return _mul_i128(a, a)
+    """a^2 in Montgomery form (dedicated square, portable)."""
+    (a0, a1, a2, a3) = a
+    # cross products a_i * a_j, i < j
+    t1, c = mac(ZERO, a0, a1, ZERO)
+    t2, c = mac(ZERO, a0, a2, c)
+    t3, c = mac(ZERO, a0, a3, c)
+    t4 = c
+    t3, c = mac(t3, a1, a2, ZERO)
+    t4, c = mac(t4, a1, a3, c)
+    t5 = c
+    t5, c = mac(t5, a2, a3, ZERO)
+    t6 = c
+    # double (shifts: no carry chain), then add the squares a_i^2 at limb 2i
+    t7 = t6 >> U63
+    t6 = (t6 << ONE) | (t5 >> U63)
+    t5 = (t5 << ONE) | (t4 >> U63)
+    t4 = (t4 << ONE) | (t3 >> U63)
+    t3 = (t3 << ONE) | (t2 >> U63)
+    t2 = (t2 << ONE) | (t1 >> U63)
+    t1 = t1 << ONE
+    l0, h0 = mac(ZERO, a0, a0, ZERO)
+    l1, h1 = mac(ZERO, a1, a1, ZERO)
+    l2, h2 = mac(ZERO, a2, a2, ZERO)
+    l3, h3 = mac(ZERO, a3, a3, ZERO)
+    t0 = l0
+    t1, c = adc(t1, h0, ZERO)
+    t2, c = adc(t2, l1, c)
+    t3, c = adc(t3, h1, c)
+    t4, c = adc(t4, l2, c)
+    t5, c = adc(t5, h2, c)
+    t6, c = adc(t6, l3, c)
+    t7, c = adc(t7, h3, c)
+    # reduction round 0: t = (t + m * p) / 2^64 on the low half, < R throughout
+    m = t0 * INV
+    l0, h0 = mac(ZERO, m, P0, ZERO)
+    l1, h1 = mac(ZERO, m, P1, ZERO)
+    l2, h2 = mac(ZERO, m, P2, ZERO)
+    l3, h3 = mac(ZERO, m, P3, ZERO)
+    _, c = adc(t0, l0, ZERO)  # low limb becomes 0 by the choice of m
+    u1, c = adc(t1, l1, c)
+    u2, c = adc(t2, l2, c)
+    u3, c = adc(t3, l3, c)
+    u4 = c
+    u1, c = adc(u1, h0, ZERO)
+    u2, c = adc(u2, h1, c)
+    u3, c = adc(u3, h2, c)
+    u4 = u4 + h3 + c
+    t0, t1, t2, t3 = u1, u2, u3, u4
+    # reduction round 1: t = (t + m * p) / 2^64 on the low half, < R throughout
+    m = t0 * INV
+    l0, h0 = mac(ZERO, m, P0, ZERO)
+    l1, h1 = mac(ZERO, m, P1, ZERO)
+    l2, h2 = mac(ZERO, m, P2, ZERO)
+    l3, h3 = mac(ZERO, m, P3, ZERO)
+    _, c = adc(t0, l0, ZERO)  # low limb becomes 0 by the choice of m
+    u1, c = adc(t1, l1, c)
+    u2, c = adc(t2, l2, c)
+    u3, c = adc(t3, l3, c)
+    u4 = c
+    u1, c = adc(u1, h0, ZERO)
+    u2, c = adc(u2, h1, c)
+    u3, c = adc(u3, h2, c)
+    u4 = u4 + h3 + c
+    t0, t1, t2, t3 = u1, u2, u3, u4
+    # reduction round 2: t = (t + m * p) / 2^64 on the low half, < R throughout
+    m = t0 * INV
+    l0, h0 = mac(ZERO, m, P0, ZERO)
+    l1, h1 = mac(ZERO, m, P1, ZERO)
+    l2, h2 = mac(ZERO, m, P2, ZERO)
+    l3, h3 = mac(ZERO, m, P3, ZERO)
+    _, c = adc(t0, l0, ZERO)  # low limb becomes 0 by the choice of m
+    u1, c = adc(t1, l1, c)
+    u2, c = adc(t2, l2, c)
+    u3, c = adc(t3, l3, c)
+    u4 = c
+    u1, c = adc(u1, h0, ZERO)
+    u2, c = adc(u2, h1, c)
+    u3, c = adc(u3, h2, c)
+    u4 = u4 + h3 + c
+    t0, t1, t2, t3 = u1, u2, u3, u4
+    # reduction round 3: t = (t + m * p) / 2^64 on the low half, < R throughout
+    m = t0 * INV
+    l0, h0 = mac(ZERO, m, P0, ZERO)
+    l1, h1 = mac(ZERO, m, P1, ZERO)
+    l2, h2 = mac(ZERO, m, P2, ZERO)
+    l3, h3 = mac(ZERO, m, P3, ZERO)
+    _, c = adc(t0, l0, ZERO)  # low limb becomes 0 by the choice of m
+    u1, c = adc(t1, l1, c)
+    u2, c = adc(t2, l2, c)
+    u3, c = adc(t3, l3, c)
+    u4 = c
+    u1, c = adc(u1, h0, ZERO)
+    u2, c = adc(u2, h1, c)
+    u3, c = adc(u3, h2, c)
+    u4 = u4 + h3 + c
+    t0, t1, t2, t3 = u1, u2, u3, u4
+    # + high half: <= p + (p - 1) < 2^(64L), no carry out of the top limb
+    t0, c = adc(t0, t4, ZERO)
+    t1, c = adc(t1, t5, c)
+    t2, c = adc(t2, t6, c)
+    t3, c = adc(t3, t7, c)
+    # t < 2p: one conditional subtraction (a well-predicted branch beat a masked select)
+    d0, br = sbb(t0, P0, ZERO)
+    d1, br = sbb(t1, P1, br)
+    d2, br = sbb(t2, P2, br)
+    d3, br = sbb(t3, P3, br)
+    if br:
+        return (t0, t1, t2, t3)
+    return (d0, d1, d2, d3)
 
 
 @njit(cache=True, nogil=True)
@@ -189,14 +297,15 @@ def _sqr_adx(a):
     return (d0, d1, d2, d3)
 
 
+@njit(cache=True, nogil=True)
+def _sqr_mul(a):
+    """a^2 in Montgomery form as mul(a, a)."""
+    return mul(a, a)
+
+
 # the product and square every kernel here (and every caller of fr) uses
 mul = _mul_adx if HAVE_ADX else _mul_i128
-
-
-@njit(cache=True, nogil=True)
-def sqr(a):
-    """a^2 in Montgomery form."""
-    return mul(a, a)
+sqr = _sqr_mul if HAVE_ADX else _sqr_i128
 
 
 @njit(cache=True, nogil=True)
@@ -270,7 +379,9 @@ def pow_(a, e):
     """a^e, e a 1-D uint64 array of little-endian limbs (canonical integer); pow_(a, [0]) = 1.
 
     Fixed 4-bit windows: 14 multiplications for the table, then one per non-zero nibble
-    (about 20% fewer than square-and-multiply for a full-size exponent).
+    (about 20% fewer than square-and-multiply for a full-size exponent). The squarings are
+    mul(r, r): in a chain of nothing but squarings the dedicated square is slower than the
+    product (docs/perf/field.md), while next to independent work it is faster.
     """
     tab = np.empty((16, 4), dtype=np.uint64)
     store(tab, 1, a)
@@ -282,7 +393,8 @@ def pow_(a, e):
         w = e[i]
         for _ in range(16):
             if started:
-                r = sqr(sqr(sqr(sqr(r))))
+                for _ in range(4):
+                    r = mul(r, r)
             nib = w >> U60
             if nib != ZERO:
                 x = load(tab, nib)

@@ -28,171 +28,55 @@ from cuzk.field import Fq, Fr, fq, fq2, fr, intrinsics
 __all__ = ["CASES", "BASELINES", "measure", "main"]
 
 
+# Dependent chains: each result feeds the next operation, so latency is measured and nothing is
+# optimised away. The op is a jitted function passed in (Numba specialises per op, caches, and
+# inlines it as if written here: fq.mul measures the same either way).
 @njit(cache=True, nogil=True)
-def _fr_mul_chain(a, n):
-    x, y = fr.load(a, 0), fr.load(a, 1)
+def _binary_chain(op, load, store, a, n):
+    x, y = load(a, 0), load(a, 1)
     for _ in range(n):
-        x = fr.mul(x, y)
-    fr.store(a, 0, x)
+        x = op(x, y)
+    store(a, 0, x)
 
 
 @njit(cache=True, nogil=True)
-def _fr_mul_i128_chain(a, n):
-    # the portable fallback fr.mul uses on CPUs without BMI2/ADX: the A/B baseline for the asm
-    x, y = fr.load(a, 0), fr.load(a, 1)
+def _unary_chain(op, load, store, a, n):
+    x = load(a, 0)
     for _ in range(n):
-        x = fr._mul_i128(x, y)
-    fr.store(a, 0, x)
+        x = op(x)
+    store(a, 0, x)
 
 
 @njit(cache=True, nogil=True)
-def _fr_sqr_chain(a, n):
-    x = fr.load(a, 0)
-    for _ in range(n):
-        x = fr.sqr(x)
-    fr.store(a, 0, x)
+def _fr_sqr_by_mul_i128(x):  # fr.sqr without BMI2/ADX before the dedicated square (A/B baseline)
+    return fr._mul_i128(x, x)
 
 
 @njit(cache=True, nogil=True)
-def _fr_sqr_i128_chain(a, n):
-    # the dedicated i128 square fr.sqr uses on CPUs without BMI2/ADX
-    x = fr.load(a, 0)
-    for _ in range(n):
-        x = fr._sqr_i128(x)
-    fr.store(a, 0, x)
+def _fq_sqr_by_mul_i128(x):  # fq.sqr before the dedicated square (A/B baseline)
+    return fq._mul_i128(x, x)
 
 
 @njit(cache=True, nogil=True)
-def _fr_sqr_mul_i128_chain(a, n):
-    # i128 mul(a, a): fr.sqr without BMI2/ADX before the dedicated square (A/B baseline)
-    x = fr.load(a, 0)
-    for _ in range(n):
-        x = fr._mul_i128(x, x)
-    fr.store(a, 0, x)
+def _fq_sqr_x4(x):  # four call sites: LLVM calls the square instead of inlining it (as in pow_)
+    return fq.sqr(fq.sqr(fq.sqr(fq.sqr(x))))
 
 
 @njit(cache=True, nogil=True)
-def _fq_mul_chain(a, n):
-    x, y = fq.load(a, 0), fq.load(a, 1)
-    for _ in range(n):
-        x = fq.mul(x, y)
-    fq.store(a, 0, x)
+def _fq_sqr_by_mul_x4(x):
+    x = fq._mul_i128(x, x)
+    x = fq._mul_i128(x, x)
+    x = fq._mul_i128(x, x)
+    return fq._mul_i128(x, x)
 
 
-@njit(cache=True, nogil=True)
-def _fq_mul_adx_chain(a, n):
-    # the inline-asm product fq.mul does not dispatch to (slower here; docs/perf/field.md): A/B
-    x, y = fq.load(a, 0), fq.load(a, 1)
-    for _ in range(n):
-        x = fq._mul_adx(x, y)
-    fq.store(a, 0, x)
+def _kernel(op, mod, field=None, *, unary=False, per_call=1):
+    """A row: a chain of ``op`` over elements of ``mod`` (fr/fq/fq2); ``per_call`` ops per step."""
+    chain = _unary_chain if unary else _binary_chain
 
-
-@njit(cache=True, nogil=True)
-def _fq_sqr_chain(a, n):
-    x = fq.load(a, 0)
-    for _ in range(n):
-        x = fq.sqr(x)
-    fq.store(a, 0, x)
-
-
-@njit(cache=True, nogil=True)
-def _fq_sqr_mul_chain(a, n):
-    # i128 mul(a, a): fq.sqr before the dedicated square (A/B baseline)
-    x = fq.load(a, 0)
-    for _ in range(n):
-        x = fq._mul_i128(x, x)
-    fq.store(a, 0, x)
-
-
-@njit(cache=True, nogil=True)
-def _fq_sqr_called_chain(a, n):
-    # four call sites per iteration: LLVM calls the square instead of inlining it (as in pow_)
-    x = fq.load(a, 0)
-    for _ in range(n // 4):
-        x = fq.sqr(fq.sqr(fq.sqr(fq.sqr(x))))
-    fq.store(a, 0, x)
-
-
-@njit(cache=True, nogil=True)
-def _fq_sqr_mul_called_chain(a, n):
-    x = fq.load(a, 0)
-    for _ in range(n // 4):
-        x = fq._mul_i128(x, x)
-        x = fq._mul_i128(x, x)
-        x = fq._mul_i128(x, x)
-        x = fq._mul_i128(x, x)
-    fq.store(a, 0, x)
-
-
-@njit(cache=True, nogil=True)
-def _fq_sqr_adx_chain(a, n):
-    x = fq.load(a, 0)
-    for _ in range(n):
-        x = fq._sqr_adx(x)
-    fq.store(a, 0, x)
-
-
-@njit(cache=True, nogil=True)
-def _fr_add_chain(a, n):
-    x, y = fr.load(a, 0), fr.load(a, 1)
-    for _ in range(n):
-        x = fr.add(x, y)
-    fr.store(a, 0, x)
-
-
-@njit(cache=True, nogil=True)
-def _fq_add_chain(a, n):
-    x, y = fq.load(a, 0), fq.load(a, 1)
-    for _ in range(n):
-        x = fq.add(x, y)
-    fq.store(a, 0, x)
-
-
-@njit(cache=True, nogil=True)
-def _fq2_mul_chain(a, n):
-    x, y = fq2.load(a, 0), fq2.load(a, 1)
-    for _ in range(n):
-        x = fq2.mul(x, y)
-    fq2.store(a, 0, x)
-
-
-@njit(cache=True, nogil=True)
-def _fq2_sqr_chain(a, n):
-    x = fq2.load(a, 0)
-    for _ in range(n):
-        x = fq2.sqr(x)
-    fq2.store(a, 0, x)
-
-
-@njit(cache=True, nogil=True)
-def _fr_inv_chain(a, n):
-    x = fr.load(a, 0)
-    for _ in range(n):
-        x = fr.inv(x)
-    fr.store(a, 0, x)
-
-
-@njit(cache=True, nogil=True)
-def _fq_inv_chain(a, n):
-    x = fq.load(a, 0)
-    for _ in range(n):
-        x = fq.inv(x)
-    fq.store(a, 0, x)
-
-
-def _kernel(fn, field, rows=2):
     def make(rng):
-        a = field.random(rows, rng)
-        return lambda iters: fn(a, iters)
-
-    return make
-
-
-def _kernel_fq2(fn):
-    def make(rng):
-        a = Fq.random(4, rng).reshape(2, 2, 6)
-        return lambda iters: fn(a, iters)
+        a = field.random(2, rng) if field is not None else Fq.random(4, rng).reshape(2, 2, 6)  # fq2
+        return lambda iters: chain(op, mod.load, mod.store, a, max(1, iters // per_call))
 
     return make
 
@@ -226,22 +110,22 @@ def _array_op(field, op):
 
 # (name, make, iterations at full size); append rows here.
 CASES = [
-    ("fr.mul (dependent chain)", _kernel(_fr_mul_chain, Fr), 2_000_000),
-    ("fr.mul i128 fallback (dependent chain)", _kernel(_fr_mul_i128_chain, Fr), 2_000_000),
-    ("fr.sqr (dependent chain)", _kernel(_fr_sqr_chain, Fr), 2_000_000),
-    ("fr.sqr i128 fallback (dependent chain)", _kernel(_fr_sqr_i128_chain, Fr), 2_000_000),
-    ("fr.sqr as i128 mul(a, a), before (dependent chain)", _kernel(_fr_sqr_mul_i128_chain, Fr), 2_000_000),
-    ("fq.mul (dependent chain)", _kernel(_fq_mul_chain, Fq), 1_000_000),
-    ("fq.sqr (dependent chain)", _kernel(_fq_sqr_chain, Fq), 1_000_000),
-    ("fq.sqr as i128 mul(a, a), before (dependent chain)", _kernel(_fq_sqr_mul_chain, Fq), 1_000_000),
-    ("fq.sqr called, 4 sites (dependent chain)", _kernel(_fq_sqr_called_chain, Fq), 1_000_000),
-    ("fq.sqr as mul(a, a) called, 4 sites (dependent chain)", _kernel(_fq_sqr_mul_called_chain, Fq), 1_000_000),
-    ("fq2.mul (dependent chain)", _kernel_fq2(_fq2_mul_chain), 500_000),
-    ("fq2.sqr (dependent chain)", _kernel_fq2(_fq2_sqr_chain), 500_000),
-    ("fr.add (dependent chain)", _kernel(_fr_add_chain, Fr), 5_000_000),
-    ("fq.add (dependent chain)", _kernel(_fq_add_chain, Fq), 5_000_000),
-    ("fr.inv (Fermat)", _kernel(_fr_inv_chain, Fr), 2_000),
-    ("fq.inv (Fermat)", _kernel(_fq_inv_chain, Fq), 1_000),
+    ("fr.mul (dependent chain)", _kernel(fr.mul, fr, Fr), 2_000_000),
+    ("fr.mul i128 fallback (dependent chain)", _kernel(fr._mul_i128, fr, Fr), 2_000_000),
+    ("fr.sqr (dependent chain)", _kernel(fr.sqr, fr, Fr, unary=True), 2_000_000),
+    ("fr.sqr i128 fallback (dependent chain)", _kernel(fr._sqr_i128, fr, Fr, unary=True), 2_000_000),
+    ("fr.sqr as i128 mul(a, a), before (dependent chain)", _kernel(_fr_sqr_by_mul_i128, fr, Fr, unary=True), 2_000_000),
+    ("fq.mul (dependent chain)", _kernel(fq.mul, fq, Fq), 1_000_000),
+    ("fq.sqr (dependent chain)", _kernel(fq.sqr, fq, Fq, unary=True), 1_000_000),
+    ("fq.sqr as i128 mul(a, a), before (dependent chain)", _kernel(_fq_sqr_by_mul_i128, fq, Fq, unary=True), 1_000_000),
+    ("fq.sqr called, 4 sites (dependent chain)", _kernel(_fq_sqr_x4, fq, Fq, unary=True, per_call=4), 1_000_000),
+    ("fq.sqr as mul(a, a) called, 4 sites (dependent chain)", _kernel(_fq_sqr_by_mul_x4, fq, Fq, unary=True, per_call=4), 1_000_000),
+    ("fq2.mul (dependent chain)", _kernel(fq2.mul, fq2), 500_000),
+    ("fq2.sqr (dependent chain)", _kernel(fq2.sqr, fq2, unary=True), 500_000),
+    ("fr.add (dependent chain)", _kernel(fr.add, fr, Fr), 5_000_000),
+    ("fq.add (dependent chain)", _kernel(fq.add, fq, Fq), 5_000_000),
+    ("fr.inv (Fermat)", _kernel(fr.inv, fr, Fr, unary=True), 2_000),
+    ("fq.inv (Fermat)", _kernel(fq.inv, fq, Fq, unary=True), 1_000),
     ("Fr.mul array (1024/call, per element)", _array_op(Fr, Fr.mul), 1_024_000),
     ("Fq.mul array (1024/call, per element)", _array_op(Fq, Fq.mul), 1_024_000),
     ("Fr.batch_inverse (1024/call, per element)", _array_op(Fr, lambda a, b: Fr.batch_inverse(a)), 204_800),
@@ -251,8 +135,8 @@ CASES = [
 
 if intrinsics.HAVE_ADX:  # the asm kernels exist only on BMI2+ADX CPUs
     CASES[8:8] = [
-        ("fq.mul asm _mul_adx (dependent chain)", _kernel(_fq_mul_adx_chain, Fq), 1_000_000),
-        ("fq.sqr asm _sqr_adx (dependent chain)", _kernel(_fq_sqr_adx_chain, Fq), 1_000_000),
+        ("fq.mul asm _mul_adx (dependent chain)", _kernel(fq._mul_adx, fq, Fq), 1_000_000),
+        ("fq.sqr asm _sqr_adx (dependent chain)", _kernel(fq._sqr_adx, fq, Fq, unary=True), 1_000_000),
     ]
 
 # (row, baseline row): printed as baseline / row.
@@ -297,7 +181,9 @@ import benchmarks.field_bench as fb
 t1 = time.perf_counter()
 a, b = Fr.random(4, np.random.default_rng(0)), Fq.random(4, np.random.default_rng(0))
 Fr.mul(a, a); Fq.mul(b, b); Fr.batch_inverse(a); Fq.sqrt(b)
-fb._fr_mul_chain(a, 1); fb._fq_mul_chain(b, 1); fb._fq2_mul_chain(b.reshape(2, 2, 6), 1)
+from cuzk.field import fq, fq2, fr
+fb._binary_chain(fr.mul, fr.load, fr.store, a, 1); fb._binary_chain(fq.mul, fq.load, fq.store, b, 1)
+fb._binary_chain(fq2.mul, fq2.load, fq2.store, b.reshape(2, 2, 6), 1)
 t2 = time.perf_counter()
 from cuzk._runtime import source_stamp
 print(f"{source_stamp()} {t1 - t0:.3f} {t2 - t1:.3f}")

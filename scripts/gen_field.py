@@ -184,16 +184,25 @@ def _mul_cios_rows(n: int, name: str = "mul") -> str:
         out.append("    t1, c = adc(t1, h0, ZERO)")
         out += [f"    t{j}, c = adc(t{j}, h{j - 1}, c)" for j in range(2, n)]
         out.append(f"    t{n} = t{n} + c")
-        out.append("    m = t0 * INV")
-        out += [f"    l{j}, h{j} = mac(ZERO, m, P{j}, ZERO)" for j in range(n)]
-        out.append("    _, c = adc(t0, l0, ZERO)  # low limb becomes 0 by the choice of m")
-        out += [f"    t{j}, c = adc(t{j}, l{j}, c)" for j in range(1, n)]
-        out.append(f"    t{n} = t{n} + c")
-        out.append("    t1, c = adc(t1, h0, ZERO)")
-        out += [f"    t{j}, c = adc(t{j}, h{j - 1}, c)" for j in range(2, n)]
-        out.append(f"    t{n} = t{n} + h{n - 1} + c")
+        out += _reduction_round(n, "t", "t", top_in=True)
         out.append(f"    {', '.join(_v('t', n + 1))} = {', '.join(_v('t', n + 1)[1:])}, ZERO")
     return "\n".join(out + _final_subtract(n)) + "\n"
+
+
+def _reduction_round(n: int, src: str, dst: str, top_in: bool) -> list[str]:
+    """One Montgomery reduction round in row form: m = src0 * (-p^-1), then dst = src + m * p
+    with the zero low limb kept (the caller shifts it out): products first, then one adc chain
+    for the low words and one for the high words. ``top_in``: src has a limb L to carry into
+    (CIOS accumulator) or not (the square's low half)."""
+    out = [f"    m = {src}0 * INV"]
+    out += [f"    l{j}, h{j} = mac(ZERO, m, P{j}, ZERO)" for j in range(n)]
+    out.append(f"    _, c = adc({src}0, l0, ZERO)  # low limb becomes 0 by the choice of m")
+    out += [f"    {dst}{j}, c = adc({src}{j}, l{j}, c)" for j in range(1, n)]
+    out.append(f"    {dst}{n} = {src}{n} + c" if top_in else f"    {dst}{n} = c")
+    out.append(f"    {dst}1, c = adc({dst}1, h0, ZERO)")
+    out += [f"    {dst}{j}, c = adc({dst}{j}, h{j - 1}, c)" for j in range(2, n)]
+    out.append(f"    {dst}{n} = {dst}{n} + h{n - 1} + c")
+    return out
 
 
 def _sqr_product(n: int) -> list[str]:
@@ -237,14 +246,7 @@ def _sqr_i128(n: int, name: str = "_sqr_i128") -> str:
     u = _v("t", n)
     for i in range(n):
         out.append(f"    # reduction round {i}: t = (t + m * p) / 2^64 on the low half, < R throughout")
-        out.append("    m = t0 * INV")
-        out += [f"    l{j}, h{j} = mac(ZERO, m, P{j}, ZERO)" for j in range(n)]
-        out.append("    _, c = adc(t0, l0, ZERO)  # low limb becomes 0 by the choice of m")
-        out += [f"    u{j}, c = adc(t{j}, l{j}, c)" for j in range(1, n)]
-        out.append(f"    u{n} = c")
-        out.append("    u1, c = adc(u1, h0, ZERO)")
-        out += [f"    u{j}, c = adc(u{j}, h{j - 1}, c)" for j in range(2, n)]
-        out.append(f"    u{n} = u{n} + h{n - 1} + c")
+        out += _reduction_round(n, "t", "u", top_in=False)
         out.append(f"    {', '.join(u)} = {', '.join(_v('u', n + 1)[1:])}")
     out.append("    # + high half: <= p + (p - 1) < 2^(64L), no carry out of the top limb")
     out.append(f"    t0, c = adc(t0, t{n}, ZERO)")

@@ -117,14 +117,16 @@ def _run_ntt_body(rt, x, log_n: int, omega: int, shift: int | None, inverse: boo
     if not inverse and shift not in (None, 1):
         _scale_by_powers(rt, x, shift, 1, n)
     out = rt.xp.empty_like(x)
-    rt.launch("ntt_bitrev", _grid(n), _BLOCK, (x, out, log_n))
+    if log_n == 0:
+        out[...] = x
     max_stages = getattr(rt, "ntt_max_stages", _NTT_MAX_STAGES)
-    s0 = 0
-    while s0 < log_n:
+    s0, src = 0, x
+    while s0 < log_n:  # the first pass reads x in bit-reversed order, later passes work in place
         k = min(max_stages, log_n - s0)
         blocks = n >> k
-        rt.launch("ntt_stages", blocks, 1 << (k - 1), (out, tw, log_n, s0, k), smem=(1 << k) * 32)
-        s0 += k
+        args = (src, out, tw, log_n, s0, k, int(s0 == 0))
+        rt.launch("ntt_stages", blocks, 1 << (k - 1), args, smem=(1 << k) * 32)
+        s0, src = s0 + k, out
     if inverse:
         sh_inv = pow(shift, -1, r) if shift not in (None, 1) else 1
         _scale_by_powers(rt, out, sh_inv, pow(n, -1, r), n)

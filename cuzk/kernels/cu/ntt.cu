@@ -1,5 +1,5 @@
-// Radix-2 NTT over Fr (natural order in and out): bit-reversal permutation, then decimation-
-// in-time butterfly stages, several stages per launch in shared memory; coset/inverse scaling
+// Radix-2 NTT over Fr (natural order in and out): decimation-in-time butterfly stages, several
+// per launch in shared memory, the first pass reading in bit-reversed order; coset/inverse scaling
 // by powers; the fused Groth16 H step h = (a*b - c) * Z^-1. Twiddles come from a table
 // tw[e] = w^e (e < n/2) that cuzk/kernels/cuda.py builds once per (n, w) with fr_powers.
 #include "field.cuh"
@@ -40,29 +40,25 @@ extern "C" __global__ void fr_scale_by_powers(uint32_t* x, const uint32_t* base,
     }
 }
 
-// out[bitrev(i)] = in[i] over log_n bits (out-of-place); one thread per element.
-extern "C" __global__ void ntt_bitrev(const uint32_t* in, uint32_t* out, uint32_t log_n) {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (1u << log_n)) return;
-    const uint32_t j = log_n ? (__brev(i) >> (32 - log_n)) : 0;
-    ((fr_t*)out)[j] = ((const fr_t*)in)[i];
-}
-
-// DIT stages s0 .. s0+k-1 in place on bit-reversed data; 2^(k-1) threads per block, each block
-// owns the 2^k elements low + (j << s0) + (high << (s0+k)), j < 2^k, for block = high*2^s0 + low;
-// dynamic shared memory 2^k * 32 bytes.
-extern "C" __global__ void ntt_stages(uint32_t* x, const uint32_t* twiddles, uint32_t log_n, uint32_t s0,
-                                      uint32_t k) {
+// DIT stages s0 .. s0+k-1 on bit-reversed data, from `in` to `out` (the same array after the
+// first pass); 2^(k-1) threads per block, each block owns the 2^k elements
+// low + (j << s0) + (high << (s0+k)), j < 2^k, for block = high*2^s0 + low; dynamic shared
+// memory 2^k * 32 bytes. bitrev_in: the first pass (s0 = 0) reads in[bitrev(i)], so the
+// bit-reversal permutation costs no pass of its own.
+extern "C" __global__ void ntt_stages(const uint32_t* in, uint32_t* x, const uint32_t* twiddles, uint32_t log_n,
+                                      uint32_t s0, uint32_t k, uint32_t bitrev_in) {
     CUZK_DYN_SHARED(fr_t, tile);
     fr_t* v = (fr_t*)x;
+    const fr_t* src = (const fr_t*)in;
     const fr_t* tw = (const fr_t*)twiddles;
     const uint32_t tid = threadIdx.x;
     const uint32_t low = blockIdx.x & ((1u << s0) - 1);
     const uint32_t high = blockIdx.x >> s0;
     const uint32_t base = low + (high << (s0 + k));
     const uint32_t half = 1u << (k - 1);
-    tile[tid] = v[base + (tid << s0)];
-    tile[tid + half] = v[base + ((tid + half) << s0)];
+    const uint32_t i0 = base + (tid << s0), i1 = base + ((tid + half) << s0);
+    tile[tid] = src[bitrev_in ? (__brev(i0) >> (32 - log_n)) : i0];
+    tile[tid + half] = src[bitrev_in ? (__brev(i1) >> (32 - log_n)) : i1];
     __syncthreads();
     for (uint32_t t = 0; t < k; t++) {
         const uint32_t s = s0 + t;  // global stage: butterflies pair i and i + 2^s
@@ -77,8 +73,8 @@ extern "C" __global__ void ntt_stages(uint32_t* x, const uint32_t* twiddles, uin
         tile[j1] = fr_t::sub(u, w);
         __syncthreads();
     }
-    v[base + (tid << s0)] = tile[tid];
-    v[base + ((tid + half) << s0)] = tile[tid + half];
+    v[i0] = tile[tid];
+    v[i1] = tile[tid + half];
 }
 
 // out[i] = (a[i] * b[i] - c[i]) * z_inv for i < n (Groth16 H on the coset); one thread per element.

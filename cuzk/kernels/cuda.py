@@ -24,8 +24,8 @@ import numpy as np
 from cuzk.errors import FieldValueError, InputError
 from cuzk.field.params import FQ, FR
 from cuzk.field.prime_field import Fr as FR_ARRAY
-from cuzk.kernels import msm_kernels_g1, msm_kernels_g2
 from cuzk.kernels.checks import check_field_rows, check_points
+from cuzk.kernels.cuda_msm import msm_window_bits, run_msm  # noqa: F401  (re-exported)
 from cuzk.kernels.cuda_elementwise import ArithOp, EcOp, ec_op, field_op, xyzz_to_affine  # noqa: F401
 from cuzk.kernels.cuda_runtime import (  # noqa: F401  (re-exported: part of this backend's API)
     CU_DIR,
@@ -33,6 +33,7 @@ from cuzk.kernels.cuda_runtime import (  # noqa: F401  (re-exported: part of thi
     CupyRuntime,
     DeviceArray,
     _oom_guard,
+    grid_size,
     get_runtime,
     is_available,
     source_hash,
@@ -68,16 +69,8 @@ __all__ = [
 _BLOCK = 256  # threads per block of the element-wise kernels
 _NTT_MAX_STAGES = 10  # stages per shared-memory pass: 2^10 elements x 32 B = 32 KiB
 _POWERS_PER_THREAD = 16  # consecutive powers per thread: one pow_u32 then 15 multiplications
-_MSM_TASK_LEN = 64  # a bucket with more points is split into several tasks (duplicates, skew)
-_MSM_SEGMENT_LEN = 32  # buckets per running-sum segment: ~B/32 threads per window stay busy
-_MSM_FOLD = 16  # partials summed per thread at each tree level (heavy buckets, window segments)
-_MSM_BLOCK = 128  # G2 kernels use ~255 registers/thread: 256-thread blocks would hit the SM limit
 _TWIDDLE_TABLES = 6  # cached (n, w) twiddle tables per runtime: forward + inverse for 3 sizes
 _MAX_LOG_N = 28  # uint32 indices and twiddle exponents inside the kernels
-
-
-def _grid(n: int, block: int = _BLOCK) -> int:
-    return max(1, -(-n // block))
 
 
 def _fr_mont32(x: int) -> np.ndarray:
@@ -90,14 +83,14 @@ def _powers(rt, base: int, scale: int, n: int):
     out = rt.xp.empty((n, 8), dtype=np.uint32)
     threads = -(-n // _POWERS_PER_THREAD)
     b, s = rt.asarray(_fr_mont32(base)), rt.asarray(_fr_mont32(scale))
-    rt.launch("fr_powers", _grid(threads), _BLOCK, (out, b, s, n, _POWERS_PER_THREAD))
+    rt.launch("fr_powers", grid_size(threads, _BLOCK), _BLOCK, (out, b, s, n, _POWERS_PER_THREAD))
     return out
 
 
 def _scale_by_powers(rt, x, base: int, scale: int, n: int) -> None:
     threads = -(-n // _POWERS_PER_THREAD)
     b, s = rt.asarray(_fr_mont32(base)), rt.asarray(_fr_mont32(scale))
-    rt.launch("fr_scale_by_powers", _grid(threads), _BLOCK, (x, b, s, n, _POWERS_PER_THREAD))
+    rt.launch("fr_scale_by_powers", grid_size(threads, _BLOCK), _BLOCK, (x, b, s, n, _POWERS_PER_THREAD))
 
 
 def _run_ntt_body(rt, x, log_n: int, omega: int, shift: int | None, inverse: bool):
@@ -214,7 +207,7 @@ def ntt(values, *, inverse=False, shift=None, root_generator=7, threads=None):
 def _run_h_pointwise_body(rt, a, b, c, z_inv: int):
     n = a.shape[0]
     out = rt.xp.empty_like(a)
-    rt.launch("ntt_h_pointwise", _grid(n), _BLOCK, (a, b, c, rt.asarray(_fr_mont32(z_inv)), out, n))
+    rt.launch("ntt_h_pointwise", grid_size(n, _BLOCK), _BLOCK, (a, b, c, rt.asarray(_fr_mont32(z_inv)), out, n))
     return out
 
 
@@ -252,100 +245,6 @@ def h_pointwise(a, b, c, z_inv):
         return np.empty((0, 4), dtype=np.uint64)
     dev = [rt.asarray(x.view(np.uint32)) for x in arrs]
     return rt.asnumpy(run_h_pointwise(rt, *dev, int(z_inv))).view(np.uint64)
-
-
-# ---------------------------------------------------------------- MSM plan
-def msm_window_bits(n: int) -> int:
-    """Pippenger window width c for n points (about log2 n - 3, between 4 and 16)."""
-    return max(4, min(16, n.bit_length() - 4))
-
-
-def _split_runs(xp, counts, size: int):
-    """Cut each bucket's run of ``counts[b]`` consecutive items into pieces of at most ``size``.
-
-    Returns ``(off, m, bucket, within)``: ``off[b]..off[b+1]`` are bucket b's pieces, m pieces in
-    all, piece p belongs to ``bucket[p]`` and starts ``within[p]`` items into its bucket's run.
-    """
-    chunks = -(-counts // size)
-    off = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(chunks)])
-    m = int(off[-1])
-    if not m:
-        return off, 0, None, None
-    idx = xp.arange(m, dtype=np.int64)
-    bucket = xp.searchsorted(off, idx, side="right") - 1  # cupy.repeat cannot take device counts
-    return off, m, bucket, (idx - off[bucket]) * size
-
-
-def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None, segment_len: int | None) -> np.ndarray:
-    fw = 12 if group == "g1" else 24  # 32-bit words per coordinate
-    pw = 4 * fw  # XYZZ point
-    xp = rt.xp
-    c = c or msm_window_bits(n)
-    nw = 255 // c + 1  # room for the signed-digit carry out of bit 254
-    B = 1 << (c - 1)
-    nb = nw * B
-    if nw * n >= 1 << 32:
-        raise InputError(f"{n} points x {nw} windows exceed the 2^32 (bucket, point) pairs the kernels index")
-    counts = xp.zeros(nb, dtype=np.uint32)
-    svals = xp.empty(max(1, nw * n), dtype=np.uint32)  # at most one pair per (window, scalar)
-    if n:
-        rt.launch("msm_digit_count", _grid(n), _BLOCK, (scalars, n, c, nw, counts))
-    counts = counts.astype(np.int64)
-    starts = xp.cumsum(counts) - counts
-    if n:
-        cursor = starts.astype(np.uint32)
-        rt.launch("msm_digit_scatter", _grid(n), _BLOCK, (scalars, n, c, nw, cursor, svals))
-    task_len = getattr(rt, "msm_task_len", _MSM_TASK_LEN)  # the tests' runtime makes these small
-    fold = getattr(rt, "msm_fold", _MSM_FOLD)
-    task_off, ntasks, tb, within = _split_runs(xp, counts, task_len)
-    partial = xp.empty((max(ntasks, 1), pw), dtype=np.uint32)
-    if ntasks:
-        t_start = (starts[tb] + within).astype(np.uint32)
-        t_len = xp.minimum(counts[tb] - within, task_len).astype(np.uint32)
-        args = (points, svals, t_start, t_len, partial, ntasks)
-        rt.launch(f"{group}_msm_bucket_acc", _grid(ntasks, _MSM_BLOCK), _MSM_BLOCK, args)
-    # Real witnesses put most points in a few buckets (every scalar 1 lands in bucket 0 of
-    # window 0), so a bucket can own thousands of task partials: sum them in a tree, at most
-    # `fold` per thread and level, never in one long serial loop.
-    per = task_off[1:] - task_off[:-1]
-    while ntasks and int(per.max()) > fold:
-        new_off, m, gb, within = _split_runs(xp, per, fold)
-        bounds = xp.concatenate([task_off[gb] + within, task_off[-1:]]).astype(np.uint32)
-        folded = xp.empty((m, pw), dtype=np.uint32)
-        rt.launch(f"{group}_msm_bucket_merge", _grid(m, _MSM_BLOCK), _MSM_BLOCK, (partial, bounds, folded, m))
-        partial, task_off, per, ntasks = folded, new_off, new_off[1:] - new_off[:-1], m
-    buckets = xp.empty((nb, pw), dtype=np.uint32)
-    args = (partial, task_off.astype(np.uint32), buckets, nb)
-    rt.launch(f"{group}_msm_bucket_merge", _grid(nb, _MSM_BLOCK), _MSM_BLOCK, args)
-    nseg = max(1, B // (segment_len or _MSM_SEGMENT_LEN))
-    seg = xp.empty((nw * nseg, pw), dtype=np.uint32)
-    args = (buckets, B, nw, nseg, seg)
-    rt.launch(f"{group}_msm_window_segments", _grid(nw * nseg, _MSM_BLOCK), _MSM_BLOCK, args)
-    while nseg > 1:  # fold segments into window sums, a tree level at a time (nseg is 2^k)
-        g = min(fold, nseg)
-        m = seg.shape[0] // g
-        folded = xp.empty((m, pw), dtype=np.uint32)
-        off = xp.arange(0, m * g + 1, g, dtype=np.uint32)
-        rt.launch(f"{group}_msm_bucket_merge", _grid(m, _MSM_BLOCK), _MSM_BLOCK, (seg, off, folded, m))
-        seg, nseg = folded, nseg // g
-    # The Horner combination is c*(nw - 1) dependent doublings: a single GPU thread spends
-    # milliseconds on it, the CPU kernel ~0.1 ms. XYZZ words are the same Montgomery limbs.
-    sums = rt.asnumpy(seg).view(np.uint64).reshape((nw, 4) + ((6,) if group == "g1" else (2, 6)))
-    return (msm_kernels_g1 if group == "g1" else msm_kernels_g2).combine(np.ascontiguousarray(sums), c)
-
-
-def run_msm(rt, group: str, points, scalars, n: int, c: int | None = None,
-            segment_len: int | None = None) -> np.ndarray:
-    """Launch plan of the MSM on ``rt`` (``points``/``scalars`` uint32 ``rt`` arrays); returns the
-    affine result as host uint64 ``(2, 6)`` / ``(2, 2, 6)`` (zeros = infinity).
-
-    ``c`` (window width) and ``segment_len`` (buckets per running-sum thread, a power of two)
-    override the defaults; the tests and ``benchmarks/gpu_check.py --sweep`` use them.
-    """
-    if segment_len is not None and (segment_len < 1 or segment_len & (segment_len - 1)):
-        raise InputError(f"segment_len must be a power of two, got {segment_len}")
-    with rt.context():
-        return _run_msm_body(rt, group, points, scalars, n, c, segment_len)
 
 
 class DevicePoints:

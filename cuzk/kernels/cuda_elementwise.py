@@ -15,15 +15,13 @@ import enum
 import numpy as np
 
 from cuzk.field.params import FQ
+from cuzk.kernels.cuda_runtime import grid_size as _grid
 
 __all__ = ["ArithOp", "EcOp", "field_op", "ec_op", "xyzz_to_affine"]
 
 _BLOCK = 256  # threads per block of the element-wise field kernels
 _EC_BLOCK = 128  # G2 kernels use ~255 registers/thread: 256-thread blocks would hit the SM limit
 
-
-def _grid(n: int, block: int) -> int:
-    return max(1, -(-n // block))
 
 
 class ArithOp(enum.IntEnum):

@@ -29,7 +29,10 @@ import numpy as np
 
 from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError, InputError
 
-__all__ = ["CU_DIR", "KERNEL_FILES", "source_hash", "is_available", "DeviceArray", "PinnedPool", "CupyRuntime", "get_runtime"]
+__all__ = [
+    "CU_DIR", "KERNEL_FILES", "grid_size", "source_hash", "is_available", "DeviceArray", "PinnedPool", "CupyRuntime",
+    "get_runtime",
+]
 
 CU_DIR = pathlib.Path(__file__).resolve().parent / "cu"
 KERNEL_FILES = ("arith.cu", "ntt.cu", "msm.cu")
@@ -47,6 +50,11 @@ def source_hash(*extra: str) -> str:
     for e in extra:
         h.update(e.encode() + b"\0")
     return h.hexdigest()
+
+
+def grid_size(n: int, block: int) -> int:
+    """Blocks of ``block`` threads covering n items (at least one: kernels bound-check)."""
+    return max(1, -(-n // block))
 
 
 def _cache_dir() -> pathlib.Path:

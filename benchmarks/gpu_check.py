@@ -54,6 +54,7 @@ class Sizes:
         self.ntt_check = 8 if host else 12
         self.msm_check = {"g1": 7, "g2": 5} if host else {"g1": 12, "g2": 10}
         self.ntt_bench = (10,) if host else ((20,) if quick else (20, 22, 24))
+        self.ntt_stage_sweep = (3, 4) if host else (7, 8, 9, 10)
         self.msm_bench = [("g1", 8), ("g2", 6)] if host else (
             [("g1", 20), ("g2", 20)] if quick else [("g1", 20), ("g2", 20), ("g1", 22), ("g1", 24)])
         self.sweep_log = 8 if host else 20
@@ -174,6 +175,16 @@ def bench_ntt(rt, sz: Sizes) -> list:
         ms = _best_ms(rt, lambda: cuda.run_ntt(rt, x, log_n, w, None, False), sz.reps)
         coset = _best_ms(rt, lambda: cuda.run_ntt(rt, x, log_n, w, 7, True), sz.reps)
         rows.append((f"Fr NTT 2^{log_n}", ms, f"inverse coset {coset:.3f} ms"))
+        if log_n == sz.ntt_bench[0]:  # stages per shared-memory pass: fewer passes vs bigger blocks
+            default = getattr(rt, "ntt_max_stages", None)
+            for k in sz.ntt_stage_sweep:
+                rt.ntt_max_stages = k
+                ms_k = _best_ms(rt, lambda: cuda.run_ntt(rt, x, log_n, w, None, False), sz.reps)
+                rows.append((f"  Fr NTT 2^{log_n}, {k} stages/pass", ms_k, f"{-(-log_n // k)} passes"))
+            if default is None:
+                del rt.ntt_max_stages
+            else:
+                rt.ntt_max_stages = default
         del x
     return rows
 

@@ -255,6 +255,9 @@ class CupyRuntime:
         """Start copying host array ``a`` to the device through a pinned buffer; returns at once."""
         a = np.ascontiguousarray(a)
         stream, copy = self._streams()
+        if a.nbytes == 0:  # nothing to copy (and no pointer to copy from)
+            with self.xp.cuda.Device(self.device_id), stream:
+                return DeviceArray(self.xp.empty(a.shape, a.dtype), self)
         mem, buf = self.pinned.take(a.nbytes)
         buf[: a.nbytes] = a.reshape(-1).view(np.uint8)  # the one host copy; the DMA reads pinned memory
         with self.xp.cuda.Device(self.device_id):

@@ -388,6 +388,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="only the 2^20 kernel timings, a 2^16 proof")
     ap.add_argument("--host", action="store_true", help="run on the host build of the kernels (toy sizes)")
+    ap.add_argument("--toy", action="store_true", help="toy sizes on the CUDA runtime (tests, with a fake CuPy)")
     ap.add_argument("--prove-log", type=int, default=None, help="full-proof size 2^k (0: none)")
     ap.add_argument("--no-sweep", action="store_true", help="skip the MSM window/segment sweep")
     args = ap.parse_args(argv)
@@ -403,7 +404,7 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         rt = cuda.get_runtime()
         print(f"kernel module: NVRTC compile or cached cubin load {time.perf_counter() - t0:.1f} s")
-    sz = Sizes(args.host, args.quick, args.prove_log)
+    sz = Sizes(args.host or args.toy, args.quick, args.prove_log)
     print(_describe(rt, args.host))
     t0 = time.perf_counter()
     from cuzk.kernels import cpu

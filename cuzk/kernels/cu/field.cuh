@@ -141,9 +141,26 @@ struct __align__(16) mont_t {  // 16-byte aligned: element copies become 128-bit
     static __device__ __forceinline__ mont_t neg(const mont_t& a) { return sub(zero(), a); }
     static __device__ __forceinline__ mont_t dbl(const mont_t& a) { return add(a, a); }
 
+    // One Montgomery reduction round on an (N + 2)-limb accumulator: add m * p with
+    // m = t_0 * M0 (making the low limb vanish; only its carry matters), then shift down a limb.
+    static __device__ __forceinline__ void reduce_round(uint32_t (&t)[N + 2]) {
+        const uint32_t m = mul_lo(t[0], C::M0);
+        (void)mad_lo_cc(m, C::p(0), t[0]);
+#pragma unroll
+        for (int j = 1; j < N; j++) t[j] = madc_lo_cc(m, C::p(j), t[j]);
+        t[N] = addc_cc(t[N], 0);
+        t[N + 1] = addc(t[N + 1], 0);
+        t[1] = mad_hi_cc(m, C::p(0), t[1]);
+#pragma unroll
+        for (int j = 1; j < N; j++) t[j + 1] = madc_hi_cc(m, C::p(j), t[j + 1]);
+        t[N + 1] = addc(t[N + 1], 0);
+#pragma unroll
+        for (int j = 0; j <= N; j++) t[j] = t[j + 1];
+        t[N + 1] = 0;
+    }
+
     // CIOS Montgomery product a * b / R mod p: per limb of b, one chain adds a * b_i (low
-    // words, then high words one limb up), one adds m * p with m = t_0 * M0 making the low
-    // limb vanish, and the accumulator shifts down one limb.
+    // words, then high words one limb up), then a reduction round.
     static __device__ __forceinline__ mont_t mul(const mont_t& a_, const mont_t& b_) {
         const mont_t a = a_, b = b_;
         uint32_t t[N + 2];
@@ -161,20 +178,7 @@ struct __align__(16) mont_t {  // 16-byte aligned: element copies become 128-bit
 #pragma unroll
             for (int j = 1; j < N; j++) t[j + 1] = madc_hi_cc(a.v[j], bi, t[j + 1]);
             t[N + 1] = addc(t[N + 1], 0);
-
-            const uint32_t m = mul_lo(t[0], C::M0);
-            (void)mad_lo_cc(m, C::p(0), t[0]);  // low limb becomes 0; only its carry matters
-#pragma unroll
-            for (int j = 1; j < N; j++) t[j] = madc_lo_cc(m, C::p(j), t[j]);
-            t[N] = addc_cc(t[N], 0);
-            t[N + 1] = addc(t[N + 1], 0);
-            t[1] = mad_hi_cc(m, C::p(0), t[1]);
-#pragma unroll
-            for (int j = 1; j < N; j++) t[j + 1] = madc_hi_cc(m, C::p(j), t[j + 1]);
-            t[N + 1] = addc(t[N + 1], 0);
-#pragma unroll
-            for (int j = 0; j <= N; j++) t[j] = t[j + 1];
-            t[N + 1] = 0;
+            reduce_round(t);
         }
         mont_t r;
 #pragma unroll
@@ -182,9 +186,49 @@ struct __align__(16) mont_t {  // 16-byte aligned: element copies become 128-bit
         return reduce_once(r);
     }
 
-    // Squaring reuses the product chain: one code path to test; a dedicated squaring
-    // would save the symmetric half of the partial products.
-    static __device__ __forceinline__ mont_t sqr(const mont_t& a) { return mul(a, a); }
+    // Dedicated square: the N(N-1)/2 cross products once (row i: a_i * a_j, j > i), doubled by
+    // shifts, plus the N diagonal squares -- N(N+1)/2 products instead of N^2 -- then N
+    // reduction rounds on the low half and the high half added: (lo + m p) / R <= p and
+    // hi = a^2 / R < p, so the sum is < 2p and one conditional subtraction finishes it.
+    // Both moduli leave the top bit of the top limb free, so 2 * (cross products) < 2^(64N).
+    static __device__ __forceinline__ mont_t sqr(const mont_t& a_) {
+        const mont_t a = a_;
+        uint32_t t[2 * N];
+#pragma unroll
+        for (int i = 0; i < 2 * N; i++) t[i] = 0;
+#pragma unroll
+        for (int i = 0; i < N - 1; i++) {  // row i's carries land in t[i+N] and t[i+N+1] (each <= 2)
+            t[2 * i + 1] = mad_lo_cc(a.v[i], a.v[i + 1], t[2 * i + 1]);
+#pragma unroll
+            for (int j = i + 2; j < N; j++) t[i + j] = madc_lo_cc(a.v[i], a.v[j], t[i + j]);
+            t[i + N] = addc(t[i + N], 0);
+            t[2 * i + 2] = mad_hi_cc(a.v[i], a.v[i + 1], t[2 * i + 2]);
+#pragma unroll
+            for (int j = i + 2; j < N; j++) t[i + j + 1] = madc_hi_cc(a.v[i], a.v[j], t[i + j + 1]);
+            t[i + N + 1] = addc(t[i + N + 1], 0);
+        }
+#pragma unroll
+        for (int k = 2 * N - 1; k > 0; k--) t[k] = (t[k] << 1) | (t[k - 1] >> 31);
+        t[0] = mad_lo_cc(a.v[0], a.v[0], 0);  // t[0] was 0: no cross product lands there
+        t[1] = madc_hi_cc(a.v[0], a.v[0], t[1]);
+#pragma unroll
+        for (int i = 1; i < N; i++) {
+            t[2 * i] = madc_lo_cc(a.v[i], a.v[i], t[2 * i]);
+            t[2 * i + 1] = madc_hi_cc(a.v[i], a.v[i], t[2 * i + 1]);
+        }
+        uint32_t u[N + 2];
+#pragma unroll
+        for (int i = 0; i < N; i++) u[i] = t[i];
+        u[N] = 0;
+        u[N + 1] = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) reduce_round(u);
+        mont_t r;
+        r.v[0] = add_cc(u[0], t[N]);
+#pragma unroll
+        for (int i = 1; i < N; i++) r.v[i] = addc_cc(u[i], t[N + i]);
+        return reduce_once(r);
+    }
 
     static __device__ __forceinline__ mont_t to_mont(const mont_t& a) {
         mont_t r2;

@@ -41,6 +41,15 @@ def environment_info() -> dict:
             info["cuda device"] = f"{n} usable" if n else "none"
         except Exception as e:  # no driver / no device: report why, never fail `info`
             info["cuda device"] = f"not usable ({type(e).__name__}: {str(e).splitlines()[0][:80]})"
+        try:
+            from cupy_backends.cuda.libs import nvrtc
+
+            info["nvrtc"] = ".".join(str(v) for v in nvrtc.getVersion())
+        except Exception as e:  # the kernels are compiled at first use: say now if they cannot be
+            info["nvrtc"] = f"not loadable ({type(e).__name__}); pip install nvidia-cuda-nvrtc"
+        from cuzk.kernels.cuda_runtime import cubin_cache_dir
+
+        info["cuda kernel cache"] = str(cubin_cache_dir())
     except Exception as e:
         info["cupy"] = f"not importable ({type(e).__name__})"
         info["cuda device"] = "not usable (no CuPy)"

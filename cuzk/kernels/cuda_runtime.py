@@ -30,8 +30,8 @@ import numpy as np
 from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError, InputError
 
 __all__ = [
-    "CU_DIR", "KERNEL_FILES", "grid_size", "source_hash", "is_available", "DeviceArray", "PinnedPool", "CupyRuntime",
-    "get_runtime",
+    "CU_DIR", "KERNEL_FILES", "grid_size", "cubin_cache_dir", "source_hash", "is_available", "DeviceArray",
+    "PinnedPool", "CupyRuntime", "get_runtime",
 ]
 
 CU_DIR = pathlib.Path(__file__).resolve().parent / "cu"
@@ -57,7 +57,8 @@ def grid_size(n: int, block: int) -> int:
     return max(1, -(-n // block))
 
 
-def _cache_dir() -> pathlib.Path:
+def cubin_cache_dir() -> pathlib.Path:
+    """Where compiled kernel modules are cached: ``$CUZK_CUDA_CACHE`` or ``~/.cache/cuzk/cuda``."""
     base = os.environ.get("CUZK_CUDA_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "cuzk", "cuda")
     return pathlib.Path(base)
 
@@ -69,7 +70,7 @@ def _compile_cubin(arch: str) -> pathlib.Path:
 
     src = "".join(f'#include "{f}"\n' for f in KERNEL_FILES)
     opts = [f"--gpu-architecture=sm_{arch}", "-std=c++17", f"--include-path={CU_DIR}"]
-    path = _cache_dir() / f"cuzk_sm{arch}_{source_hash(*opts, str(nvrtc.getVersion()))[:24]}.cubin"
+    path = cubin_cache_dir() / f"cuzk_sm{arch}_{source_hash(*opts, str(nvrtc.getVersion()))[:24]}.cubin"
     if path.exists():
         return path
     prog = nvrtc.createProgram(src, "cuzk_kernels.cu", (), ())

@@ -20,12 +20,12 @@ depends on the scalars). Baselines in the same process: the CPU backend.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import os
 import platform
 import random
 import statistics
 import sys
-import threading
 import time
 import traceback
 
@@ -156,8 +156,20 @@ def _best_ms(rt, fn, reps: int) -> float:
     return min(times)
 
 
+def _clocked(fn):
+    """(fn(), wall seconds)."""
+    t = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t
+
+
 def _random_fr_device(rt, n: int, seed: int):
     return rt.asarray(Fr.random(n, np.random.default_rng(seed)).view(np.uint32))
+
+
+def _random_scalars(n: int, seed: int) -> np.ndarray:
+    """n canonical Fr integers, (n, 4) uint64 (the MSMs' scalars)."""
+    return Fr.from_mont(Fr.random(n, np.random.default_rng(seed)))
 
 
 def _tiled_points(group: str, n: int):
@@ -194,7 +206,7 @@ def bench_msm(rt, sz: Sizes) -> list:
     for group, log_n in sz.msm_bench:
         n = 1 << log_n
         pts = cuda.upload_points(_tiled_points(group, n))
-        sc = rt.asarray(Fr.from_mont(Fr.random(n, np.random.default_rng(log_n))).view(np.uint32))
+        sc = rt.asarray(_random_scalars(n, log_n).view(np.uint32))
         ms = _best_ms(rt, lambda: cuda.run_msm(rt, group, pts.words, sc, n), max(1, sz.reps - 2))
         rows.append((f"{group.upper()} MSM 2^{log_n}", ms, f"c={cuda.msm_window_bits(n)}, incl. sort, host combine"))
         if group == "g1" and log_n == sz.msm_bench[0][1]:  # worst case for the counting sort's atomics
@@ -209,7 +221,7 @@ def bench_msm(rt, sz: Sizes) -> list:
 def bench_sweep(rt, sz: Sizes) -> list:
     n = 1 << sz.sweep_log
     pts = cuda.upload_points(_tiled_points("g1", n))
-    sc = rt.asarray(Fr.from_mont(Fr.random(n, np.random.default_rng(9))).view(np.uint32))
+    sc = rt.asarray(_random_scalars(n, 9).view(np.uint32))
     rows, cs, segs = [], *sz.sweep
     for c in cs:
         for seg in segs:
@@ -225,11 +237,10 @@ def bench_cpu_baseline(rt, sz: Sizes) -> list:
 
     n = 1 << sz.cpu_baseline_log
     host_pts = _tiled_points("g1", n)
-    sc = Fr.from_mont(Fr.random(n, np.random.default_rng(10)))
+    sc = _random_scalars(n, 10)
     cpu.msm_g1(host_pts[:64], sc[:64])
-    t = time.perf_counter()
-    want = cpu.msm_g1(host_pts, sc)
-    cpu_ms = (time.perf_counter() - t) * 1e3
+    want, cpu_s = _clocked(lambda: cpu.msm_g1(host_pts, sc))
+    cpu_ms = cpu_s * 1e3
     pts, dsc = cuda.upload_points(host_pts), rt.asarray(sc.view(np.uint32))
     gpu_ms = _best_ms(rt, lambda: cuda.run_msm(rt, "g1", pts.words, dsc, n), sz.reps)
     np.testing.assert_array_equal(cuda.run_msm(rt, "g1", pts.words, dsc, n), want)
@@ -271,34 +282,23 @@ def _warm_cpu_prover() -> None:
 def full_prove(rt, sz: Sizes, host: bool) -> list:
     import cuzk
     from cuzk.groth16 import create_proof, prepare_verifying_key, setup, verify
+    from cuzk.groth16.prove import query_scalars
     from cuzk.timeline import Timeline, stage_context
 
-    t0 = time.perf_counter()
     circuit, inputs, public = _porep(sz.prove_log)
-    synth = cuzk.Synthesizer(circuit)
-    t_trace = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    pk, vk = setup(synth.r1cs, rng=np.random.default_rng(1))
-    t_setup = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    w = synth.synthesize(**inputs)
-    t_synth = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    pvk = prepare_verifying_key(vk)
-    t_pvk = time.perf_counter() - t0
+    synth, t_trace = _clocked(lambda: cuzk.Synthesizer(circuit))
+    (pk, vk), t_setup = _clocked(lambda: setup(synth.r1cs, rng=np.random.default_rng(1)))
+    w, t_synth = _clocked(lambda: synth.synthesize(**inputs))
+    pvk, t_pvk = _clocked(lambda: prepare_verifying_key(vk))
     size = f"2^{pk.domain_size.bit_length() - 1}"
     print(f"    circuit: {synth.r1cs.n_constraints:,} constraints, domain {size}; trace {t_trace:.1f} s, "
           f"setup {t_setup:.1f} s, synthesize {t_synth:.1f} s, prepare vk {t_pvk:.1f} s (first calls include JIT)")
-    t0 = time.perf_counter()
-    prover = cuzk.GpuProver(pk, device="cuda", verify=False)
-    t_upload = time.perf_counter() - t0
+    prover, t_upload = _clocked(lambda: cuzk.GpuProver(pk, device="cuda", verify=False))
 
     def timed(fn, job):
         tl = Timeline()
         with stage_context(tl, job_id=job):
-            t = time.perf_counter()
-            proof = fn()
-            wall = time.perf_counter() - t
+            proof, wall = _clocked(fn)
         return proof, wall, {s.stage: s.seconds for s in tl.spans() if s.stage in SUB_SPANS}
 
     first, t_first, _ = timed(lambda: prover.prove(w, r=5, s=6), -1)
@@ -316,28 +316,15 @@ def full_prove(rt, sz: Sizes, host: bool) -> list:
 
     # two threads, one stream each: proofs interleave on the GPU (pipeline GPU workers)
     jobs = 2 if host else 4
-    t = time.perf_counter()
-    out = [None] * jobs
-    ths = [threading.Thread(target=lambda i=i: out.__setitem__(i, prover.prove(w, r=5, s=6)))
-           for i in range(jobs)]
-    for th in ths[: jobs // 2]:
-        th.start()
-    for th in ths[: jobs // 2]:
-        th.join()
-    for th in ths[jobs // 2:]:
-        th.start()
-    for th in ths[jobs // 2:]:
-        th.join()
-    two = (time.perf_counter() - t) / jobs
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        out, t = _clocked(lambda: list(pool.map(lambda _: prover.prove(w, r=5, s=6), range(jobs))))
+    two = t / jobs
     assert all(p == first for p in out), "concurrent GPU proofs differ"
     rows.append((f"prove {size}, 2 threads", two * 1e3, f"per proof: {med / two:.2f}x throughput"))
 
-    t = time.perf_counter()
-    _warm_cpu_prover()
-    print(f"    CPU prover warm-up (Numba JIT or cache load of the paths not used yet): {time.perf_counter() - t:.1f} s")
-    t = time.perf_counter()
-    cpu_proof = create_proof(pk, w, 5, 6, backend="cpu")
-    t_cpu = time.perf_counter() - t
+    _, t = _clocked(_warm_cpu_prover)
+    print(f"    CPU prover warm-up (Numba JIT or cache load of the paths not used yet): {t:.1f} s")
+    cpu_proof, t_cpu = _clocked(lambda: create_proof(pk, w, 5, 6, backend="cpu"))
     assert cpu_proof == first, "the GPU and CPU backends made different proofs"
     rows.append((f"prove {size} CPU backend", t_cpu * 1e3,
                  f"same proof; GPU {t_cpu / med:.1f}x faster ({os.cpu_count()} cores)"))
@@ -345,13 +332,8 @@ def full_prove(rt, sz: Sizes, host: bool) -> list:
     # Would MSM_B2 be better on the CPU, concurrently with the GPU's G1 MSMs? (issue 6 asks)
     from cuzk.kernels import cpu
 
-    z = Fr.from_mont(w.z)
-    dens = pk.resolved_density()
-    n_in = pk.n_inputs
-    b_sc = np.concatenate([z[:n_in][dens.b_input], z[n_in:][dens.b_aux]])
-    t = time.perf_counter()
-    cpu.msm_g2(pk.b_g2, b_sc)
-    t_g2 = time.perf_counter() - t
+    _, b_sc, _ = query_scalars(pk, Fr.from_mont(w.z))
+    _, t_g2 = _clocked(lambda: cpu.msm_g2(pk.b_g2, b_sc))
     g1_gpu = sum(parts[s] for s in ("MSM_A", "MSM_B1", "MSM_L", "MSM_H"))
     rows.append((f"  MSM_B2 on the CPU ({len(b_sc):,} pts)", t_g2 * 1e3,
                  f"vs GPU {parts['MSM_B2'] * 1e3:.1f} ms; the GPU's G1 MSMs take {g1_gpu * 1e3:.1f} ms"))

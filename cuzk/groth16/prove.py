@@ -30,7 +30,7 @@ from cuzk.groth16.r1cs_to_qap import compute_h, witness_evaluations
 from cuzk.groth16.verify import prepare_verifying_key, verify as _verify
 from cuzk.timeline import span
 
-__all__ = ["Bases", "create_proof", "prove", "check_witness", "check_compatible", "load_backend"]
+__all__ = ["Bases", "create_proof", "prove", "query_scalars", "check_witness", "check_compatible", "load_backend"]
 
 
 def load_backend(name) -> ModuleType:
@@ -92,6 +92,18 @@ def check_witness(synthesized) -> None:
         raise UnsatisfiedConstraint(f"constraint {row} is not satisfied by the witness (a·b ≠ c)", index=row)
 
 
+def query_scalars(pk: ProvingKey, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The MSM scalars of the A, B (G1 and G2) and L queries from the canonical assignment z,
+    paired with the key's points by its density (queries omit variables absent from A or B).
+
+    >>> a_sc, b_sc, l_sc = query_scalars(pk, Fr.from_mont(w.z))   # doctest: +SKIP
+    """
+    dens = pk.resolved_density()
+    inputs, aux = z[: pk.n_inputs], z[pk.n_inputs :]
+    return (np.concatenate([inputs, aux[dens.a_aux]]), np.concatenate([inputs[dens.b_input], aux[dens.b_aux]]),
+            aux)
+
+
 def _scalar(x: int, what: str) -> int:
     if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= int(x) < FR.modulus:
         raise InputError(f"{what} must be an int in [0, r), got {x!r}")
@@ -121,20 +133,16 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
         check_witness(synthesized)
     kern = load_backend(backend)
     bases = bases or Bases.of(pk)
-    dens = pk.resolved_density()
-    n_in = pk.n_inputs
     vk = pk.vk
 
     # stage() starts the device copies (CUDA; the CPU backend returns its inputs), so the
     # host work between here and the first kernel that reads an array overlaps its copy.
     with span("H"):
-        a, b, c = witness_evaluations(synthesized, n_in, pk.domain_size)
+        a, b, c = witness_evaluations(synthesized, pk.n_inputs, pk.domain_size)
         dev = getattr(bases.a, "device_id", None)  # resident bases pin the GPU (CUDA backend)
         a, b, c = kern.stage(a, b, c, device_id=dev)
-        z = Fr.from_mont(synthesized.z)  # MSM scalars are canonical
-        inputs, aux = z[:n_in], z[n_in:]
-        a_sc, b_sc, l_sc = kern.stage(np.concatenate([inputs, aux[dens.a_aux]]),
-                                      np.concatenate([inputs[dens.b_input], aux[dens.b_aux]]), aux, device_id=dev)
+        # MSM scalars are canonical
+        a_sc, b_sc, l_sc = kern.stage(*query_scalars(pk, Fr.from_mont(synthesized.z)), device_id=dev)
         h = compute_h(a, b, c, kern, threads=threads, convention=pk.convention)
         h = kern.to_canonical(h)
 

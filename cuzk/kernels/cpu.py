@@ -5,6 +5,7 @@ kernel takes ``threads`` (None: all cores) so a pipeline can share the cores bet
 Arrays follow DESIGN §3: Fr elements (n, 4) uint64 Montgomery, G1 affine (n, 2, 6), G2 affine
 (n, 2, 2, 6), all-zero limbs for the identity; MSM scalars are canonical (not Montgomery).
 
+    >>> import numpy as np
     >>> from cuzk.curve import G1
     >>> from cuzk.kernels import cpu
     >>> g = G1.generator()
@@ -12,8 +13,6 @@ Arrays follow DESIGN §3: Fr elements (n, 4) uint64 Montgomery, G1 affine (n, 2,
     >>> bool(G1.eq(cpu.msm_g1(pts, np.array([[5, 0, 0, 0], [1, 0, 0, 0]], np.uint64)), G1.mul(g, 13)))
     True
 """
-
-import numpy as np  # noqa: F401  (the doctests use it)
 
 from cuzk.field.prime_field import Fr
 from cuzk.kernels.msm_cpu import batch_mul_g1, batch_mul_g2, msm_g1, msm_g2
@@ -28,6 +27,7 @@ def stage(*arrays, device_id=None) -> list:
     (The CUDA backend's ``stage`` starts the host-to-device copies here; a prover calls it the
     same way for either backend.)
 
+    >>> import numpy as np
     >>> stage(np.zeros((2, 4), np.uint64))[0].shape
     (2, 4)
     """

@@ -106,8 +106,8 @@ def _run_ntt_body(rt, x, log_n: int, omega: int, shift: int | None, inverse: boo
             tw = _powers(rt, w, 1, max(1, n // 2))
             rt.synchronize()  # ready before another thread's stream can read it
             rt.cache[key] = tw
-    x = rt.xp.array(x, copy=True) if not inverse and shift not in (None, 1) else x
-    if not inverse and shift not in (None, 1):
+    if not inverse and shift not in (None, 1):  # scale a copy: the caller's array stays as it was
+        x = rt.xp.array(x, copy=True)
         _scale_by_powers(rt, x, shift, 1, n)
     out = rt.xp.empty_like(x)
     if log_n == 0:
@@ -230,16 +230,19 @@ def h_pointwise(a, b, c, z_inv):
     if isinstance(z_inv, bool) or not isinstance(z_inv, (int, np.integer)):
         raise FieldValueError(f"z_inv must be a canonical Fr int, got {type(z_inv).__name__}")
     FR.check_canonical(int(z_inv))
-    if any(_on_device(x) for x in (a, b, c)):
-        if not all(_on_device(x) for x in (a, b, c)):
-            raise FieldValueError("a, b, c must all be on the device or all on the host")
-        (rt, da), (_, db), (_, dc) = (_device_rows(x, n) for x, n in ((a, "a"), (b, "b"), (c, "c")))
-        if not da.shape[0] == db.shape[0] == dc.shape[0]:
-            raise FieldValueError(f"a, b, c must have the same length, got {[x.shape[0] for x in (da, db, dc)]}")
-        return DeviceArray(run_h_pointwise(rt, da, db, dc, int(z_inv)), rt)
-    arrs = [check_field_rows(x, name, (4,), FR.modulus) for x, name in ((a, "a"), (b, "b"), (c, "c"))]
+    named = ((a, "a"), (b, "b"), (c, "c"))
+    on_device = [_on_device(x) for x, _ in named]
+    if any(on_device) and not all(on_device):
+        raise FieldValueError("a, b, c must all be on the device or all on the host")
+    if all(on_device):
+        rows = [_device_rows(x, name) for x, name in named]
+        rt, arrs = rows[0][0], [arr for _, arr in rows]
+    else:
+        arrs = [check_field_rows(x, name, (4,), FR.modulus) for x, name in named]
     if not arrs[0].shape[0] == arrs[1].shape[0] == arrs[2].shape[0]:
         raise FieldValueError(f"a, b, c must have the same length, got {[x.shape[0] for x in arrs]}")
+    if all(on_device):
+        return DeviceArray(run_h_pointwise(rt, *arrs, int(z_inv)), rt)
     rt = get_runtime()
     if arrs[0].shape[0] == 0:
         return np.empty((0, 4), dtype=np.uint64)

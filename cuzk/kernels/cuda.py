@@ -79,18 +79,22 @@ def _fr_mont32(x: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- NTT plan
-def _powers(rt, base: int, scale: int, n: int):
-    out = rt.xp.empty((n, 8), dtype=np.uint32)
+def _launch_powers(rt, x, base: int, scale: int, n: int, into_x: bool) -> None:
     threads = -(-n // _POWERS_PER_THREAD)
     b, s = rt.asarray(_fr_mont32(base)), rt.asarray(_fr_mont32(scale))
-    rt.launch("fr_powers", grid_size(threads, _BLOCK), _BLOCK, (out, b, s, n, _POWERS_PER_THREAD))
+    rt.launch("fr_powers", grid_size(threads, _BLOCK), _BLOCK, (x, b, s, n, _POWERS_PER_THREAD, int(into_x)))
+
+
+def _powers(rt, base: int, scale: int, n: int):
+    """A new device array of scale * base^i, i < n."""
+    out = rt.xp.empty((n, 8), dtype=np.uint32)
+    _launch_powers(rt, out, base, scale, n, into_x=False)
     return out
 
 
 def _scale_by_powers(rt, x, base: int, scale: int, n: int) -> None:
-    threads = -(-n // _POWERS_PER_THREAD)
-    b, s = rt.asarray(_fr_mont32(base)), rt.asarray(_fr_mont32(scale))
-    rt.launch("fr_scale_by_powers", grid_size(threads, _BLOCK), _BLOCK, (x, b, s, n, _POWERS_PER_THREAD))
+    """x[i] *= scale * base^i in place."""
+    _launch_powers(rt, x, base, scale, n, into_x=True)
 
 
 def _run_ntt_body(rt, x, log_n: int, omega: int, shift: int | None, inverse: bool):

@@ -26,7 +26,6 @@ const entry kernels[] = {
     CUZK_KERNEL(g2_batch_op, false),
 #ifndef CUZK_HARNESS_ARITH_ONLY
     CUZK_KERNEL(fr_powers, false),
-    CUZK_KERNEL(fr_scale_by_powers, false),
     CUZK_KERNEL(ntt_stages, true),
     CUZK_KERNEL(ntt_h_pointwise, false),
     CUZK_KERNEL(msm_digit_count, false),

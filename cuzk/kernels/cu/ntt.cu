@@ -4,38 +4,19 @@
 // tw[e] = w^e (e < n/2) that cuzk/kernels/cuda.py builds once per (n, w) with fr_powers.
 #include "field.cuh"
 
-// Each thread handles `per_thread` consecutive indices: one exponentiation, then one
-// multiplication per element.
-__device__ __forceinline__ fr_t fr_powers_start(const fr_t& base, const fr_t& scale, uint32_t i0) {
-    return fr_t::mul(scale, fr_t::pow_u32(base, i0));
-}
-
-// out[i] = scale * base^i for i < n; 1-D grid, thread t covers [t*per_thread, (t+1)*per_thread).
-extern "C" __global__ void fr_powers(uint32_t* out, const uint32_t* base, const uint32_t* scale, uint32_t n,
-                                     uint32_t per_thread) {
+// x[i] = scale * base^i (into_x = 0) or x[i] *= scale * base^i (into_x = 1: coset shift, 1/n,
+// Montgomery -> canonical) for i < n; 1-D grid, thread t covers [t*per_thread, (t+1)*per_thread):
+// one exponentiation, then one multiplication per element.
+extern "C" __global__ void fr_powers(uint32_t* x, const uint32_t* base, const uint32_t* scale, uint32_t n,
+                                     uint32_t per_thread, uint32_t into_x) {
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     const uint32_t i0 = t * per_thread;
     if (i0 >= n) return;
     const fr_t b = *(const fr_t*)base;
-    fr_t x = fr_powers_start(b, *(const fr_t*)scale, i0);
-    fr_t* o = (fr_t*)out;
-    for (uint32_t i = i0; i < n && i < i0 + per_thread; i++) {
-        o[i] = x;
-        x = fr_t::mul(x, b);
-    }
-}
-
-// x[i] *= scale * base^i for i < n (coset shift, 1/n); 1-D grid, per_thread indices per thread.
-extern "C" __global__ void fr_scale_by_powers(uint32_t* x, const uint32_t* base, const uint32_t* scale, uint32_t n,
-                                              uint32_t per_thread) {
-    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    const uint32_t i0 = t * per_thread;
-    if (i0 >= n) return;
-    const fr_t b = *(const fr_t*)base;
-    fr_t w = fr_powers_start(b, *(const fr_t*)scale, i0);
+    fr_t w = fr_t::mul(*(const fr_t*)scale, fr_t::pow_u32(b, i0));
     fr_t* v = (fr_t*)x;
     for (uint32_t i = i0; i < n && i < i0 + per_thread; i++) {
-        v[i] = fr_t::mul(v[i], w);
+        v[i] = into_x ? fr_t::mul(v[i], w) : w;
         w = fr_t::mul(w, b);
     }
 }

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from cuzk.kernels import cuda
+from cuzk.kernels import cuda, cuda_runtime
 
 NVCC = shutil.which("nvcc") or next((p for p in ["/usr/local/cuda/bin/nvcc"] if os.path.exists(p)), None)
 ARCHS = ("sm_80", "sm_90")
@@ -49,12 +49,17 @@ def compiled(tmp_path_factory):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("src", cuda.KERNEL_FILES)
-def test_source_compiles(compiled, src, arch):
-    regs = compiled[(src, arch)].result()
-    kernels = set(re.findall(r'extern "C" __global__ void (\w+)\(', (cuda.CU_DIR / src).read_text()))
-    assert kernels <= set(regs), f"ptxas reported no registers for {kernels - set(regs)}"
-    assert all(0 < v <= 255 for v in regs.values())
+def test_every_kernel_compiles_and_fits_its_launch_bounds(compiled, arch):
+    regs = {}
+    for src in cuda.KERNEL_FILES:
+        regs |= compiled[(src, arch)].result()
+    bounds = cuda_runtime.launch_bounds()
+    assert set(bounds) <= set(regs), f"ptxas reported no registers for {set(bounds) - set(regs)}"
+    for name, block in bounds.items():
+        # registers are handed out per warp in units of 256, i.e. per thread in multiples of 8;
+        # an SM gives one block at most 64K of them (sm_80 and sm_90)
+        per_thread = -(-regs[name] // 8) * 8
+        assert 0 < regs[name] <= 255 and per_thread * block <= 65536, (name, regs[name], block)
 
 
 def _nvrtc_loadable() -> bool:

@@ -14,7 +14,8 @@ from py_ecc import optimized_bls12_381 as ecc
 
 from cuda_host import host_runtime, pyref
 from cuzk.field.params import FQ, FR
-from cuzk.kernels import cuda
+from cuzk.errors import InputError
+from cuzk.kernels import cuda, cuda_runtime
 from cuzk.kernels.cuda import ArithOp, EcOp
 
 pytestmark = pytest.mark.skipif(not host_runtime.shutil.which("g++"), reason="g++ is needed for the host shim")
@@ -127,16 +128,22 @@ def test_curve_ops_match_py_ecc(rt, group, op):
     np.testing.assert_array_equal(np.stack(got), to_array(want))
 
 
-def test_every_kernel_in_the_sources_is_registered_in_the_harness(rt):
-    import re
+def test_every_kernel_declares_launch_bounds_and_is_registered_in_the_harness(rt):
+    texts = [(cuda.CU_DIR / f).read_text() for f in cuda.KERNEL_FILES]
+    # a __global__ without __launch_bounds__ would be missing from launch_bounds(): count both
+    assert sum(t.count("__global__") for t in texts) == sum(len(cuda_runtime._KERNEL_DECL.findall(t)) for t in texts)
+    assert set(cuda_runtime.launch_bounds()) == set(rt.kernel_names())
+    assert cuda.BLOCK["BLOCK_NTT"] == 1 << (cuda.BLOCK["NTT_MAX_STAGES"] - 1)
 
-    declared = set()
-    for f in cuda.KERNEL_FILES:
-        text = (cuda.CU_DIR / f).read_text()
-        declared |= set(re.findall(r'extern "C" __global__ void (\w+)\(', text))
-        for group in re.findall(r"^CUZK_MSM_KERNELS\((\w+),", text, re.M):
-            declared |= {group + m for m in re.findall(r"void G##(\w+)\(", text)}
-    assert declared == set(rt.kernel_names())
+
+def test_a_launch_the_device_would_refuse_is_refused_by_name(rt):
+    x = np.zeros((16, 8), dtype=np.uint32)
+    with pytest.raises(InputError, match="ntt_stages: 1024 threads per block.*1..512"):
+        rt.launch("ntt_stages", 1, 1024, (x, x, x, 4, 0, 4, 1), smem=1024 * 64)
+    with pytest.raises(InputError, match="48 KiB"):
+        rt.launch("ntt_stages", 1, 256, (x, x, x, 4, 0, 4, 1), smem=64 << 10)
+    with pytest.raises(InputError, match="no CUDA kernel named 'ntt_bitrev'"):
+        rt.launch("ntt_bitrev", 1, 32, (x,))
 
 
 @pytest.mark.xfail(strict=True, reason="a dropped carry (CUZK_BREAK_CARRY) must be caught by the field tests")

@@ -28,6 +28,7 @@ from cuzk.kernels.checks import check_field_rows, check_points
 from cuzk.kernels.cuda_msm import msm_window_bits, run_msm  # noqa: F401  (re-exported)
 from cuzk.kernels.cuda_elementwise import ArithOp, EcOp, ec_op, field_op, xyzz_to_affine  # noqa: F401
 from cuzk.kernels.cuda_runtime import (  # noqa: F401  (re-exported: part of this backend's API)
+    BLOCK,
     CU_DIR,
     KERNEL_FILES,
     CupyRuntime,
@@ -66,8 +67,8 @@ __all__ = [
     "xyzz_to_affine",
 ]
 
-_BLOCK = 256  # threads per block of the element-wise kernels
-_NTT_MAX_STAGES = 10  # stages per shared-memory pass: 2^10 elements x 32 B = 32 KiB
+_BLOCK = BLOCK["BLOCK_ELEMENTWISE"]  # cu/launch.cuh: the kernels' __launch_bounds__
+_NTT_MAX_STAGES = BLOCK["NTT_MAX_STAGES"]  # stages per shared-memory pass (2^(k-1) threads)
 _POWERS_PER_THREAD = 16  # consecutive powers per thread: one pow_u32 then 15 multiplications
 _TWIDDLE_TABLES = 6  # cached (n, w) twiddle tables per runtime: forward + inverse for 3 sizes
 _MAX_LOG_N = 28  # uint32 indices and twiddle exponents inside the kernels

@@ -15,12 +15,13 @@ import enum
 import numpy as np
 
 from cuzk.field.params import FQ
+from cuzk.kernels.cuda_runtime import BLOCK
 from cuzk.kernels.cuda_runtime import grid_size as _grid
 
 __all__ = ["ArithOp", "EcOp", "field_op", "ec_op", "xyzz_to_affine"]
 
-_BLOCK = 256  # threads per block of the element-wise field kernels
-_EC_BLOCK = 128  # G2 kernels use ~255 registers/thread: 256-thread blocks would hit the SM limit
+_BLOCK = BLOCK["BLOCK_ELEMENTWISE"]  # cu/launch.cuh: the kernels' __launch_bounds__
+_EC_BLOCK = BLOCK["BLOCK_CURVE"]  # G2 point kernels use ~255 registers per thread
 
 
 

@@ -15,16 +15,17 @@ from __future__ import annotations
 import numpy as np
 
 from cuzk.errors import InputError
+from cuzk.kernels.cuda_runtime import BLOCK
 from cuzk.kernels.cuda_runtime import grid_size as _grid
 from cuzk.kernels import msm_kernels_g1, msm_kernels_g2
 
 __all__ = ["msm_window_bits", "run_msm"]
 
-_BLOCK = 256  # threads per block of the digit kernels
+_BLOCK = BLOCK["BLOCK_ELEMENTWISE"]  # digit kernels; cu/launch.cuh: the kernels' __launch_bounds__
 _MSM_TASK_LEN = 64  # a bucket with more points is split into several tasks (duplicates, skew)
 _MSM_SEGMENT_LEN = 32  # buckets per running-sum segment: ~B/32 threads per window stay busy
 _MSM_FOLD = 16  # partials summed per thread at each tree level (heavy buckets, window segments)
-_MSM_BLOCK = 128  # G2 kernels use ~255 registers/thread: 256-thread blocks would hit the SM limit
+_MSM_BLOCK = BLOCK["BLOCK_CURVE"]  # G2 point kernels use ~255 registers per thread
 
 
 

@@ -23,6 +23,7 @@ import functools
 import hashlib
 import os
 import pathlib
+import re
 import threading
 
 import numpy as np
@@ -30,7 +31,7 @@ import numpy as np
 from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError, InputError
 
 __all__ = [
-    "CU_DIR", "KERNEL_FILES", "grid_size", "cubin_cache_dir", "source_hash", "is_available", "DeviceArray",
+    "CU_DIR", "KERNEL_FILES", "BLOCK", "launch_bounds", "check_launch", "grid_size", "cubin_cache_dir", "source_hash", "is_available", "DeviceArray",
     "PinnedPool", "CupyRuntime", "get_runtime",
 ]
 
@@ -50,6 +51,56 @@ def source_hash(*extra: str) -> str:
     for e in extra:
         h.update(e.encode() + b"\0")
     return h.hexdigest()
+
+
+def _launch_defines() -> dict[str, int]:
+    text = (CU_DIR / "launch.cuh").read_text()
+    return {name: int(v) for name, v in re.findall(r"^#define CUZK_(\w+) (\d+)", text, re.M)}
+
+
+#: Threads per block of each kernel family and the NTT's stages per pass, read from
+#: ``cu/launch.cuh`` (the kernels declare the same numbers as ``__launch_bounds__``):
+#: ``BLOCK["BLOCK_CURVE"] == 128``.
+BLOCK: dict[str, int] = _launch_defines()
+
+_KERNEL_DECL = re.compile(r'extern "C" __global__ void __launch_bounds__\(CUZK_(\w+)\)[\s\\]*([\w#]+)\(')
+
+
+@functools.lru_cache(maxsize=None)
+def launch_bounds() -> dict[str, int]:
+    """{kernel name: the most threads per block it may be launched with}, from the sources.
+
+    Kernels stamped out by a macro (``G##_msm_bucket_acc``) appear once per instantiation
+    (``g1_msm_bucket_acc``, ``g2_msm_bucket_acc``).
+
+    >>> launch_bounds()["ntt_stages"] == BLOCK["BLOCK_NTT"]
+    True
+    """
+    bounds = {}
+    for f in KERNEL_FILES:
+        text = (CU_DIR / f).read_text()
+        for m in _KERNEL_DECL.finditer(text):
+            size, name = BLOCK[m.group(1)], m.group(2)
+            if "##" not in name:
+                bounds[name] = size
+                continue
+            prefix, suffix = name.split("##")
+            macro = re.findall(rf"^#define (\w+)\({prefix}\b", text[: m.start()], re.M)[-1]
+            for inst in re.findall(rf"^{macro}\((\w+)\s*,", text, re.M):
+                bounds[inst + suffix] = size
+    return bounds
+
+
+def check_launch(name: str, block: int, smem: int) -> None:
+    """Refuse a launch the device would reject (more threads than the kernel's bounds, or more
+    than the 48 KiB of dynamic shared memory a kernel gets without opting in), naming it."""
+    bound = launch_bounds().get(name)
+    if bound is None:
+        raise InputError(f"no CUDA kernel named {name!r} in {', '.join(KERNEL_FILES)}")
+    if not 0 < block <= bound:
+        raise InputError(f"{name}: {block} threads per block, its __launch_bounds__ allow 1..{bound}")
+    if not 0 <= smem <= 48 << 10:
+        raise InputError(f"{name}: {smem} bytes of dynamic shared memory (at most 48 KiB)")
 
 
 def grid_size(n: int, block: int) -> int:
@@ -237,6 +288,7 @@ class CupyRuntime:
         return stack
 
     def launch(self, name: str, grid: int, block: int, args, smem: int = 0) -> None:
+        check_launch(name, block, smem)
         conv = tuple(np.uint32(a) if isinstance(a, (int, np.integer)) else a for a in args)
         with self.xp.cuda.Device(self.device_id), self.stream:
             self.module.get_function(name)((int(grid),), (int(block),), conv, shared_mem=int(smem))

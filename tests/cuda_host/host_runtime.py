@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from cuzk.kernels.cuda_runtime import DeviceArray
+from cuzk.kernels.cuda_runtime import DeviceArray, check_launch
 
 __all__ = ["HostRuntime", "build", "get_runtime", "ROOT"]
 
@@ -78,6 +78,7 @@ class HostRuntime:
         return [self.lib.cuzk_host_kernel_name(i).decode() for i in range(self.lib.cuzk_host_kernel_count())]
 
     def launch(self, name: str, grid: int, block: int, args, smem: int = 0) -> None:
+        check_launch(name, block, smem)  # what a device would refuse, refused here too
         holders = []
         params = (ctypes.c_void_p * len(args))()
         for i, a in enumerate(args):

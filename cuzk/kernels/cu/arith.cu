@@ -1,6 +1,7 @@
 // Element-wise field and curve kernels: the unit under test for field.cuh / ec.cuh, on the
 // host shim in CI and on a GPU in benchmarks/gpu_check.py.
 #include "ec.cuh"
+#include "launch.cuh"
 
 // Field operation codes; cuzk/kernels/cuda.py mirrors them in ArithOp.
 enum arith_op : uint32_t { OP_ADD = 0, OP_SUB = 1, OP_MUL = 2, OP_SQR = 3, OP_NEG = 4, OP_DBL = 5 };
@@ -23,15 +24,18 @@ __device__ __forceinline__ void field_batch_op(uint32_t op, const F* a, const F*
 }
 
 // out[i] = op(a[i], b[i]) over Fr; one thread per element, 1-D grid.
-extern "C" __global__ void fr_batch_op(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* out, uint32_t n) {
+extern "C" __global__ void __launch_bounds__(CUZK_BLOCK_ELEMENTWISE)
+fr_batch_op(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* out, uint32_t n) {
     field_batch_op<fr_t>(op, (const fr_t*)a, (const fr_t*)b, (fr_t*)out, n);
 }
 // out[i] = op(a[i], b[i]) over Fq; one thread per element.
-extern "C" __global__ void fq_batch_op(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* out, uint32_t n) {
+extern "C" __global__ void __launch_bounds__(CUZK_BLOCK_ELEMENTWISE)
+fq_batch_op(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* out, uint32_t n) {
     field_batch_op<fq_t>(op, (const fq_t*)a, (const fq_t*)b, (fq_t*)out, n);
 }
 // out[i] = op(a[i], b[i]) over Fq2; one thread per element.
-extern "C" __global__ void fq2_batch_op(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* out, uint32_t n) {
+extern "C" __global__ void __launch_bounds__(CUZK_BLOCK_ELEMENTWISE)
+fq2_batch_op(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* out, uint32_t n) {
     field_batch_op<fq2_t>(op, (const fq2_t*)a, (const fq2_t*)b, (fq2_t*)out, n);
 }
 
@@ -56,10 +60,12 @@ __device__ __forceinline__ void ec_batch_op(uint32_t op, const affine_t<F>* p, c
 }
 
 // out[i] = op(p[i], q[i]) for affine G1 inputs, XYZZ output; one thread per pair.
-extern "C" __global__ void g1_batch_op(uint32_t op, const uint32_t* p, const uint32_t* q, uint32_t* out, uint32_t n) {
+extern "C" __global__ void __launch_bounds__(CUZK_BLOCK_CURVE)
+g1_batch_op(uint32_t op, const uint32_t* p, const uint32_t* q, uint32_t* out, uint32_t n) {
     ec_batch_op<fq_t>(op, (const g1_affine_t*)p, (const g1_affine_t*)q, (g1_xyzz_t*)out, n);
 }
 // out[i] = op(p[i], q[i]) for affine G2 inputs, XYZZ output; one thread per pair.
-extern "C" __global__ void g2_batch_op(uint32_t op, const uint32_t* p, const uint32_t* q, uint32_t* out, uint32_t n) {
+extern "C" __global__ void __launch_bounds__(CUZK_BLOCK_CURVE)
+g2_batch_op(uint32_t op, const uint32_t* p, const uint32_t* q, uint32_t* out, uint32_t n) {
     ec_batch_op<fq2_t>(op, (const g2_affine_t*)p, (const g2_affine_t*)q, (g2_xyzz_t*)out, n);
 }

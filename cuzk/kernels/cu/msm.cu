@@ -4,6 +4,7 @@
 // *_msm_window_segments -> *_msm_bucket_merge (tree levels); the host combines the window sums
 // (c*(nw-1) dependent doublings: one GPU thread would take milliseconds, Numba on the CPU ~0.1 ms).
 #include "ec.cuh"
+#include "launch.cuh"
 
 // Signed c-bit digits of scalar i, window by window: digit d of window w lies in
 // [-2^(c-1), 2^(c-1)]; its bucket key is w*B + |d| - 1 (B = 2^(c-1) buckets per window) and
@@ -41,8 +42,8 @@ __device__ __forceinline__ void msm_scalar_digits(const uint32_t* s, uint32_t i,
 // Bucket sizes: counts[key] += 1 for every non-zero digit; 1-D grid, one thread per scalar.
 // Together with msm_digit_scatter this is a counting sort of the (bucket, point) pairs: two
 // passes over the scalars and no nw*n key array, instead of a general sort of nw*n keys.
-extern "C" __global__ void msm_digit_count(const uint32_t* scalars, uint32_t n, uint32_t c, uint32_t nw,
-                                           uint32_t* counts) {
+extern "C" __global__ void __launch_bounds__(CUZK_BLOCK_ELEMENTWISE)
+msm_digit_count(const uint32_t* scalars, uint32_t n, uint32_t c, uint32_t nw, uint32_t* counts) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     msm_scalar_digits(scalars + 8 * i, i, c, nw, [&](uint32_t key, uint32_t) { atomicAdd(&counts[key], 1u); });
@@ -51,8 +52,9 @@ extern "C" __global__ void msm_digit_count(const uint32_t* scalars, uint32_t n, 
 // sorted_vals[cursor[key]++] = value for every non-zero digit, cursor starting at each bucket's
 // offset (exclusive prefix sum of counts); 1-D grid, one thread per scalar. The order inside a
 // bucket depends on the atomics; the bucket's sum does not.
-extern "C" __global__ void msm_digit_scatter(const uint32_t* scalars, uint32_t n, uint32_t c, uint32_t nw,
-                                             uint32_t* cursor, uint32_t* sorted_vals) {
+extern "C" __global__ void __launch_bounds__(CUZK_BLOCK_ELEMENTWISE)
+msm_digit_scatter(const uint32_t* scalars, uint32_t n, uint32_t c, uint32_t nw, uint32_t* cursor,
+    uint32_t* sorted_vals) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     msm_scalar_digits(scalars + 8 * i, i, c, nw,
@@ -107,22 +109,22 @@ __device__ __forceinline__ void msm_window_segments(const xyzz_t<F>* buckets, ui
 }
 
 // extern "C" entry points (unmangled names for cupy.RawModule); G1 = Fq, G2 = Fq2 points.
-#define CUZK_MSM_KERNELS(G, F)                                                                               \
-    /* bucket accumulation over sorted (bucket, point) pairs; one thread per task */                        \
-    extern "C" __global__ void G##_msm_bucket_acc(const uint32_t* pts, const uint32_t* sorted_vals,          \
-                                                  const uint32_t* start, const uint32_t* len, uint32_t* partial, \
-                                                  uint32_t ntasks) {                                         \
-        msm_bucket_acc<F>((const affine_t<F>*)pts, sorted_vals, start, len, (xyzz_t<F>*)partial, ntasks);    \
-    }                                                                                                        \
-    /* segmented sums (task partials -> buckets, segments -> windows); one thread per output */                                            \
-    extern "C" __global__ void G##_msm_bucket_merge(const uint32_t* partial, const uint32_t* task_off,       \
-                                                    uint32_t* buckets, uint32_t nb) {                        \
-        msm_bucket_merge<F>((const xyzz_t<F>*)partial, task_off, (xyzz_t<F>*)buckets, nb);                   \
-    }                                                                                                        \
-    /* running-sum reduction of bucket segments; one thread per (window, segment) */                        \
-    extern "C" __global__ void G##_msm_window_segments(const uint32_t* buckets, uint32_t B, uint32_t nw,     \
-                                                       uint32_t nseg, uint32_t* seg) {                       \
-        msm_window_segments<F>((const xyzz_t<F>*)buckets, B, nw, nseg, (xyzz_t<F>*)seg);                     \
+#define CUZK_MSM_KERNELS(G, F)                                                                                \
+    /* bucket accumulation over sorted (bucket, point) pairs; one thread per task */                          \
+    extern "C" __global__ void __launch_bounds__(CUZK_BLOCK_CURVE)                                            \
+    G##_msm_bucket_acc(const uint32_t* pts, const uint32_t* sorted_vals, const uint32_t* start,               \
+                       const uint32_t* len, uint32_t* partial, uint32_t ntasks) {                             \
+        msm_bucket_acc<F>((const affine_t<F>*)pts, sorted_vals, start, len, (xyzz_t<F>*)partial, ntasks);     \
+    }                                                                                                         \
+    /* segmented sums (task partials -> buckets, segments -> windows); one thread per output */               \
+    extern "C" __global__ void __launch_bounds__(CUZK_BLOCK_CURVE)                                            \
+    G##_msm_bucket_merge(const uint32_t* partial, const uint32_t* task_off, uint32_t* buckets, uint32_t nb) { \
+        msm_bucket_merge<F>((const xyzz_t<F>*)partial, task_off, (xyzz_t<F>*)buckets, nb);                    \
+    }                                                                                                         \
+    /* running-sum reduction of bucket segments; one thread per (window, segment) */                          \
+    extern "C" __global__ void __launch_bounds__(CUZK_BLOCK_CURVE)                                            \
+    G##_msm_window_segments(const uint32_t* buckets, uint32_t B, uint32_t nw, uint32_t nseg, uint32_t* seg) { \
+        msm_window_segments<F>((const xyzz_t<F>*)buckets, B, nw, nseg, (xyzz_t<F>*)seg);                      \
     }
 
 CUZK_MSM_KERNELS(g1, fq_t)

@@ -3,12 +3,14 @@
 // by powers; the fused Groth16 H step h = (a*b - c) * Z^-1. Twiddles come from a table
 // tw[e] = w^e (e < n/2) that cuzk/kernels/cuda.py builds once per (n, w) with fr_powers.
 #include "field.cuh"
+#include "launch.cuh"
 
 // x[i] = scale * base^i (into_x = 0) or x[i] *= scale * base^i (into_x = 1: coset shift, 1/n,
 // Montgomery -> canonical) for i < n; 1-D grid, thread t covers [t*per_thread, (t+1)*per_thread):
 // one exponentiation, then one multiplication per element.
-extern "C" __global__ void fr_powers(uint32_t* x, const uint32_t* base, const uint32_t* scale, uint32_t n,
-                                     uint32_t per_thread, uint32_t into_x) {
+extern "C" __global__ void __launch_bounds__(CUZK_BLOCK_ELEMENTWISE)
+fr_powers(uint32_t* x, const uint32_t* base, const uint32_t* scale, uint32_t n, uint32_t per_thread,
+    uint32_t into_x) {
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     const uint32_t i0 = t * per_thread;
     if (i0 >= n) return;
@@ -26,8 +28,9 @@ extern "C" __global__ void fr_powers(uint32_t* x, const uint32_t* base, const ui
 // low + (j << s0) + (high << (s0+k)), j < 2^k, for block = high*2^s0 + low; dynamic shared
 // memory 2^k * 32 bytes. bitrev_in: the first pass (s0 = 0) reads in[bitrev(i)], so the
 // bit-reversal permutation costs no pass of its own.
-extern "C" __global__ void ntt_stages(const uint32_t* in, uint32_t* x, const uint32_t* twiddles, uint32_t log_n,
-                                      uint32_t s0, uint32_t k, uint32_t bitrev_in) {
+extern "C" __global__ void __launch_bounds__(CUZK_BLOCK_NTT)
+ntt_stages(const uint32_t* in, uint32_t* x, const uint32_t* twiddles, uint32_t log_n, uint32_t s0, uint32_t k,
+    uint32_t bitrev_in) {
     CUZK_DYN_SHARED(fr_t, tile);
     fr_t* v = (fr_t*)x;
     const fr_t* src = (const fr_t*)in;
@@ -59,8 +62,9 @@ extern "C" __global__ void ntt_stages(const uint32_t* in, uint32_t* x, const uin
 }
 
 // out[i] = (a[i] * b[i] - c[i]) * z_inv for i < n (Groth16 H on the coset); one thread per element.
-extern "C" __global__ void ntt_h_pointwise(const uint32_t* a, const uint32_t* b, const uint32_t* c,
-                                           const uint32_t* z_inv, uint32_t* out, uint32_t n) {
+extern "C" __global__ void __launch_bounds__(CUZK_BLOCK_ELEMENTWISE)
+ntt_h_pointwise(const uint32_t* a, const uint32_t* b, const uint32_t* c, const uint32_t* z_inv, uint32_t* out,
+    uint32_t n) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const fr_t ab = fr_t::mul(((const fr_t*)a)[i], ((const fr_t*)b)[i]);

@@ -17,6 +17,7 @@ from cuzk.groth16.verify import prepare_verifying_key
 __all__ = ["GpuProver", "cuda_status"]
 
 _DEVICES = ("auto", "cpu", "cuda")
+_G2_PLACES = ("device", "cpu")
 
 
 def cuda_status() -> tuple[bool, str]:
@@ -38,6 +39,10 @@ class GpuProver:
         threads: cores the CPU kernels may use (None: all; a pipeline may pass 1).
         verify: check every proof with a pairing before returning it (default True).
         check: refuse a witness with a·b ≠ c before any MSM (default True).
+        g2_msm: where the G2 MSM (MSM_B2) runs: ``"device"`` (with the others) or ``"cpu"``: on
+            a thread of its own, concurrently with the GPU's H and G1 MSMs, with ``threads``
+            cores (bellperson's split; ``benchmarks/gpu_check.py`` times both). The key's G2
+            points then stay on the host.
 
     Raises:
         BackendUnavailableError: ``device="cuda"`` but no usable GPU (the reason is in the message).
@@ -45,11 +50,13 @@ class GpuProver:
     """
 
     def __init__(self, pk: ProvingKey, device: str = "auto", *, device_id: int = 0, threads=None,
-                 verify: bool = True, check: bool = True):
+                 verify: bool = True, check: bool = True, g2_msm: str = "device"):
         if not isinstance(pk, ProvingKey):
             raise InputError(f"GpuProver needs a cuzk.groth16.ProvingKey, got {type(pk).__name__}")
         if device not in _DEVICES:
             raise InputError(f"device must be one of {_DEVICES}, got {device!r}")
+        if g2_msm not in _G2_PLACES:
+            raise InputError(f"g2_msm must be one of {_G2_PLACES}, got {g2_msm!r}")
         if device == "auto":
             device = "cuda" if cuda_status()[0] else "cpu"
         elif device == "cuda":
@@ -63,6 +70,8 @@ class GpuProver:
         self.threads = threads
         self.verify = verify
         self.check = check
+        self.g2_msm = g2_msm
+        self._g2_backend = "cpu" if g2_msm == "cpu" and device != "cpu" else None
         self._backend = load_backend(device)
         self._pvk = prepare_verifying_key(pk.vk)
         self._bases = self._resident_bases()
@@ -73,11 +82,13 @@ class GpuProver:
             return Bases.of(self.pk)
         pk = self.pk
         return Bases(a=upload(pk.a, self.device_id), b_g1=upload(pk.b_g1, self.device_id),
-                     b_g2=upload(pk.b_g2, self.device_id), l=upload(pk.l, self.device_id),
+                     b_g2=pk.b_g2 if self._g2_backend else upload(pk.b_g2, self.device_id),
+                     l=upload(pk.l, self.device_id),
                      h=upload(pk.h, self.device_id))
 
     def __repr__(self) -> str:
-        return f"GpuProver(device={self.device!r}, vars={self.pk.n_vars}, domain={self.pk.domain_size})"
+        g2 = ", g2_msm='cpu'" if self._g2_backend else ""
+        return f"GpuProver(device={self.device!r}{g2}, vars={self.pk.n_vars}, domain={self.pk.domain_size})"
 
     def check_compatible(self, synthesized) -> None:
         """Raise :class:`~cuzk.errors.KeyMismatchError` if ``synthesized`` is not for this key."""
@@ -91,4 +102,4 @@ class GpuProver:
             :func:`cuzk.groth16.prove`.
         """
         return prove(self.pk, synthesized, r, s, backend=self._backend, verify=self.verify, check=self.check,
-                     threads=self.threads, bases=self._bases, prepared_vk=self._pvk)
+                     threads=self.threads, bases=self._bases, prepared_vk=self._pvk, g2_backend=self._g2_backend)

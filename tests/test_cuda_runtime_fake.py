@@ -59,6 +59,25 @@ def test_gpu_prover_on_the_cupy_runtime_matches_the_cpu(fake_gpu):
     assert fake_gpu.pinned.allocated <= 6 << 20
 
 
+def test_g2_msm_on_the_cpu_runs_beside_the_gpu_and_gives_the_same_proof(fake_gpu):
+    import cuzk
+    from cuzk.circuits import Cube
+    from cuzk.groth16 import create_proof, setup
+    from cuzk.timeline import Timeline, stage_context
+
+    synth = cuzk.Synthesizer(Cube())
+    pk, _ = setup(synth.r1cs, rng=np.random.default_rng(4))
+    w = synth.synthesize(x=3, out=35)
+    prover = cuzk.GpuProver(pk, device="cuda", g2_msm="cpu")
+    assert isinstance(prover._bases.b_g2, np.ndarray) and "g2_msm='cpu'" in repr(prover)  # G2 points stay home
+    tl = Timeline()
+    with stage_context(tl, job_id=1):
+        proof = prover.prove(w, r=5, s=6)
+    assert proof == create_proof(pk, w, 5, 6, backend="cpu")
+    spans = {sp.stage: sp for sp in tl.spans()}
+    assert set(spans) >= {"H", "MSM_A", "MSM_B1", "MSM_B2", "MSM_L", "MSM_H"}
+
+
 def test_gpu_check_device_path_runs_on_the_fake(fake_gpu, capsys):
     root = pathlib.Path(cuda.CU_DIR).parents[2]
     spec = importlib.util.spec_from_file_location("gpu_check", root / "benchmarks" / "gpu_check.py")

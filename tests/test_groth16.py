@@ -165,6 +165,69 @@ def test_gpu_prover_on_cpu_matches_create_proof(cube):
     assert not verify(pvk, bumped(w.public_inputs, 1), p)
 
 
+def _cpu_alias(**overrides):
+    """The CPU backend under another module object, so create_proof treats it as a second backend."""
+    import types
+
+    from cuzk.kernels import cpu
+
+    mod = types.ModuleType("cpu_alias")
+    mod.__dict__.update({k: v for k, v in vars(cpu).items() if not k.startswith("__")}, **overrides)
+    return mod
+
+
+def test_g2_msm_on_a_second_backend_runs_on_its_own_thread(cube):
+    import threading
+
+    from cuzk.kernels import cpu as cpu_backend
+    from cuzk.timeline import Timeline, stage_context
+
+    _, pk, _, w, proof = cube
+    seen = []
+
+    def msm_g2(points, scalars, threads=None):
+        seen.append(threading.current_thread())
+        return cpu_backend.msm_g2(points, scalars, threads=threads)
+
+    tl = Timeline()
+    with stage_context(tl, job_id=7):
+        p = create_proof(pk, w, R_BLIND, S_BLIND, backend="cpu", g2_backend=_cpu_alias(msm_g2=msm_g2))
+    assert p == proof
+    assert len(seen) == 1 and seen[0] is not threading.current_thread() and not seen[0].is_alive()
+    b2 = [sp for sp in tl.spans() if sp.stage == "MSM_B2"]
+    assert len(b2) == 1 and b2[0].job_id == 7  # the thread reports into the caller's stage context
+
+
+def test_errors_on_either_side_of_a_concurrent_g2_msm_propagate_and_leave_no_thread(cube):
+    import threading
+
+    from cuzk.errors import DeviceOutOfMemoryError
+
+    _, pk, _, w, _ = cube
+    done = threading.Event()
+
+    def failing_g2(points, scalars, threads=None):
+        raise DeviceOutOfMemoryError("G2 side failed")
+
+    with pytest.raises(DeviceOutOfMemoryError, match="G2 side failed"):
+        create_proof(pk, w, R_BLIND, S_BLIND, backend="cpu", g2_backend=_cpu_alias(msm_g2=failing_g2))
+
+    def slow_g2(points, scalars, threads=None):
+        done.wait(0.2)
+        done.set()
+        return _cpu_alias().msm_g2(points, scalars)
+
+    def failing_g1(points, scalars, threads=None):
+        raise ValueError("G1 side failed")
+
+    with pytest.raises(ValueError, match="G1 side failed"):
+        create_proof(pk, w, R_BLIND, S_BLIND, backend=_cpu_alias(msm_g1=failing_g1),
+                     g2_backend=_cpu_alias(msm_g2=slow_g2))
+    assert done.is_set()  # create_proof waited for the G2 thread before raising
+    with pytest.raises(InputError, match="g2_msm"):
+        GpuProver(pk, device="cpu", g2_msm="gpu")
+
+
 def test_development_setup_with_seeded_rng_is_reproducible_and_sound():
     synth = Synthesizer(CubeTag())
     (pk1, vk1), (pk2, _) = setup(synth.r1cs, np.random.default_rng(7)), setup(synth.r1cs, np.random.default_rng(7))

@@ -14,8 +14,11 @@ and each is reported as a timeline sub-span (``H``, ``MSM_A``, ``MSM_B1``, ``MSM
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextvars
 import importlib
 import secrets
+import threading
 from types import ModuleType
 
 import attrs
@@ -110,8 +113,28 @@ def _scalar(x: int, what: str) -> int:
     return int(x)
 
 
+def _aside(fn, *args) -> concurrent.futures.Future:
+    """Run ``fn(*args)`` on a new thread that records its spans into the caller's stage context."""
+    fut: concurrent.futures.Future = concurrent.futures.Future()
+    ctx = contextvars.copy_context()
+
+    def body():
+        try:
+            fut.set_result(ctx.run(fn, *args))
+        except BaseException as e:  # handed to the caller at result()
+            fut.set_exception(e)
+
+    threading.Thread(target=body, name=f"{threading.current_thread().name}-msm-b2", daemon=True).start()
+    return fut
+
+
+def _msm_b2(kern, points, scalars, threads):
+    with span("MSM_B2"):
+        return kern.msm_g2(points, scalars, threads=threads)
+
+
 def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", bases: Bases | None = None,
-                 check: bool = True, threads=None) -> Proof:
+                 check: bool = True, threads=None, g2_backend=None) -> Proof:
     """The deterministic prover: the proof for ``synthesized`` with blinding factors ``r``, ``s``.
 
     Args:
@@ -122,6 +145,9 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
         bases: device-resident query points (the GpuProver passes them); default the key's.
         check: refuse an unsatisfied witness before any MSM.
         threads: cores for CPU kernels (None: all).
+        g2_backend: where MSM_B2 runs (None: ``backend``). A different one (``"cpu"`` next to
+            ``"cuda"``) runs it on its own thread from the moment the scalars exist, concurrently
+            with H and the G1 MSMs, over the key's host points.
 
     Raises:
         KeyMismatchError: witness and key belong to different circuits or shapes.
@@ -132,30 +158,40 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
     if check:
         check_witness(synthesized)
     kern = load_backend(backend)
+    g2_kern = kern if g2_backend is None else load_backend(g2_backend)
     bases = bases or Bases.of(pk)
     vk = pk.vk
 
     # stage() starts the device copies (CUDA; the CPU backend returns its inputs), so the
     # host work between here and the first kernel that reads an array overlaps its copy.
-    with span("H"):
-        a, b, c = witness_evaluations(synthesized, pk.n_inputs, pk.domain_size)
-        dev = getattr(bases.a, "device_id", None)  # resident bases pin the GPU (CUDA backend)
-        a, b, c = kern.stage(a, b, c, device_id=dev)
-        # MSM scalars are canonical
-        a_sc, b_sc, l_sc = kern.stage(*query_scalars(pk, Fr.from_mont(synthesized.z)), device_id=dev)
-        h = compute_h(a, b, c, kern, threads=threads, convention=pk.convention)
-        h = kern.to_canonical(h)
-
-    with span("MSM_A"):
-        a_sum = kern.msm_g1(bases.a, a_sc, threads=threads)
-    with span("MSM_B1"):
-        b1_sum = kern.msm_g1(bases.b_g1, b_sc, threads=threads)
-    with span("MSM_B2"):
-        b2_sum = kern.msm_g2(bases.b_g2, b_sc, threads=threads)
-    with span("MSM_L"):
-        l_sum = kern.msm_g1(bases.l, l_sc, threads=threads)
-    with span("MSM_H"):
-        h_sum = kern.msm_g1(bases.h, h, threads=threads)
+    b2 = None
+    try:
+        with span("H"):
+            a, b, c = witness_evaluations(synthesized, pk.n_inputs, pk.domain_size)
+            dev = getattr(bases.a, "device_id", None)  # resident bases pin the GPU (CUDA backend)
+            a, b, c = kern.stage(a, b, c, device_id=dev)
+            scalars = query_scalars(pk, Fr.from_mont(synthesized.z))  # MSM scalars are canonical
+            if g2_kern is not kern:
+                b2_pts = bases.b_g2 if isinstance(bases.b_g2, np.ndarray) else pk.b_g2
+                b2 = _aside(_msm_b2, g2_kern, b2_pts, scalars[1], threads)
+            a_sc, b_sc, l_sc = kern.stage(*scalars, device_id=dev)
+            h = compute_h(a, b, c, kern, threads=threads, convention=pk.convention)
+            h = kern.to_canonical(h)
+        with span("MSM_A"):
+            a_sum = kern.msm_g1(bases.a, a_sc, threads=threads)
+        with span("MSM_B1"):
+            b1_sum = kern.msm_g1(bases.b_g1, b_sc, threads=threads)
+        if b2 is None:
+            b2_sum = _msm_b2(kern, bases.b_g2, b_sc, threads)
+        with span("MSM_L"):
+            l_sum = kern.msm_g1(bases.l, l_sc, threads=threads)
+        with span("MSM_H"):
+            h_sum = kern.msm_g1(bases.h, h, threads=threads)
+    finally:
+        if b2 is not None:  # never leave the thread running past the call, even on an error
+            concurrent.futures.wait([b2])
+    if b2 is not None:
+        b2_sum = b2.result()
 
     g1_a = G1.add(G1.add(vk.alpha_g1, a_sum), G1.mul(vk.delta_g1, r))
     g2_b = G2.add(G2.add(vk.beta_g2, b2_sum), G2.mul(vk.delta_g2, s))
@@ -168,7 +204,7 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
 
 def prove(pk: ProvingKey, synthesized, r: int | None = None, s: int | None = None, *, backend="cpu",
           verify: bool = True, check: bool = True, threads=None, bases: Bases | None = None,
-          prepared_vk=None) -> Proof:
+          prepared_vk=None, g2_backend=None) -> Proof:
     """A Groth16 proof with fresh blinding (``secrets``) unless r, s are given.
 
     With ``verify=True`` (default) the proof is checked with one multi-pairing before it is
@@ -180,7 +216,8 @@ def prove(pk: ProvingKey, synthesized, r: int | None = None, s: int | None = Non
     """
     r = secrets.randbelow(FR.modulus) if r is None else r
     s = secrets.randbelow(FR.modulus) if s is None else s
-    proof = create_proof(pk, synthesized, r, s, backend=backend, bases=bases, check=check, threads=threads)
+    proof = create_proof(pk, synthesized, r, s, backend=backend, bases=bases, check=check, threads=threads,
+                         g2_backend=g2_backend)
     if verify:
         pvk = prepared_vk or prepare_verifying_key(pk.vk)
         if not _verify(pvk, list(synthesized.public_inputs), proof):

@@ -86,3 +86,29 @@ def test_gpu_check_device_path_runs_on_the_fake(fake_gpu, capsys):
     assert gpu_check.main(["--toy", "--no-sweep"]) == 0
     out = capsys.readouterr().out
     assert "fake GPU (host build)" in out and "all OK" in out and "FAILED" not in out
+
+
+def test_fake_kernels_reject_what_cupy_would_misread(fake_gpu):
+    # CuPy passes a Python int as int64 and only an array's data pointer: the fake refuses both,
+    # so a plan that skipped CupyRuntime.launch's uint32 conversion or passed a view fails here.
+    x = fake_gpu.asarray(np.zeros((4, 8), np.uint32))
+    one = fake_gpu.asarray(np.ones(8, np.uint32))
+    k = fake_gpu.module.get_function("fr_powers")
+    with pytest.raises(TypeError, match="argument 3 is int"):
+        k((1,), (1,), (x, one, one, 4, np.uint32(4), np.uint32(0)))
+    with pytest.raises(ValueError, match="strided"):
+        k((1,), (1,), (x[::2], one, one, np.uint32(2), np.uint32(4), np.uint32(0)))
+    fake_gpu.launch("fr_powers", 1, 1, (x, one, one, 4, 4, 0))  # the runtime converts the ints
+
+
+def test_strided_cupy_input_is_copied_before_the_kernels_see_it(fake_gpu, monkeypatch):
+    from cuzk.kernels import cpu
+
+    monkeypatch.setattr(cuda, "_is_cupy", lambda a: isinstance(a, fake_cupy.FakeArray))
+    x = Fr.random(16, np.random.default_rng(4))
+    rows = np.repeat(x.view(np.uint32), 2, axis=0)
+    strided = fake_gpu.asarray(rows)[::2]  # every other row: the rows of x, not contiguous
+    assert not strided.flags.c_contiguous
+    y = cuda.ntt(strided, shift=7)
+    np.testing.assert_array_equal(np.asarray(y.array).view(np.uint64), cpu.ntt(x, shift=7))
+    assert y.event is not None  # the caller's stream and other threads can order after it

@@ -6,9 +6,9 @@ cached under ``~/.cache/cuzk/cuda`` keyed by a hash of the sources, options and 
 CuPy is imported lazily: ``import cuzk`` never needs it.
 
 Every launch goes through a *runtime* object (``xp``, ``context``, ``launch``, ``asarray``,
-``asnumpy``, ``stage``, ``wait``, ``synchronize``, ``timer``, ``cache``): :class:`CupyRuntime`
-here, and a ctypes runtime over a host build of the same sources in the tests, so the launch
-plans below are exercised on the CPU as well.
+``asnumpy``, ``stage``, ``wait``, ``adopt``, ``handoff``, ``synchronize``, ``timer``, ``cache``):
+:class:`CupyRuntime` here, and a ctypes runtime over a host build of the same sources in the
+tests, so the launch plans below are exercised on the CPU as well.
 
     >>> from cuzk.kernels import cuda
     >>> ok, reason = cuda.is_available()
@@ -162,15 +162,18 @@ def _on_device(a) -> bool:
 
 
 def _device_rows(a, what: str):
-    """(runtime, uint32 (n, 8) raw array) for a :class:`DeviceArray` or CuPy Fr array; orders
-    the calling thread's stream after a pending copy."""
+    """(runtime, C-contiguous uint32 (n, 8) raw array) for a :class:`DeviceArray` or CuPy Fr
+    array; orders the calling thread's stream after a pending copy, or for a CuPy array after
+    the caller's current stream (copied first if strided: the kernels only get its pointer)."""
     if isinstance(a, DeviceArray):
-        rt = a.rt
-        a = rt.wait(a)
+        rt, a = a.rt, a.rt.wait(a)
     else:
         rt = get_runtime(a.device.id)
+        a = rt.adopt(a)
     if a.ndim != 2 or a.shape[1] != 8 or a.dtype != np.uint32:
         raise FieldValueError(f"{what} on the device must be a uint32 (n, 8) array, got {a.shape} {a.dtype}")
+    if not a.flags.c_contiguous:  # a DeviceArray made around a strided view: would be misread
+        raise FieldValueError(f"{what} on the device must be C-contiguous, got strides {a.strides}")
     return rt, a
 
 
@@ -200,7 +203,8 @@ def ntt(values, *, inverse=False, shift=None, root_generator=7, threads=None):
         rt, x = _device_rows(values, "values")
         log_n = _check_ntt_args(x.shape[0], shift)
         w = FR.root_of_unity_for(log_n, root_generator)
-        return DeviceArray(run_ntt(rt, x, log_n, w, shift, inverse), rt)
+        out = run_ntt(rt, x, log_n, w, shift, inverse)
+        return DeviceArray(out, rt, rt.handoff())  # ordered for the caller's stream, other threads
     v = check_field_rows(values, "values", (4,), FR.modulus)
     log_n = _check_ntt_args(v.shape[0], shift)
     w = FR.root_of_unity_for(log_n, root_generator)
@@ -247,7 +251,8 @@ def h_pointwise(a, b, c, z_inv):
     if not arrs[0].shape[0] == arrs[1].shape[0] == arrs[2].shape[0]:
         raise FieldValueError(f"a, b, c must have the same length, got {[x.shape[0] for x in arrs]}")
     if all(on_device):
-        return DeviceArray(run_h_pointwise(rt, *arrs, int(z_inv)), rt)
+        out = run_h_pointwise(rt, *arrs, int(z_inv))
+        return DeviceArray(out, rt, rt.handoff())
     rt = get_runtime()
     if arrs[0].shape[0] == 0:
         return np.empty((0, 4), dtype=np.uint64)

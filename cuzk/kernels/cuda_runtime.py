@@ -1,9 +1,9 @@
 """Compiling and loading the CUDA kernels: NVRTC cubin cache, device check, :class:`CupyRuntime`.
 
 A *runtime* is what the launch plans in :mod:`cuzk.kernels.cuda` talk to (``xp``, ``context``,
-``launch``, ``asarray``, ``asnumpy``, ``stage``, ``wait``, ``synchronize``, ``timer``,
-``cache``); the tests provide a second one over a host build of the same sources. CuPy is
-imported only inside these functions.
+``launch``, ``asarray``, ``asnumpy``, ``stage``, ``wait``, ``adopt``, ``handoff``,
+``synchronize``, ``timer``, ``cache``); the tests provide a second one over a host build of the
+same sources. CuPy is imported only inside these functions.
 
 Streams are per thread: each GPU worker of a pipeline that shares a device gets its own
 compute stream and copy stream, so two proofs interleave on the GPU instead of queueing on one
@@ -252,11 +252,15 @@ class CupyRuntime:
         self.cache: dict = {}
         self.cache_lock = threading.Lock()
         self._local = threading.local()
+        self._kernels: dict = {}  # name -> RawKernel (get_function builds a new one per call)
         self.pinned = PinnedPool(cupy.cuda.alloc_pinned_memory)
         with cupy.cuda.Device(device_id) as dev:
             arch = dev.compute_capability
             try:
                 self.module = cupy.RawModule(path=str(_compile_cubin(arch)))
+                # RawModule(path=) loads lazily: load now, so a cubin this driver rejects falls
+                # back to CuPy's own compile here instead of failing at the first launch
+                self.module.get_function("fr_batch_op")
             except BackendUnavailableError:
                 raise
             except Exception as first:  # an NVRTC binding this CuPy lacks: let CuPy compile
@@ -287,11 +291,19 @@ class CupyRuntime:
         stack.enter_context(self.stream)
         return stack
 
+    def _kernel(self, name: str):
+        fn = self._kernels.get(name)
+        if fn is None:  # get_function builds a new RawKernel per call: keep one per name
+            fn = self._kernels[name] = self.module.get_function(name)
+        return fn
+
     def launch(self, name: str, grid: int, block: int, args, smem: int = 0) -> None:
         check_launch(name, block, smem)
+        # Every scalar parameter of the kernels is uint32_t: CuPy would pass a Python int as
+        # int64 (8 bytes) and shift every later parameter. Arrays go as their data pointer.
         conv = tuple(np.uint32(a) if isinstance(a, (int, np.integer)) else a for a in args)
         with self.xp.cuda.Device(self.device_id), self.stream:
-            self.module.get_function(name)((int(grid),), (int(block),), conv, shared_mem=int(smem))
+            self._kernel(name)((int(grid),), (int(block),), conv, shared_mem=int(smem))
 
     def asarray(self, a):
         with self.xp.cuda.Device(self.device_id), self.stream:
@@ -314,8 +326,14 @@ class CupyRuntime:
         mem, buf = self.pinned.take(a.nbytes)
         buf[: a.nbytes] = a.reshape(-1).view(np.uint8)  # the one host copy; the DMA reads pinned memory
         with self.xp.cuda.Device(self.device_id):
-            with stream:  # allocate on the compute stream: the pool hands it back there
+            # CuPy's pool keeps one free list per stream and reuses a block at once on the stream
+            # it was allocated on. Allocated on the copy stream, a block freed by a staged array is
+            # reused only by a later copy (in order after this one), never by a compute-stream
+            # temporary while this DMA may still be writing it; and the copy waits for the compute
+            # stream, so it never lands before queued kernels are done with the block's last use.
+            with copy:
                 dev = self.xp.empty(a.shape, a.dtype)
+            copy.wait_event(stream.record())
             dev.data.copy_from_host_async(buf.ctypes.data, a.nbytes, stream=copy)
             event = copy.record()
         self.pinned.give_back(mem, buf.size, event)
@@ -326,6 +344,26 @@ class CupyRuntime:
         if d.event is not None:
             self.stream.wait_event(d.event)
         return d.array
+
+    def adopt(self, a):
+        """A caller's CuPy array, ready for the kernels: the compute stream ordered after the
+        caller's current stream (ours is non-blocking: no implicit sync with the null stream), and
+        C-contiguous (a kernel gets only the data pointer, so a strided view would be misread)."""
+        with self.xp.cuda.Device(self.device_id):
+            self.stream.wait_event(self.xp.cuda.get_current_stream().record())
+            if not a.flags.c_contiguous:
+                with self.stream:
+                    a = self.xp.ascontiguousarray(a)
+        return a
+
+    def handoff(self):
+        """After a plan that returns a device array: order the caller's current stream after the
+        compute stream (CuPy work there reads the result only once it is written) and return
+        the event, so another thread's ``wait`` orders its own stream after it too."""
+        with self.xp.cuda.Device(self.device_id):
+            event = self.stream.record()
+            self.xp.cuda.get_current_stream().wait_event(event)
+        return event
 
     def synchronize(self) -> None:
         """Block until the calling thread's compute stream is idle."""
@@ -341,11 +379,13 @@ class _EventTimer:
         self.rt, self.ms = rt, float("nan")
 
     def __enter__(self):
-        self._start = self.rt.stream.record()
+        with self.rt.xp.cuda.Device(self.rt.device_id):  # an event is made on the current device
+            self._start = self.rt.stream.record()
         return self
 
     def __exit__(self, *exc):
-        stop = self.rt.stream.record()
+        with self.rt.xp.cuda.Device(self.rt.device_id):
+            stop = self.rt.stream.record()
         stop.synchronize()
         self.ms = self.rt.xp.cuda.get_elapsed_time(self._start, stop)
         return False

@@ -73,13 +73,22 @@ class _Stream:
     def synchronize(self) -> None:
         self.flush()
 
-    def __enter__(self):
-        _Stream._current.s = self
+    def __enter__(self):  # per thread, like CuPy's current stream
+        prev = getattr(_Stream._current, "stack", None)
+        _Stream._current.stack = (prev or []) + [self]
         return self
 
     def __exit__(self, *exc):
-        _Stream._current.s = None
+        _Stream._current.stack.pop()
         return False
+
+
+_NULL = _Stream()  # the legacy default stream: current where no `with stream:` is open
+
+
+def _current_stream() -> _Stream:
+    stack = getattr(_Stream._current, "stack", None)
+    return stack[-1] if stack else _NULL
 
 
 class _Ptr:
@@ -128,20 +137,44 @@ def make_fake_cupy(host_rt) -> types.ModuleType:
     cp.count_nonzero = np.count_nonzero
     cp.asnumpy = lambda a, stream=None: np.array(a, copy=True).view(np.ndarray)
 
+    class RawKernel:
+        """Rejects what real CuPy would pass wrongly: CuPy sends a Python int as an int64 and a
+        numpy array by value (size 1) or not at all, and gives a kernel only an array's data
+        pointer (a strided view would be misread); every cuzk kernel scalar is uint32_t."""
+
+        def __init__(self, name):
+            self.name = name
+            self.max_dynamic_shared_size_bytes = 48 * 1024
+
+        def __call__(self, grid, block, args, *, shared_mem=0):
+            if not (isinstance(grid, tuple) and isinstance(block, tuple)):
+                raise TypeError(f"{self.name}: grid and block must be tuples, got {grid!r}, {block!r}")
+            for i, a in enumerate(args):
+                if isinstance(a, FakeArray):
+                    if not a.flags.c_contiguous:
+                        raise ValueError(f"{self.name}: argument {i} is a strided device array")
+                elif type(a) is not np.uint32:
+                    raise TypeError(f"{self.name}: argument {i} is {type(a).__name__}, not np.uint32 or a device array")
+            if shared_mem > self.max_dynamic_shared_size_bytes:
+                raise RuntimeError(f"{self.name}: {shared_mem} B of dynamic shared memory without the opt-in")
+            host_rt.launch(self.name, grid[0], block[0], args, shared_mem)
+
     class RawModule:
-        def __init__(self, path=None, code=None, options=(), backend=None):
+        def __init__(self, *, path=None, code=None, options=(), backend="nvrtc"):
+            if (code is None) == (path is None) or not isinstance(options, tuple):
+                raise TypeError("RawModule takes exactly one of code= and path=, and options as a tuple")
             self.path = path
 
         def get_function(self, name):
-            def launch(grid, block, args, shared_mem=0):
-                host_rt.launch(name, grid[0], block[0], args, shared_mem)
-
-            return launch
+            if name not in host_rt.kernel_names():
+                raise RuntimeError(f"CUDA_ERROR_NOT_FOUND: no kernel {name}")
+            return RawKernel(name)
 
     cp.RawModule = RawModule
     cuda = types.SimpleNamespace()
     cuda.Device = _Device
     cuda.Stream = _Stream
+    cuda.get_current_stream = _current_stream
     cuda.alloc_pinned_memory = bytearray
     cuda.get_elapsed_time = lambda a, b: (b.t - a.t) * 1e3
     cuda.runtime = types.SimpleNamespace(

@@ -53,7 +53,8 @@ def build(defines: tuple[str, ...] = ()) -> pathlib.Path:
 
 class HostRuntime:
     """The runtime interface (``xp``, ``context``, ``launch``, ``asarray``, ``asnumpy``,
-    ``stage``, ``wait``, ``synchronize``, ``timer``, ``cache``) over numpy and the host library."""
+    ``stage``, ``wait``, ``adopt``, ``handoff``, ``synchronize``, ``timer``, ``cache``) over numpy and the
+    host library."""
 
     xp = np
 
@@ -117,6 +118,14 @@ class HostRuntime:
         if d.event is not None:
             d.event.waited = True
         return d.array
+
+    @staticmethod
+    def adopt(a) -> np.ndarray:
+        return np.ascontiguousarray(a)
+
+    @staticmethod
+    def handoff() -> None:  # one host thread runs every kernel to completion: nothing to order
+        return None
 
     @staticmethod
     def synchronize() -> None:

@@ -382,9 +382,10 @@ def main(argv=None) -> int:
     else:
         ok, reason = cuda.is_available()
         if not ok:
-            print(f"gpu_check: no usable GPU ({reason}); nothing to check. Run on a CUDA machine with CuPy, "
+            # a failure, not a quiet 0: on the lent machine this means the run checked nothing
+            print(f"gpu_check: FAILED: no usable GPU ({reason}). Run on a CUDA machine with CuPy, "
                   "or with --host on the host build of the kernels.")
-            return 0
+            return 2
         t0 = time.perf_counter()
         rt = cuda.get_runtime()
         print(f"kernel module: NVRTC compile or cached cubin load {time.perf_counter() - t0:.1f} s")

@@ -197,7 +197,7 @@ def test_gpu_check_script_runs_whole_on_the_host_build(capsys):
     out = capsys.readouterr().out
     assert "all OK" in out and out.count(": OK (") == 3 and "FAILED" not in out
     for label in ("Fr NTT 2^10", "G1 MSM 2^8", "G2 MSM 2^6", "best of the sweep", "CPU backend", "MSM_H",
-                  "2 threads"):
+                  "2 threads", "MSM_B2 on the CPU beside the GPU"):
         assert label in out
 
 

@@ -96,3 +96,20 @@ def test_h_pointwise(rt):
     dev = [pyref.to_mont_limbs(v, FR).view(np.uint32) for v in (a, b, c)]
     got = pyref.from_mont_limbs(cuda.run_h_pointwise(rt, *dev, z_inv).view(np.uint64), FR)
     assert got == [(x * y - z) * z_inv % r for x, y, z in zip(a, b, c)]
+
+
+def test_runtime_caches_stay_bounded_per_kind_and_results_stay_right(rt, monkeypatch):
+    # Twiddle tables and the small Fr constants (shifts, 1/n, z^-1) share the runtime's cache;
+    # evicting one kind must never throw out the other, and each kind stays bounded.
+    monkeypatch.setattr(cuda, "_CONSTANTS", 5)
+    rng = random.Random(5)
+    for log_n in range(1, 10):
+        vals = [rng.randrange(r) for _ in range(1 << log_n)]
+        shift = 3 + log_n
+        assert _run(rt, _run(rt, vals, log_n, shift), log_n, shift, inverse=True) == vals
+        kinds = [k[0] for k in rt.cache]
+        assert kinds.count("twiddles") <= cuda._TWIDDLE_TABLES and kinds.count("fr_const") <= 5
+    x = rt.asarray(pyref.to_mont_limbs(vals, FR).view(np.uint32))
+    before = x.copy()
+    canon = cuda.to_canonical(cuda.DeviceArray(x, rt))
+    assert (x == before).all() and pyref.canon_limbs(vals).view(np.uint32).tolist() == np.asarray(canon.array).tolist()

@@ -94,11 +94,11 @@ def test_fake_kernels_reject_what_cupy_would_misread(fake_gpu):
     x = fake_gpu.asarray(np.zeros((4, 8), np.uint32))
     one = fake_gpu.asarray(np.ones(8, np.uint32))
     k = fake_gpu.module.get_function("fr_powers")
-    with pytest.raises(TypeError, match="argument 3 is int"):
-        k((1,), (1,), (x, one, one, 4, np.uint32(4), np.uint32(0)))
+    with pytest.raises(TypeError, match="argument 4 is int"):
+        k((1,), (1,), (x, x, one, one, 4, np.uint32(4), np.uint32(0)))
     with pytest.raises(ValueError, match="strided"):
-        k((1,), (1,), (x[::2], one, one, np.uint32(2), np.uint32(4), np.uint32(0)))
-    fake_gpu.launch("fr_powers", 1, 1, (x, one, one, 4, 4, 0))  # the runtime converts the ints
+        k((1,), (1,), (x[::2], x, one, one, np.uint32(2), np.uint32(4), np.uint32(0)))
+    fake_gpu.launch("fr_powers", 1, 1, (x, x, one, one, 4, 4, 0))  # the runtime converts the ints
 
 
 def test_strided_cupy_input_is_copied_before_the_kernels_see_it(fake_gpu, monkeypatch):

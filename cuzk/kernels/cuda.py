@@ -80,22 +80,45 @@ def _fr_mont32(x: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- NTT plan
-def _launch_powers(rt, x, base: int, scale: int, n: int, into_x: bool) -> None:
+_CONSTANTS = 64  # cached single-element Fr constants per runtime (shifts, 1/n, z^-1, R^-1)
+
+
+def _fr_const(rt, x: int):
+    """``x`` as a one-element device array, uploaded once per runtime: a proof's H reuses the
+    same few constants, and a fresh tiny upload per launch is a host-to-device copy that can
+    stall the host until the stream drains."""
+    key = ("fr_const", x % FR.modulus)
+    with rt.cache_lock:
+        d = rt.cache.get(key)
+        if d is None:
+            consts = [k for k in rt.cache if k[0] == "fr_const"]
+            if len(consts) >= _CONSTANTS:
+                rt.cache.pop(consts[0])
+            d = rt.cache[key] = rt.asarray(_fr_mont32(x))
+            rt.synchronize()  # landed before another thread's stream reads it
+    return d
+
+
+def _launch_powers(rt, out, src, base: int, scale: int, n: int) -> None:
+    """out[i] = scale * base^i (src None) or src[i] * scale * base^i (src may be out)."""
     threads = -(-n // _POWERS_PER_THREAD)
-    b, s = rt.asarray(_fr_mont32(base)), rt.asarray(_fr_mont32(scale))
-    rt.launch("fr_powers", grid_size(threads, _BLOCK), _BLOCK, (x, b, s, n, _POWERS_PER_THREAD, int(into_x)))
+    args = (out, out if src is None else src, _fr_const(rt, base), _fr_const(rt, scale), n, _POWERS_PER_THREAD,
+            int(src is not None))
+    rt.launch("fr_powers", grid_size(threads, _BLOCK), _BLOCK, args)
 
 
 def _powers(rt, base: int, scale: int, n: int):
     """A new device array of scale * base^i, i < n."""
     out = rt.xp.empty((n, 8), dtype=np.uint32)
-    _launch_powers(rt, out, base, scale, n, into_x=False)
+    _launch_powers(rt, out, None, base, scale, n)
     return out
 
 
-def _scale_by_powers(rt, x, base: int, scale: int, n: int) -> None:
-    """x[i] *= scale * base^i in place."""
-    _launch_powers(rt, x, base, scale, n, into_x=True)
+def _scaled_by_powers(rt, x, base: int, scale: int, n: int, out=None):
+    """x[i] * scale * base^i into ``out`` (a new array if None; ``x`` itself scales in place)."""
+    out = rt.xp.empty_like(x) if out is None else out
+    _launch_powers(rt, out, x, base, scale, n)
+    return out
 
 
 def _run_ntt_body(rt, x, log_n: int, omega: int, shift: int | None, inverse: bool):
@@ -106,14 +129,14 @@ def _run_ntt_body(rt, x, log_n: int, omega: int, shift: int | None, inverse: boo
     with rt.cache_lock:  # GPU workers share the runtime; each has its own stream
         tw = rt.cache.get(key)
         if tw is None:
-            if len(rt.cache) >= _TWIDDLE_TABLES:  # bounded: a 2^24 table is 256 MiB
-                rt.cache.pop(next(iter(rt.cache)), None)
+            tables = [k for k in rt.cache if k[0] == "twiddles"]
+            if len(tables) >= _TWIDDLE_TABLES:  # bounded: a 2^24 table is 256 MiB
+                rt.cache.pop(tables[0])
             tw = _powers(rt, w, 1, max(1, n // 2))
             rt.synchronize()  # ready before another thread's stream can read it
             rt.cache[key] = tw
-    if not inverse and shift not in (None, 1):  # scale a copy: the caller's array stays as it was
-        x = rt.xp.array(x, copy=True)
-        _scale_by_powers(rt, x, shift, 1, n)
+    if not inverse and shift not in (None, 1):  # into a new array: the caller's stays as it was
+        x = _scaled_by_powers(rt, x, shift, 1, n)
     out = rt.xp.empty_like(x)
     if log_n == 0:
         out[...] = x
@@ -127,7 +150,7 @@ def _run_ntt_body(rt, x, log_n: int, omega: int, shift: int | None, inverse: boo
         s0, src = s0 + k, out
     if inverse:
         sh_inv = pow(shift, -1, r) if shift not in (None, 1) else 1
-        _scale_by_powers(rt, out, sh_inv, pow(n, -1, r), n)
+        _scaled_by_powers(rt, out, sh_inv, pow(n, -1, r), n, out=out)
     return out
 
 
@@ -216,7 +239,7 @@ def ntt(values, *, inverse=False, shift=None, root_generator=7, threads=None):
 def _run_h_pointwise_body(rt, a, b, c, z_inv: int):
     n = a.shape[0]
     out = rt.xp.empty_like(a)
-    rt.launch("ntt_h_pointwise", grid_size(n, _BLOCK), _BLOCK, (a, b, c, rt.asarray(_fr_mont32(z_inv)), out, n))
+    rt.launch("ntt_h_pointwise", grid_size(n, _BLOCK), _BLOCK, (a, b, c, _fr_const(rt, z_inv), out, n))
     return out
 
 
@@ -384,9 +407,9 @@ def to_canonical(values):
         return FR_ARRAY.from_mont(check_field_rows(values, "values", (4,), FR.modulus))
     rt, x = _device_rows(values, "values")
     with rt.context():
-        out = rt.xp.array(x, copy=True)
-        if out.shape[0]:  # x * (the element whose Montgomery form is 1) = x * R^-1: Montgomery -> canonical
-            _scale_by_powers(rt, out, 1, pow(FR.r, -1, FR.modulus), out.shape[0])
+        # x * (the element whose Montgomery form is 1) = x * R^-1: Montgomery -> canonical
+        n = x.shape[0]
+        out = _scaled_by_powers(rt, x, 1, pow(FR.r, -1, FR.modulus), n) if n else rt.xp.empty_like(x)
     rt.synchronize()
     return DeviceArray(out, rt)
 

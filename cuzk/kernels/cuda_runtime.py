@@ -250,7 +250,7 @@ class CupyRuntime:
         self.xp = cupy
         self.device_id = device_id
         self.cache: dict = {}
-        self.cache_lock = threading.Lock()
+        self.cache_lock = threading.RLock()  # reentrant: building a twiddle table uploads constants
         self._local = threading.local()
         self._kernels: dict = {}  # name -> RawKernel (get_function builds a new one per call)
         self.pinned = PinnedPool(cupy.cuda.alloc_pinned_memory)

@@ -66,7 +66,7 @@ class HostRuntime:
         ]
         self.lib.cuzk_host_kernel_name.restype = ctypes.c_char_p
         self.cache: dict = {}
-        self.cache_lock = threading.Lock()
+        self.cache_lock = threading.RLock()  # reentrant: building a twiddle table uploads constants
         self.staged: list = []  # events of stage() calls, to check that every copy was waited on
         # few threads per shared-memory block keep std::thread counts small on CI, and force
         # several passes (so the strided passes are exercised) at test sizes.

@@ -5,20 +5,22 @@
 #include "field.cuh"
 #include "launch.cuh"
 
-// x[i] = scale * base^i (into_x = 0) or x[i] *= scale * base^i (into_x = 1: coset shift, 1/n,
-// Montgomery -> canonical) for i < n; 1-D grid, thread t covers [t*per_thread, (t+1)*per_thread):
-// one exponentiation, then one multiplication per element.
+// x[i] = scale * base^i (times_in = 0) or x[i] = in[i] * scale * base^i (times_in = 1: coset
+// shift, 1/n, Montgomery -> canonical; in == x scales in place, another array copies and scales
+// in one pass) for i < n; 1-D grid, thread t covers [t*per_thread, (t+1)*per_thread): one
+// exponentiation, then one multiplication per element.
 extern "C" __global__ void __launch_bounds__(CUZK_BLOCK_ELEMENTWISE)
-fr_powers(uint32_t* x, const uint32_t* base, const uint32_t* scale, uint32_t n, uint32_t per_thread,
-    uint32_t into_x) {
+fr_powers(uint32_t* x, const uint32_t* in, const uint32_t* base, const uint32_t* scale, uint32_t n,
+    uint32_t per_thread, uint32_t times_in) {
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     const uint32_t i0 = t * per_thread;
     if (i0 >= n) return;
     const fr_t b = *(const fr_t*)base;
     fr_t w = fr_t::mul(*(const fr_t*)scale, fr_t::pow_u32(b, i0));
     fr_t* v = (fr_t*)x;
+    const fr_t* src = (const fr_t*)in;
     for (uint32_t i = i0; i < n && i < i0 + per_thread; i++) {
-        v[i] = into_x ? fr_t::mul(v[i], w) : w;
+        v[i] = times_in ? fr_t::mul(src[i], w) : w;
         w = fr_t::mul(w, b);
     }
 }

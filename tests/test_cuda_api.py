@@ -291,6 +291,43 @@ def test_pinned_pool_reuses_buffers_only_after_their_copy_is_done():
     assert mem3 is mem and len(made) == 2  # reused once its event completed
 
 
+def test_pinned_pool_out_of_host_memory_frees_idle_buffers_then_names_the_problem():
+    import weakref
+
+    from cuzk.errors import DeviceOutOfMemoryError
+    from cuzk.kernels.cuda_runtime import PinnedPool
+
+    class CUDARuntimeError(RuntimeError):  # what CuPy raises when cudaHostAlloc fails
+        pass
+
+    class Pinned(bytearray):
+        pass
+
+    live = []  # weak references: a buffer the pool lets go of gives its bytes back
+
+    def alloc(n):
+        if n + sum(len(b()) for b in live if b() is not None) > 3 << 20:
+            raise CUDARuntimeError("cudaErrorMemoryAllocation: out of memory")
+        mem = Pinned(n)
+        live.append(weakref.ref(mem))
+        return mem
+
+    pool = PinnedPool(alloc)
+    mem, buf = pool.take(2 << 20)
+    pool.give_back(mem, buf.size, None)  # idle from now on
+    del mem, buf
+    pool.take(3 << 20)  # fails once, drops the idle buffer, succeeds
+    assert pool.allocated == 3 << 20
+    with pytest.raises(DeviceOutOfMemoryError, match="cannot pin 4,194,304 bytes"):
+        pool.take(4 << 20)
+
+    def broken(n):
+        raise CUDARuntimeError("cudaErrorInvalidValue")
+
+    with pytest.raises(CUDARuntimeError):  # not a memory problem: not relabelled
+        PinnedPool(broken).take(10)
+
+
 def test_staging_and_device_arrays_reject_bad_input(host_as_device):
     with pytest.raises(FieldValueError, match=r"arrays\[1\]"):
         cuda.stage(pyref.to_mont_limbs([1, 2], FR), np.zeros((2, 3), np.uint64))

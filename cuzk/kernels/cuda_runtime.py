@@ -226,9 +226,23 @@ class PinnedPool:
                 size = max(nbytes, 1 << 20)
                 while self._free and self.allocated + size > self._max:  # drop idle buffers first
                     self.allocated -= self._free.pop()[0]
-                mem = self._alloc(size)
+                mem = self._pin(size)
                 self.allocated += size
         return mem, np.frombuffer(mem, dtype=np.uint8, count=size)
+
+    def _pin(self, size: int):
+        for last in (False, True):
+            try:
+                return self._alloc(size)
+            except Exception as e:  # CuPy reports a failed cudaHostAlloc as a CUDARuntimeError
+                if not (isinstance(e, MemoryError) or "MemoryAllocation" in str(e)):
+                    raise
+                if last or not self._free:
+                    raise DeviceOutOfMemoryError(
+                        f"cannot pin {size:,} bytes of host memory for staging ({self.allocated:,} pinned): {e}"
+                    ) from e
+                self.allocated -= sum(n for n, _ in self._free)  # drop idle buffers, then try once more
+                self._free.clear()
 
     def give_back(self, mem, nbytes: int, event) -> None:
         with self._lock:

@@ -92,8 +92,8 @@ def _fr_const(rt, x: int):
         d = rt.cache.get(key)
         if d is None:
             consts = [k for k in rt.cache if k[0] == "fr_const"]
-            if len(consts) >= _CONSTANTS:
-                rt.cache.pop(consts[0])
+            for k in consts[: max(0, len(consts) - _CONSTANTS + 1)]:  # oldest first
+                rt.cache.pop(k)
             d = rt.cache[key] = rt.asarray(_fr_mont32(x))
             rt.synchronize()  # landed before another thread's stream reads it
     return d
@@ -130,8 +130,8 @@ def _run_ntt_body(rt, x, log_n: int, omega: int, shift: int | None, inverse: boo
         tw = rt.cache.get(key)
         if tw is None:
             tables = [k for k in rt.cache if k[0] == "twiddles"]
-            if len(tables) >= _TWIDDLE_TABLES:  # bounded: a 2^24 table is 256 MiB
-                rt.cache.pop(tables[0])
+            for k in tables[: max(0, len(tables) - _TWIDDLE_TABLES + 1)]:  # bounded: a 2^24 table is 256 MiB
+                rt.cache.pop(k)
             tw = _powers(rt, w, 1, max(1, n // 2))
             rt.synchronize()  # ready before another thread's stream can read it
             rt.cache[key] = tw

@@ -203,6 +203,21 @@ def test_pce_rejects_checksummed_but_inconsistent_program(tmp_path):
         Synthesizer.load(path)
 
 
+@pytest.mark.parametrize("edit, match", [
+    (lambda p: {"n_slots": 2**40}, "registers"),  # used to surface as a MemoryError per synthesis
+    (lambda p: {"consts": np.vstack([p.consts, np.full((1, 4), 2**64 - 1, np.uint64)])}, ">= r"),
+], ids=["n_slots", "consts"])
+def test_pce_rejects_checksummed_absurd_registers_and_unreduced_constants(tmp_path, edit, match):
+    import attrs
+
+    from cuzk.synth.pce import save_pce
+
+    s = Synthesizer(Cube())
+    save_pce(tmp_path / "c.pce", s.r1cs, attrs.evolve(s.program, **edit(s.program)))
+    with pytest.raises(PceFormatError, match=match):
+        Synthesizer.load(tmp_path / "c.pce")
+
+
 # --- .r1cs ---------------------------------------------------------------------------------------
 
 def test_r1cs_write_parses_back(tmp_path, small_porep):

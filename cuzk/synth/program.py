@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -108,8 +109,10 @@ def _flatten(name, value, shape, out):
         return
     if isinstance(value, np.ndarray):
         value = value.tolist()
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
-        raise InputError(f"input {name}: expected a sequence of shape {shape}, got {type(value).__name__}")
+    # only ordered sequences: a set or dict has a length and iterates, but in an order the caller
+    # did not choose, which would silently prove a permuted statement
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise InputError(f"input {name}: expected a sequence (list, tuple, array) of shape {shape}, got {type(value).__name__}")
     if len(value) != shape[0]:
         raise InputError(f"input {name}: expected length {shape[0]} (shape {shape}), got {len(value)}")
     for i, v in enumerate(value):
@@ -122,9 +125,11 @@ def flatten_inputs(spec, inputs: dict) -> list[int]:
     Raises:
         InputError: a missing, extra, wrongly shaped, non-integer or out-of-range input.
     """
+    if not isinstance(inputs, Mapping):
+        raise InputError(f"inputs must be a mapping of input name -> value, got {type(inputs).__name__}")
     names = [n for n, _ in spec]
     missing = [n for n in names if n not in inputs]
-    extra = sorted(set(inputs) - set(names))
+    extra = sorted(set(inputs) - set(names), key=repr)  # keys may be of mixed, unorderable types
     if missing or extra:
         raise InputError(
             "inputs do not match the circuit: "

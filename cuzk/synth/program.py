@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import inspect
 import operator
 from collections.abc import Mapping, Sequence
 
@@ -50,13 +51,27 @@ def _placeholders(cs, label, shape):
     return [_placeholders(cs, f"{label}[{i}]", shape[1:]) for i in range(shape[0])]
 
 
+def _dims(shape):
+    """A shape (an int or a sequence of ints, numpy ones included) as a tuple, or None if malformed."""
+    items = shape if isinstance(shape, (tuple, list)) else (shape,)
+    if any(isinstance(d, bool) for d in items):
+        return None
+    try:
+        dims = tuple(operator.index(d) for d in items)
+    except TypeError:
+        return None
+    return dims if all(d >= 1 for d in dims) else None
+
+
 def _check_shapes(shapes) -> tuple:
+    if not isinstance(shapes, Mapping):
+        raise CircuitError(f"input_shapes() must return a dict of name -> shape, got {type(shapes).__name__}")
     out = []
     for name, shape in shapes.items():
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        if not all(isinstance(d, int) and d >= 1 for d in shape):
+        dims = _dims(shape)
+        if dims is None:
             raise CircuitError(f"input {name!r}: shape must be a tuple of positive ints, got {shape!r}")
-        out.append((str(name), shape))
+        out.append((str(name), dims))
     return tuple(out)
 
 
@@ -68,6 +83,12 @@ def trace(circuit) -> tuple[ConstraintSystem, tuple]:
     spec = _check_shapes(shapes)
     cs = ConstraintSystem()
     args = {name: _placeholders(cs, name, shape) for name, shape in spec}
+    try:
+        inspect.signature(circuit.define).bind(cs, **args)
+    except TypeError as e:  # input_shapes() and define() disagree on the input names
+        raise CircuitError(f"define() does not take the inputs {list(args)} that input_shapes() names: {e}") from None
+    except ValueError:  # no introspectable signature: let the call itself decide
+        pass
     circuit.define(cs, **args)
     return cs, spec
 

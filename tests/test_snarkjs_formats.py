@@ -66,7 +66,10 @@ def _wtns_bytes(n8=32, prime=P, values=(1, 2, 3), count=None, version=2, section
     (_wtns_bytes(count=4), SnarkjsFormatError, "announces 4 values"),
     (_wtns_bytes(values=(1, P)), SnarkjsFormatError, "value 1 is not reduced"),
     (_wtns_bytes() + b"\0", SnarkjsFormatError, "trailing"),
-], ids=["truncated", "magic", "version", "missing", "bn128", "prime", "count", "unreduced", "trailing"])
+    # a padded prime still matched; the 40-byte values then failed a numpy reshape (ValueError)
+    (_wtns_bytes(n8=40), SnarkjsFormatError, "40 bytes, expected 32"),
+    (_wtns_bytes(n8=33), SnarkjsFormatError, "33 bytes, expected 32"),
+], ids=["truncated", "magic", "version", "missing", "bn128", "prime", "count", "unreduced", "trailing", "n8-40", "n8-33"])
 def test_malformed_wtns(tmp_path, data, error, pattern):
     (tmp_path / "w.wtns").write_bytes(data)
     with pytest.raises(error, match=pattern):

@@ -169,11 +169,12 @@ def vk_from_json(obj, what: str = "verification key") -> VerifyingKey:
 
 def _load(path):
     where = os.fspath(path)
+    with open(path, "rb") as f:  # bytes: json detects UTF-8/16/32 itself, whatever the locale
+        data = f.read()
     try:
-        with open(path) as f:
-            return json.load(f), where
-    except json.JSONDecodeError as e:
-        raise SnarkjsFormatError(f"{where}: not valid JSON ({e})") from None
+        return json.loads(data), where
+    except (ValueError, RecursionError) as e:  # bad JSON, bad UTF-8 (both ValueError), absurd nesting
+        raise SnarkjsFormatError(f"{where}: not valid JSON ({type(e).__name__}: {str(e)[:200]})") from None
 
 
 def _dump(path, obj) -> None:

@@ -105,6 +105,17 @@ def _cmd_bench(args) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    """argparse type: an int >= 1 (``--proofs 0`` ran nothing and printed a table of NaNs)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for docs and tests)."""
     p = argparse.ArgumentParser(prog="cuzk", description="Groth16 proving SDK for BLS12-381")
@@ -125,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, helptext, fn in [("demo", "prove a few jobs at concurrency 1 then 2, verify, show timelines", _cmd_demo),
                                ("bench", "s/proof and GPU utilization per concurrency", _cmd_bench)]:
         c = sub.add_parser(name, help=helptext)
-        c.add_argument("--proofs", type=int, default=5 if name == "demo" else 8)
+        c.add_argument("--proofs", type=_positive_int, default=5 if name == "demo" else 8)
         c.add_argument("--size", default="small", help="porep_like size: tiny, small, medium, large")
         c.add_argument("--device", default="auto", help="prover backend: auto, cuda, cpu")
         c.add_argument("--simulate", metavar="SYNTH_S,PROVE_S",
@@ -156,3 +167,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as e:  # malformed --simulate
         print(f"cuzk {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # an output path (--trace, --png) that cannot be written
+        print(f"cuzk {args.command}: error: {e}", file=sys.stderr)
+        return 1

@@ -131,6 +131,46 @@ def test_dsl_misuse_raises_circuit_error():
         lincomb([])
 
 
+def test_non_integer_operands_raise_circuit_error_and_numpy_ints_work():
+    import numpy as np
+
+    from cuzk.circuit.gadgets import or_, select, xor
+
+    cs = ConstraintSystem()
+    a, b = cs.private(1), cs.private(0)
+    # floats/str/None used to surface as bare TypeErrors; cs.constant(1.5) was silently accepted
+    for bad in (lambda: a + 1.5, lambda: 1.5 - a, lambda: a * 0.5, lambda: a.value + 1.5, lambda: a + None,
+                lambda: cs.constant(1.5), lambda: cs.constant("3"), lambda: cs.constant(None),
+                lambda: select(a, 1.0, b), lambda: lincomb([(1.5, a)])):
+        with pytest.raises(CircuitError):
+            bad()
+    # numpy integers are ints everywhere (cs.constant(np.int64(3)) was an OverflowError)
+    assert cs.constant(np.int64(3)).terms == {0: 3} and cs.constant(np.int64(-1)).terms == {0: R - 1}
+    assert (a * np.uint64(3)).terms == {a.index: 3} and cs.private(np.int64(7)).cs is cs
+    # boolean gadgets with an int operand (used to be AttributeError inside lincomb)
+    assert or_(a, 1).terms == {0: 1} and xor(a, 1).terms == {0: 1, a.index: R - 1}
+    assert select(a, 1, 2).terms == {0: 2, a.index: R - 1}
+
+
+def test_input_shapes_and_define_mismatch_raise_circuit_error():
+    import numpy as np
+
+    def circuit(shapes):
+        class C(Circuit):
+            def input_shapes(self):
+                return shapes
+
+            def define(self, cs, x):
+                cs.public(x if not isinstance(x, list) else x[0])
+        return C()
+
+    for bad in ([("x", ())], {"x": None}, {"x": -1}, {"x": (2.0,)}, {"x": "ab"}, {"x": (True,)}, {"y": ()}):
+        with pytest.raises(CircuitError):
+            Synthesizer(circuit(bad))
+    assert Synthesizer(circuit({"x": np.int64(2)})).program.inputs == (("x", (2,)),)
+    assert Synthesizer(circuit({"x": []})).program.inputs == (("x", ()),)
+
+
 def test_circuit_without_define_or_with_variadic_inputs():
     class NoDefine(Circuit):
         pass

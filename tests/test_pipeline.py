@@ -202,12 +202,20 @@ def test_map_and_priority_names():
             pipe.submit([1, 2])
         with pytest.raises(InputError, match="non-empty"):
             pipe.submit_partitioned([])
+        # these failed the job's future (or submit) with TypeError, not at submit with InputError
+        with pytest.raises(InputError, match="non-empty"):
+            pipe.submit_partitioned(5)
+        with pytest.raises(InputError, match="input names must be strings"):
+            pipe.submit({1: 2})
+        with pytest.raises(InputError, match="hashable"):
+            pipe.submit({"i": 0}, job_id=[1])
+        assert pipe.submit({"i": 7}).result(timeout=TIMEOUT) == ("proof", 7)  # still serving
 
 
 @pytest.mark.parametrize("kwargs, match", [
     ({"concurrency": 0}, "concurrency"), ({"concurrency": "fast"}, "concurrency"),
     ({"lookahead": -1}, "lookahead"), ({"gpu_workers": 0}, "gpu_workers"),
-    ({"memory_budget": 1 << 20}, "estimate"), ({"concurrency": "auto", "max_concurrency": 0}, "max_concurrency"),
+    ({"memory_budget": 1 << 20}, "estimate"), ({"timeline": 5}, "timeline"), ({"concurrency": "auto", "max_concurrency": 0}, "max_concurrency"),
 ])
 def test_bad_arguments(kwargs, match):
     with pytest.raises(InputError, match=match):

@@ -60,6 +60,26 @@ def test_bench_writes_traces(tmp_path, capsys):
     assert cli.main(["bench", "--simulate", "x,y"]) == 2
 
 
+def test_bad_counts_and_unwritable_outputs_are_one_line_errors(tmp_path, capsys):
+    for argv in (["demo", "--simulate", "0,0", "--proofs", "0"], ["bench", "--simulate", "0,0", "--proofs", "-1"]):
+        with pytest.raises(SystemExit) as e:  # ran no proof and printed a summary of NaNs, exit 0
+            cli.main(argv)
+        assert e.value.code == 2 and "positive integer" in capsys.readouterr().err
+    # an unwritable --trace escaped as a FileNotFoundError traceback
+    assert cli.main(["bench", "--simulate", "0,0", "--proofs", "1", "--concurrency", "1",
+                     "--trace", str(tmp_path / "no" / "dir" / "t.json")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "No such file" in err and "Traceback" not in err
+    # --rows 0 was a bare ValueError from max() of nothing (exit 2, "max() arg is an empty sequence")
+    path = tmp_path / "t.jsonl"
+    tl = Timeline()
+    tl.record(K.SYNTH_START, 1)
+    tl.record(K.SYNTH_END, 1)
+    tl.save(path)
+    assert cli.main(["waterfall", str(path), "--rows", "0"]) == 1
+    assert "max_rows must be a positive int" in capsys.readouterr().err
+
+
 @pytest.mark.skipif(importlib.util.find_spec("cuzk.prover") is not None, reason="real prover present")
 def test_demo_without_real_stack_says_so(capsys):
     assert cli.main(["demo"]) == 1

@@ -44,6 +44,17 @@ def test_bad_widths_rejected():
         poseidon_hash([1, 2, 3])
 
 
+
+def test_native_hash_rejects_non_integers_instead_of_truncating():
+    import numpy as np
+
+    from cuzk.errors import FieldValueError
+
+    for bad in (1.5, "1", None, -1, FR.modulus):  # int() turned 1.5 and "1" into the hash of 1
+        with pytest.raises(FieldValueError):
+            poseidon_hash([bad, 0])
+    assert poseidon_hash([np.uint64(1), 0]) == poseidon_hash([1, 0])
+
 class Perm(Circuit):
     def __init__(self, t):
         self.t = t

@@ -104,3 +104,18 @@ def test_malformed_container(tmp_path, edit, pattern):
     for reader in (read_r1cs, sj.read_r1cs):
         with pytest.raises(R1csFormatError, match=pattern):
             reader(tmp_path / "bad.r1cs")
+
+
+def test_absurd_wire_count_allocates_nothing_sized_by_it(tmp_path):
+    # nVars = 2^32 - 1 used to size an identity permutation (32 GiB: MemoryError or swapping)
+    import tracemalloc
+
+    path = _write(tmp_path, [(1, _header(n_vars=2**32 - 1)), (2, GOOD_CONS)])
+    tracemalloc.start()
+    try:
+        r = read_r1cs(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert r.n_vars == 2**32 - 1 and r.rows_as_ints() == [({1: 1}, {2: 1}, {3: P - 1})]
+    assert peak < 1 << 20

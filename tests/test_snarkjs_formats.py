@@ -66,7 +66,10 @@ def _wtns_bytes(n8=32, prime=P, values=(1, 2, 3), count=None, version=2, section
     (_wtns_bytes(count=4), SnarkjsFormatError, "announces 4 values"),
     (_wtns_bytes(values=(1, P)), SnarkjsFormatError, "value 1 is not reduced"),
     (_wtns_bytes() + b"\0", SnarkjsFormatError, "trailing"),
-], ids=["truncated", "magic", "version", "missing", "bn128", "prime", "count", "unreduced", "trailing"])
+    # a padded prime still matched; the 40-byte values then failed a numpy reshape (ValueError)
+    (_wtns_bytes(n8=40), SnarkjsFormatError, "40 bytes, expected 32"),
+    (_wtns_bytes(n8=33), SnarkjsFormatError, "33 bytes, expected 32"),
+], ids=["truncated", "magic", "version", "missing", "bn128", "prime", "count", "unreduced", "trailing", "n8-40", "n8-33"])
 def test_malformed_wtns(tmp_path, data, error, pattern):
     (tmp_path / "w.wtns").write_bytes(data)
     with pytest.raises(error, match=pattern):
@@ -142,6 +145,14 @@ def test_malformed_public_and_vk_json(tmp_path):
     (tmp_path / "x.json").write_text("{not json")
     with pytest.raises(SnarkjsFormatError, match="not valid JSON"):
         sjj.read_vk_json(tmp_path / "x.json")
+    # bad UTF-8 escaped as UnicodeDecodeError; deep nesting as RecursionError, or a segfault of
+    # json's C parser once py_ecc (imported by the tests' oracle) raised the recursion limit
+    for name, raw, match in (("utf8", b'{"IC": "\xff\xfe"}', "UnicodeDecodeError"),
+                             ("deep", b"[" * 100_000 + b"]" * 100_000, "nested deeper than 64")):
+        (tmp_path / name).write_bytes(raw)
+        with pytest.raises(SnarkjsFormatError, match=f"not valid JSON .*{match}"):
+            sjj.read_public_json(tmp_path / name)
+    assert sjj.loads_bounded("[" * 64 + "]" * 64, "x") is not None
     with pytest.raises(SnarkjsFormatError, match="nPublic = 3"):
         sjj.vk_from_json({"nPublic": 3, "IC": [["0", "1", "0"]]})
 

@@ -108,6 +108,37 @@ def test_bad_inputs():
         setup_snarkjs(no_rows)
 
 
+def test_zkey_domain_size_is_checked_against_the_h_section_before_sizing_rows(tmp_path):
+    # header domain 2^24 with the per-input A rows moved to its end: the coefficient parser sized
+    # two row arrays by it (at 2^31: 16 GiB, MemoryError or an OOM kill) before the H section,
+    # which must hold that many points, was checked
+    import struct
+    import tracemalloc
+
+    from cuzk.errors import SnarkjsFormatError
+    from cuzk.synth.binfile import write_container
+
+    pk = setup_snarkjs(Synthesizer(Cube()).r1cs, waste=WASTE)
+    secs = dict(zkey_sections(pk))
+    header = bytearray(secs[2])
+    at = 4 + 48 + 4 + 32 + 8  # n8q, q, n8r, r, n_vars, n_public -> domain_size
+    struct.pack_into("<I", header, at, 2**24)
+    t = np.frombuffer(secs[4], dtype=sj._COEF, offset=4).copy()
+    in_a = np.flatnonzero(t["m"] == 0)
+    n_c = pk.n_constraints
+    t["c"][in_a[t["c"][in_a] >= n_c]] += np.uint32(2**24 - pk.n_inputs - n_c)
+    secs[2], secs[4] = bytes(header), secs[4][:4] + t.tobytes()
+    write_container(tmp_path / "big.zkey", b"zkey", 1, sorted(secs.items()))
+    tracemalloc.start()
+    try:
+        with pytest.raises(SnarkjsFormatError, match=r"H section \(9\) holds \d+ bytes, expected 16777216 points"):
+            sj.read_zkey(tmp_path / "big.zkey", checked=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20
+
+
 def _no_rows(mat):
     return attrs.evolve(mat, indptr=mat.indptr[:1], indices=mat.indices[:0], data=mat.data[:0],
                         coeff_table=None, coeff_index=None)

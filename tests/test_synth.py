@@ -145,6 +145,23 @@ def test_array_inputs_shapes_checked():
             s.synthesize(v=bad, s=0)
 
 
+def test_unordered_or_non_mapping_inputs_and_bad_threads_raise_input_error():
+    s, v = Synthesizer(Cube()), Synthesizer(Vec())
+    for bad in ({0: [1, 2, 3], 1: [4, 5, 6]}, [{1, 2, 3}, [4, 5, 6]]):  # iterate, but not in the caller's order
+        with pytest.raises(InputError, match="sequence"):
+            v.synthesize(v=bad, s=21)
+    for bad in (None, [("x", 3), ("out", 35)]):
+        with pytest.raises(InputError, match="mapping"):
+            s.synthesize_inputs(bad)
+    with pytest.raises(InputError, match=r"unexpected \['y', 1\]"):  # used to be a TypeError from sorting
+        s.synthesize_inputs({"x": 3, "out": 35, 1: 2, "y": 3})
+    for threads in (0, -1, "2", 2.0, True):
+        with pytest.raises(InputError, match="threads"):
+            s.synthesize_inputs({"x": 3, "out": 35}, threads=threads)
+        with pytest.raises(InputError, match="threads"):
+            Synthesizer(Cube(), threads=threads)
+
+
 # --- PCE file -------------------------------------------------------------------------------------
 
 def test_pce_round_trip(tmp_path, small_porep):
@@ -201,6 +218,21 @@ def test_pce_rejects_checksummed_but_inconsistent_program(tmp_path):
     path.write_bytes(body + hashlib.sha256(body).digest())
     with pytest.raises(PceFormatError, match="witness program"):
         Synthesizer.load(path)
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda p: {"n_slots": 2**40}, "registers"),  # used to surface as a MemoryError per synthesis
+    (lambda p: {"consts": np.vstack([p.consts, np.full((1, 4), 2**64 - 1, np.uint64)])}, ">= r"),
+], ids=["n_slots", "consts"])
+def test_pce_rejects_checksummed_absurd_registers_and_unreduced_constants(tmp_path, edit, match):
+    import attrs
+
+    from cuzk.synth.pce import save_pce
+
+    s = Synthesizer(Cube())
+    save_pce(tmp_path / "c.pce", s.r1cs, attrs.evolve(s.program, **edit(s.program)))
+    with pytest.raises(PceFormatError, match=match):
+        Synthesizer.load(tmp_path / "c.pce")
 
 
 # --- .r1cs ---------------------------------------------------------------------------------------

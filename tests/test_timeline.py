@@ -192,12 +192,30 @@ def test_storage_round_trip_property(tmp_path_factory, events):
     ('{"format": "cuzk-timeline", "version": 1}\n{"t_ns": "1", "kind": "JOB_DONE"}\n', "line 2"),
     ('{"format": "cuzk-timeline", "version": 1}\n{"t_ns": 1, "kind": "JOB_DONE", "detail": []}\n', "line 2"),
     ('{"format": "cuzk-timeline", "version": 1}\n[1, 2]\n', "line 2"),
+    # 5000 nested brackets: a RecursionError at the default limit (escaped before), parsed
+    # (and rejected) when py_ecc has raised the limit; not deep enough to crash json's C parser
+    pytest.param("[" * 5000 + "]" * 5000 + "\n", "line 1", id="deep-header"),
+    pytest.param('{"format": "cuzk-timeline", "version": 1}\n' + "[" * 5000 + "]" * 5000 + "\n", "line 2", id="deep-event"),
 ])
 def test_load_rejects_bad_files(tmp_path, content, match):
     path = tmp_path / "bad.jsonl"
     path.write_text(content)
     with pytest.raises(TimelineFormatError, match=match):
         Timeline.load(path)
+
+
+def test_bad_arguments_raise_input_error():
+    tl = Timeline()
+    tl.record(K.SYNTH_START, 1)
+    tl.record(K.SYNTH_END, 1)
+    for kw in ({"max_rows": 0}, {"max_rows": -1}, {"max_rows": 2.5}, {"width": "x"}, {"width": None}):
+        with pytest.raises(InputError):  # max_rows <= 0 was a ValueError from max() of nothing
+            tl.waterfall(**kw)
+    for call in (lambda: tl.record("GPU_START", 1), lambda: tl.add_listener(5), lambda: Timeline(clock="x"),
+                 lambda: Timeline.from_events([1, 2])):
+        with pytest.raises(InputError):
+            call()
+    assert len(tl) == 2
 
 
 def test_load_missing_file(tmp_path):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 
-from cuzk.circuit.lc import LinearCombination, Value, Variable, lincomb
+from cuzk.circuit.lc import LinearCombination, Value, Variable, _int_or_none, lincomb
 from cuzk.circuit.ops import OP_BITS, OP_CONST, OP_INPUT, OP_LC, OP_MUL
 from cuzk.errors import CircuitError
 from cuzk.field.params import FR
@@ -143,8 +143,9 @@ class ConstraintSystem:
             if value.cs is not self:
                 raise CircuitError("combination belongs to another constraint system")
             return self._slot_of(value), value
-        if isinstance(value, int):
-            return self._const_slot(value), None
+        c = _int_or_none(value)
+        if c is not None:
+            return self._const_slot(c), None
         raise CircuitError(f"cannot allocate a variable from {type(value).__name__}; pass an input, a Value or an int")
 
     def _alloc(self, kind: int, value, name) -> Variable:
@@ -171,8 +172,11 @@ class ConstraintSystem:
         return self._alloc(_KIND_PRIVATE, value, name)
 
     def constant(self, c: int) -> LinearCombination:
-        """The constant ``c`` as a combination of the one variable."""
-        c %= _R
+        """The constant ``c`` (an int, reduced mod r) as a combination of the one variable."""
+        k = _int_or_none(c)
+        if k is None:  # a float would otherwise ride along as a coefficient until compile time
+            raise CircuitError(f"a circuit constant must be an int, got {type(c).__name__} {c!r:.40}")
+        c = k % _R
         return LinearCombination(self, {0: c} if c else {})
 
     # -- constraints -----------------------------------------------------------------------
@@ -181,7 +185,7 @@ class ConstraintSystem:
             if x.cs is not self:
                 raise CircuitError("combination belongs to another constraint system")
             return x
-        if isinstance(x, int):
+        if _int_or_none(x) is not None:
             return self.constant(x)
         if isinstance(x, Value):
             raise CircuitError("a witness Value must be allocated (cs.private / cs.public) before it is constrained")

@@ -21,6 +21,8 @@ None of these know their numeric value while ``define`` is traced, so asking for
 
 from __future__ import annotations
 
+import operator
+
 from cuzk.circuit.ops import OP_ADD, OP_INV, OP_ISZERO, OP_MUL, OP_SUB
 from cuzk.errors import CircuitError, ValueDependentTraceError
 from cuzk.field.params import FR
@@ -31,6 +33,25 @@ _R = FR.modulus
 # A combination that grows past this many terms is replaced by a fresh variable (one constraint
 # lc * 1 = v), so chains like x = x*x + 3*x + c keep O(1) nonzeros per step.
 MAX_TERMS = 8
+
+
+def _int_or_none(x):
+    """``x`` as a Python int when it is an integer (int, bool, numpy integer), else None."""
+    if isinstance(x, int):
+        return x
+    if isinstance(x, _Traced):  # its __index__ refuses with a tracing error; callers name the misuse
+        return None
+    try:
+        return operator.index(x)
+    except TypeError:
+        return None
+
+
+def _not_an_operand(x, what: str):
+    return CircuitError(
+        f"cannot use a {type(x).__name__} ({x!r:.40}) with a {what}: circuit arithmetic takes ints "
+        "(reduced mod r) and combinations of the same constraint system"
+    )
 
 
 def _refuse(self, *args):
@@ -78,9 +99,10 @@ class LinearCombination(_Traced):
             return other
         if isinstance(other, Value):
             raise CircuitError("a witness Value must be allocated (cs.private / cs.public) before use in constraints")
-        if isinstance(other, int):
-            return self.cs.constant(other)
-        return NotImplemented
+        c = _int_or_none(other)
+        if c is None:  # a float or str here is a bug in define(); say so instead of a bare TypeError
+            raise _not_an_operand(other, type(self).__name__)
+        return self.cs.constant(c)
 
     def is_constant(self) -> bool:
         """True when the combination only uses the constant one (or is empty)."""
@@ -106,22 +128,16 @@ class LinearCombination(_Traced):
     # -- operators -----------------------------------------------------------------------
     def __add__(self, other):
         other = self._coerce(other)
-        if other is NotImplemented:
-            return other
         return lincomb(((1, self), (1, other)))
 
     __radd__ = __add__
 
     def __sub__(self, other):
         other = self._coerce(other)
-        if other is NotImplemented:
-            return other
         return lincomb(((1, self), (-1, other)))
 
     def __rsub__(self, other):
         other = self._coerce(other)
-        if other is NotImplemented:
-            return other
         return lincomb(((1, other), (-1, self)))
 
     def __neg__(self):
@@ -131,8 +147,6 @@ class LinearCombination(_Traced):
         if isinstance(other, int):
             return self._scaled(other)
         other = self._coerce(other)
-        if other is NotImplemented:
-            return other
         if other.is_constant():
             return self._scaled(other.constant_value())
         if self.is_constant():
@@ -180,7 +194,9 @@ class Variable(LinearCombination):
 
 
 def lincomb(pairs, *, materialize: bool = True) -> LinearCombination:
-    """``sum c * lc`` over ``(int c, LinearCombination lc)`` pairs, merged in one pass.
+    """``sum c * lc`` over ``(int c, LinearCombination lc)`` pairs, merged in one pass; an int
+    ``lc`` is a constant term (so gadgets like ``or_(x, 1)`` work), but at least one must be a
+    combination.
 
     When the result has more than :data:`MAX_TERMS` terms and ``materialize`` is true it is
     replaced by a new variable (one constraint). Gadgets use this for wide sums (MDS layers).
@@ -190,12 +206,22 @@ def lincomb(pairs, *, materialize: bool = True) -> LinearCombination:
     >>> lincomb([(2, a), (3, b), (-2, a)]).terms == {b.index: 3}
     True
     """
-    cs, out = None, {}
+    cs, out, const = None, {}, 0
     for c, lc in pairs:
+        if not isinstance(lc, LinearCombination):  # an int constant operand (or_(x, 1), select(c, 1, x))
+            k = _int_or_none(c)
+            v = _int_or_none(lc)
+            if k is None or v is None:
+                raise _not_an_operand(lc if v is None else c, "lincomb term")
+            const += k * v
+            continue
         cs = lc.cs if cs is None else cs
         if lc.cs is not cs:
             raise CircuitError("cannot combine terms of two different constraint systems")
-        c %= _R
+        k = _int_or_none(c)
+        if k is None:
+            raise CircuitError(f"lincomb coefficients must be ints, got {type(c).__name__}")
+        c = k % _R
         if c == 0:
             continue
         for k, v in lc.terms.items():
@@ -208,7 +234,13 @@ def lincomb(pairs, *, materialize: bool = True) -> LinearCombination:
             else:  # c, v nonzero mod a prime: the product is nonzero
                 out[k] = v if c == 1 else c * v % _R
     if cs is None:
-        raise CircuitError("lincomb needs at least one term")
+        raise CircuitError("lincomb needs at least one combination (all terms were constants or none were given)")
+    if const % _R:
+        nv = (out.get(0, 0) + const) % _R
+        if nv:
+            out[0] = nv
+        else:
+            del out[0]
     res = LinearCombination(cs, out)
     if materialize and len(out) > MAX_TERMS:
         return cs.materialize(res)
@@ -235,15 +267,14 @@ class Value(_Traced):
             if other.cs is not self.cs:
                 raise CircuitError("cannot combine values of two different constraint systems")
             return other.slot
-        if isinstance(other, int):
-            return self.cs._const_slot(other)
         if isinstance(other, LinearCombination):
             raise CircuitError("mixing a witness Value with a constrained LinearCombination: allocate the value first")
-        return None
+        c = _int_or_none(other)
+        if c is None:
+            raise _not_an_operand(other, "Value")
+        return self.cs._const_slot(c)
 
     def _binop(self, op, a, b):
-        if a is None or b is None:
-            return NotImplemented
         return Value(self.cs, self.cs._emit_value(op, a, b))
 
     def __add__(self, o):
@@ -267,14 +298,10 @@ class Value(_Traced):
 
     def __truediv__(self, o):
         o = self._other(o)
-        if o is None:
-            return NotImplemented
         return self * Value(self.cs, o).inverse()
 
     def __rtruediv__(self, o):
         o = self._other(o)
-        if o is None:
-            return NotImplemented
         return Value(self.cs, o) * self.inverse()
 
     def inverse(self) -> "Value":

@@ -42,6 +42,7 @@ from cuzk.curve import G1, G2
 from cuzk.curve.encoding import encoded_size, points_from_bytes, points_to_bytes
 from cuzk.curve.validate import decode_rows, resolve_threads
 from cuzk.errors import ParamsFormatError, PointEncodingError
+from cuzk.formats.snarkjs_json import loads_bounded
 from cuzk.groth16.keys import ProvingKey, VerifyingKey
 
 __all__ = [
@@ -344,8 +345,8 @@ def vk_from_json(text: str, *, checked: bool = True) -> VerifyingKey:
     Raises:
         ParamsFormatError: not JSON, a missing or non-hex field, or a bad point.
     """
+    doc = loads_bounded(text, "verifying-key JSON", ParamsFormatError)
     try:
-        doc = json.loads(text)
         if not isinstance(doc.get("ic"), list):
             raise TypeError("ic must be a list of hex strings")
         parts = [bytes.fromhex(doc[name]) for name, _ in VK_FIXED]

@@ -265,12 +265,14 @@ def read_zkey(path, *, r1cs=None, checked: bool = True, threads=None) -> Snarkjs
         delta_g1=pt(h["delta_g1"], 1, "delta_1"), delta_g2=pt(h["delta_g2"], 2, "delta_2"),
         ic=_points(sec[3], n_in, 1, "IC section (3)", where, checked, threads),
     )
-    mat_a, mat_b, n_c = _coefficients(sec[4], h, where)
     a = _points(sec[5], n_vars, 1, "A section (5)", where, checked, threads)
     b1 = _points(sec[6], n_vars, 1, "B1 section (6)", where, checked, threads)
     b2 = _points(sec[7], n_vars, 2, "B2 section (7)", where, checked, threads)
     l = _points(sec[8], n_vars - n_in, 1, "C section (8)", where, checked, threads)
     hq = _points(sec[9], m, 1, "H section (9)", where, checked, threads)
+    # only now is the header's domain size backed by m points of bytes: the CSR row arrays are
+    # sized by it, so a corrupt header read first would allocate up to 16 GiB
+    mat_a, mat_b, n_c = _coefficients(sec[4], h, where)
     nz_a = a.reshape(n_vars, -1).any(axis=1)
     nz_b = b1.reshape(n_vars, -1).any(axis=1) | b2.reshape(n_vars, -1).any(axis=1)
     dens = Density(a_aux=nz_a[n_in:], b_input=nz_b[:n_in], b_aux=nz_b[n_in:])
@@ -320,6 +322,8 @@ def read_wtns(path) -> np.ndarray:
     check_prime(cur.uint(n8), "r", where)
     n = cur.u32()
     cur.done()
+    if n8 != _N8R:  # the prime can be padded to any width; the values must be 32-byte Fr elements
+        raise SnarkjsFormatError(f"{where}: field elements of {n8} bytes, expected {_N8R}")
     if len(sec[2]) != n * n8:
         raise SnarkjsFormatError(f"{where}: header announces {n} values = {n * n8} bytes, the values section holds {len(sec[2])}")
     limbs = np.frombuffer(sec[2], dtype="<u8").astype(np.uint64).reshape(n, 4)

@@ -26,9 +26,14 @@ from cuzk.groth16.proof import Proof
 __all__ = [
     "proof_to_json", "proof_from_json", "public_to_json", "public_from_json", "vk_to_json", "vk_from_json",
     "read_proof_json", "write_proof_json", "read_public_json", "write_public_json", "read_vk_json", "write_vk_json",
+    "loads_bounded",
 ]
 
 _CURVE = "bls12381"
+# snarkjs JSON nests at most 4 deep (vk_alphabeta_12). json's C parser recurses per level and,
+# once a library has raised the recursion limit (py_ecc sets 100000 at import), a few 10^4
+# nested brackets overflow the C stack: a segfault, not a RecursionError.
+MAX_JSON_DEPTH = 64
 
 
 def _num(v, field: str, modulus: int) -> int:
@@ -167,13 +172,30 @@ def vk_from_json(obj, what: str = "verification key") -> VerifyingKey:
     )
 
 
+def loads_bounded(data, where: str, error: type[Exception] = SnarkjsFormatError):
+    """``json.loads`` that refuses nesting deeper than :data:`MAX_JSON_DEPTH` (counted over
+    brackets, strings included: an overestimate only for absurd files) and reports every
+    decoding problem as ``error``.
+
+    >>> loads_bounded('{"a": [1]}', "x")
+    {'a': [1]}
+    """
+    if not isinstance(data, (str, bytes, bytearray, memoryview)):
+        raise error(f"{where}: expected JSON text, got {type(data).__name__}")
+    raw = np.frombuffer(data.encode() if isinstance(data, str) else bytes(data), dtype=np.uint8)
+    step = np.isin(raw, (ord("["), ord("{"))).astype(np.int32) - np.isin(raw, (ord("]"), ord("}")))
+    if raw.size and int(np.cumsum(step).max()) > MAX_JSON_DEPTH:
+        raise error(f"{where}: not valid JSON (nested deeper than {MAX_JSON_DEPTH} levels)")
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as e:  # bad JSON, bad UTF-8 (both ValueError), deep nesting
+        raise error(f"{where}: not valid JSON ({type(e).__name__}: {str(e)[:200]})") from None
+
+
 def _load(path):
     where = os.fspath(path)
-    try:
-        with open(path) as f:
-            return json.load(f), where
-    except json.JSONDecodeError as e:
-        raise SnarkjsFormatError(f"{where}: not valid JSON ({e})") from None
+    with open(path, "rb") as f:  # bytes: json detects UTF-8/16/32 itself, whatever the locale
+        return loads_bounded(f.read(), where), where
 
 
 def _dump(path, obj) -> None:

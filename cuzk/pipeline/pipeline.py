@@ -126,6 +126,8 @@ class Pipeline:
             raise InputError(f"synthesizer {synthesizer!r} has no synthesize(**inputs) method")
         if not callable(getattr(prover, "prove", None)):
             raise InputError(f"prover {prover!r} has no prove(synthesized) method")
+        if timeline is not None and not isinstance(timeline, Timeline):  # every job failed with AttributeError
+            raise InputError(f"timeline must be a cuzk.Timeline or None, got {type(timeline).__name__}")
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         self.auto = concurrency == "auto"
         if self.auto:
@@ -192,13 +194,24 @@ class Pipeline:
             cuzk.errors.PipelineClosedError, cuzk.errors.InputError: as :meth:`submit`; also an
                 empty partition list.
         """
-        parts = list(partitions) if not isinstance(partitions, Mapping) else None
+        try:
+            parts = list(partitions) if not isinstance(partitions, Mapping) else None
+        except TypeError:  # not iterable
+            parts = None
         if not parts or not all(isinstance(p, Mapping) for p in parts):
             raise InputError("submit_partitioned needs a non-empty sequence of input mappings")
         return self._submit([dict(p) for p in parts], priority, job_id, partitioned=True)
 
     def _submit(self, inputs_list, priority, job_id, partitioned) -> ProofFuture:
         priority = Priority.coerce(priority)
+        for inputs in inputs_list:  # **inputs with a non-str key failed the job with a TypeError
+            bad = [k for k in inputs if not isinstance(k, str)]
+            if bad:
+                raise InputError(f"input names must be strings, got {bad!r:.80}")
+        try:
+            hash(job_id)
+        except TypeError:
+            raise InputError(f"job_id must be hashable, got {type(job_id).__name__}") from None
         with self._lock:
             if self._closed:
                 raise PipelineClosedError("submit() on a closed pipeline")

@@ -34,6 +34,8 @@ import struct
 import numpy as np
 
 from cuzk.errors import PceFormatError, R1csFormatError
+from cuzk.field import FR
+from cuzk.field.conversions import is_canonical
 from cuzk.synth import kernels as K
 from cuzk.synth.program import WitnessProgram
 from cuzk.synth.r1cs import R1CS, CsrMatrix
@@ -134,6 +136,14 @@ def load_pce(path) -> tuple[R1CS, WitnessProgram]:
     if (prog.code.ndim != 1 or prog.consts.ndim != 2 or prog.consts.shape[1] != 4 or prog.consts.shape[0] < 1
             or vs.shape != (r1cs.n_vars,) or prog.n_slots < 1 or (vs.size and (vs.min() < 0 or vs.max() >= prog.n_slots))):
         raise PceFormatError(f"{path}: witness program arrays have inconsistent shapes")
+    # Every register but 0 is written by an op, at most 256 (BITS, 4 words) per op: a larger
+    # n_slots is corrupt and would only surface as a huge allocation in every synthesis.
+    if prog.n_slots > 1 + 64 * prog.code.shape[0]:
+        raise PceFormatError(f"{path}: {prog.n_slots} registers for a {prog.code.shape[0]}-word witness program")
+    # Montgomery limbs >= r would be computed with silently (wrong witnesses, not an error)
+    for label, arr in (("consts", prog.consts), *((f"{m} coefficients", getattr(r1cs, m).coeff_table) for m in "abc")):
+        if not is_canonical(arr, FR).all():
+            raise PceFormatError(f"{path}: {label} hold a value >= r (not a canonical Fr element)")
     bad = K.validate_program(prog.code, prog.consts.shape[0], prog.n_inputs, prog.n_slots)
     if bad >= 0:
         raise PceFormatError(f"{path}: witness program op at word {bad} is malformed")

@@ -11,7 +11,9 @@
 
 from __future__ import annotations
 
+import inspect
 import operator
+from collections.abc import Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -49,13 +51,27 @@ def _placeholders(cs, label, shape):
     return [_placeholders(cs, f"{label}[{i}]", shape[1:]) for i in range(shape[0])]
 
 
+def _dims(shape):
+    """A shape (an int or a sequence of ints, numpy ones included) as a tuple, or None if malformed."""
+    items = shape if isinstance(shape, (tuple, list)) else (shape,)
+    if any(isinstance(d, bool) for d in items):
+        return None
+    try:
+        dims = tuple(operator.index(d) for d in items)
+    except TypeError:
+        return None
+    return dims if all(d >= 1 for d in dims) else None
+
+
 def _check_shapes(shapes) -> tuple:
+    if not isinstance(shapes, Mapping):
+        raise CircuitError(f"input_shapes() must return a dict of name -> shape, got {type(shapes).__name__}")
     out = []
     for name, shape in shapes.items():
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        if not all(isinstance(d, int) and d >= 1 for d in shape):
+        dims = _dims(shape)
+        if dims is None:
             raise CircuitError(f"input {name!r}: shape must be a tuple of positive ints, got {shape!r}")
-        out.append((str(name), shape))
+        out.append((str(name), dims))
     return tuple(out)
 
 
@@ -67,6 +83,12 @@ def trace(circuit) -> tuple[ConstraintSystem, tuple]:
     spec = _check_shapes(shapes)
     cs = ConstraintSystem()
     args = {name: _placeholders(cs, name, shape) for name, shape in spec}
+    try:
+        inspect.signature(circuit.define).bind(cs, **args)
+    except TypeError as e:  # input_shapes() and define() disagree on the input names
+        raise CircuitError(f"define() does not take the inputs {list(args)} that input_shapes() names: {e}") from None
+    except ValueError:  # no introspectable signature: let the call itself decide
+        pass
     circuit.define(cs, **args)
     return cs, spec
 
@@ -108,8 +130,10 @@ def _flatten(name, value, shape, out):
         return
     if isinstance(value, np.ndarray):
         value = value.tolist()
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
-        raise InputError(f"input {name}: expected a sequence of shape {shape}, got {type(value).__name__}")
+    # only ordered sequences: a set or dict has a length and iterates, but in an order the caller
+    # did not choose, which would silently prove a permuted statement
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise InputError(f"input {name}: expected a sequence (list, tuple, array) of shape {shape}, got {type(value).__name__}")
     if len(value) != shape[0]:
         raise InputError(f"input {name}: expected length {shape[0]} (shape {shape}), got {len(value)}")
     for i, v in enumerate(value):
@@ -122,9 +146,11 @@ def flatten_inputs(spec, inputs: dict) -> list[int]:
     Raises:
         InputError: a missing, extra, wrongly shaped, non-integer or out-of-range input.
     """
+    if not isinstance(inputs, Mapping):
+        raise InputError(f"inputs must be a mapping of input name -> value, got {type(inputs).__name__}")
     names = [n for n, _ in spec]
     missing = [n for n in names if n not in inputs]
-    extra = sorted(set(inputs) - set(names))
+    extra = sorted(set(inputs) - set(names), key=repr)  # keys may be of mixed, unorderable types
     if missing or extra:
         raise InputError(
             "inputs do not match the circuit: "

@@ -68,14 +68,17 @@ class CsrMatrix:
         return [dict(zip(cols[ptr[r]:ptr[r + 1]], coeffs[ptr[r]:ptr[r + 1]])) for r in range(self.n_rows)]
 
 
-def csr_from_rows(rows, perm: np.ndarray) -> CsrMatrix:
-    """CSR from per-row dicts ``{internal var: coefficient}``, columns renumbered by ``perm``."""
+def csr_from_rows(rows, perm: np.ndarray | None) -> CsrMatrix:
+    """CSR from per-row dicts ``{internal var: coefficient}``, columns renumbered by ``perm``
+    (``None``: keep them; a ``.r1cs`` header's nVars must not size an allocation)."""
     n = len(rows)
     lens = np.fromiter((len(r) for r in rows), dtype=np.int64, count=n)
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lens, out=indptr[1:])
     nnz = int(indptr[-1])
-    cols = perm[np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=nnz)]
+    cols = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=nnz)
+    if perm is not None:
+        cols = perm[cols]
     uniq: dict[int, int] = {}
     cidx = np.fromiter(
         (uniq.setdefault(v, len(uniq)) for v in itertools.chain.from_iterable(r.values() for r in rows)),
@@ -210,8 +213,9 @@ def read_r1cs(path) -> R1CS:
     if n_vars < 1 + n_public:
         raise R1csFormatError(f"{where}: {n_public} public wires (outputs + public inputs) but only {n_vars} wires")
     rows = _read_constraints(sec[2], n_cons, n_vars, where)
-    perm = np.arange(n_vars, dtype=np.int64)
-    return R1CS.build(n_public, n_vars - 1 - n_public, *(csr_from_rows(r, perm) for r in rows))
+    # circom's wire order already is cuzk's: no renumbering (an identity permutation sized by the
+    # header's nVars would let a corrupt count allocate gigabytes)
+    return R1CS.build(n_public, n_vars - 1 - n_public, *(csr_from_rows(r, None) for r in rows))
 
 
 def _read_constraints(body: memoryview, n_cons: int, n_vars: int, where: str) -> tuple[list, list, list]:

@@ -19,7 +19,7 @@ import numba
 import numpy as np
 from numba import njit
 
-from cuzk.errors import UnsatisfiedConstraint
+from cuzk.errors import InputError, UnsatisfiedConstraint
 from cuzk.field import Fr, fr
 from cuzk.synth import kernels as K
 from cuzk.synth.pce import load_pce, save_pce
@@ -57,6 +57,12 @@ def _synthesize_serial(code, consts, inputs, n_slots, var_slot, ap, ai, ad, bp, 
     return z, K.csr_matvec(ap, ai, ad, z), K.csr_matvec(bp, bi, bd, z), K.csr_matvec(cp, ci, cd, z)
 
 
+def _check_threads(threads) -> int:
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise InputError(f"threads must be a positive int, got {threads!r}")
+    return threads
+
+
 class Synthesizer:
     """Pre-compiled constraint evaluator of one circuit.
 
@@ -78,8 +84,7 @@ class Synthesizer:
         self.circuit = circuit
 
     def _init(self, r1cs: R1CS, program: WitnessProgram, check: bool, threads: int):
-        if not isinstance(threads, int) or threads < 1:
-            raise ValueError(f"threads must be a positive int, got {threads!r}")
+        _check_threads(threads)
         self.r1cs = r1cs
         self.program = program
         self.check = bool(check)
@@ -125,7 +130,7 @@ class Synthesizer:
         p, r = self.program, self.r1cs
         flat = flatten_inputs(p.inputs, inputs)
         inp = Fr.from_ints(flat) if flat else np.zeros((0, 4), np.uint64)
-        threads = self.threads if threads is None else threads
+        threads = self.threads if threads is None else _check_threads(threads)
         if threads == 1:
             z, a, b, c = _synthesize_serial(
                 p.code, p.consts, inp, p.n_slots, p.var_slot,

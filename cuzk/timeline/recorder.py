@@ -61,6 +61,8 @@ class Timeline:
     def __init__(self, capacity: int = DEFAULT_CAPACITY, clock: Callable[[], int] | None = None):
         if not isinstance(capacity, int) or isinstance(capacity, bool) or capacity < 1:
             raise InputError(f"Timeline capacity must be a positive int, got {capacity!r}")
+        if clock is not None and not callable(clock):
+            raise InputError(f"Timeline clock must be a callable returning nanoseconds, got {clock!r}")
         self._clock = clock if clock is not None else time.perf_counter_ns
         self.epoch_ns: int = self._clock()
         self.capacity = capacity
@@ -107,7 +109,11 @@ class Timeline:
     def _append(self, kind, job_id, partition, worker, detail, thread_cpu_ns, process_cpu_ns) -> None:
         # kind is stored as its plain str value: a tuple of plain scalars is untracked by the
         # garbage collector after its first pass, an enum member would keep it tracked.
-        entry = (self._clock() - self.epoch_ns, kind._value_, job_id, partition, worker, detail,
+        try:
+            value = kind._value_
+        except AttributeError:  # a str or None here would fail deep in analysis, or here as AttributeError
+            raise InputError(f"event kind must be a cuzk.timeline.EventKind, got {kind!r}") from None
+        entry = (self._clock() - self.epoch_ns, value, job_id, partition, worker, detail,
                  thread_cpu_ns, process_cpu_ns, next(self._seq))
         self._buf.append(entry)
         if self._listeners:
@@ -132,6 +138,8 @@ class Timeline:
         >>> [e.job_id for e in seen]
         [1]
         """
+        if not callable(fn):  # it would only fail (and be logged) at every later event
+            raise InputError(f"a timeline listener must be callable, got {fn!r}")
         with self._lock:
             self._listeners = self._listeners + (fn,)
 
@@ -198,6 +206,9 @@ class Timeline:
         1
         """
         events = list(events)
+        for e in events:
+            if not isinstance(e, Event):
+                raise InputError(f"from_events takes cuzk.timeline Event objects, got {type(e).__name__}")
         tl = cls(capacity=capacity or max(DEFAULT_CAPACITY, len(events)))
         last = max((e.t_ns for e in events), default=0)
         tl.epoch_ns -= last  # later records land after the loaded ones

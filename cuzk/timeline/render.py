@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 from typing import Any, Hashable, Iterable
 
-from cuzk.errors import BackendUnavailableError
+from cuzk.errors import BackendUnavailableError, InputError
 from cuzk.timeline.analysis import spans
 from cuzk.timeline.events import TERMINAL_KINDS, Event, EventKind
 
@@ -57,11 +57,14 @@ def waterfall(events: Iterable[Event], width: int = 72, max_rows: int = 40) -> s
     >>> waterfall([])
     '(no jobs on the timeline)'
     """
+    for name, v in (("width", width), ("max_rows", max_rows)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:  # max_rows <= 0 hit max() of nothing
+            raise InputError(f"waterfall {name} must be a positive int, got {v!r}")
     events = sorted(events, key=lambda e: e.t_ns)
     units = _units(events)
     if not units:
         return "(no jobs on the timeline)"
-    width = max(8, int(width))
+    width = max(8, width)
     t0 = min(u["first"] for u in units.values())
     t1 = max(u["last"] for u in units.values())
     scale = width / max(1, t1 - t0)

@@ -59,7 +59,7 @@ def load(path) -> list[Event]:
         raise TimelineFormatError(f"{path!r} is empty, not a cuzk timeline")
     try:
         header = json.loads(lines[0])
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # RecursionError: absurdly nested brackets
         header = None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise TimelineFormatError(f"{path!r} line 1: not a cuzk timeline header")
@@ -82,6 +82,6 @@ def load(path) -> list[Event]:
             if not isinstance(detail, dict):
                 raise TypeError("detail must be an object")
             out.append(Event(t_ns, kind, d.get("job"), part, worker, detail))
-        except (json.JSONDecodeError, KeyError, ValueError, TypeError, AttributeError) as e:
+        except (json.JSONDecodeError, KeyError, ValueError, TypeError, AttributeError, RecursionError) as e:
             raise TimelineFormatError(f"{path!r} line {n}: bad event ({e})") from e
     return out

@@ -23,6 +23,7 @@ Hashing convention (circomlib's): the state is ``[0, m_1, ..., m_{t-1}]`` (capac
 from __future__ import annotations
 
 import functools
+import operator
 
 import attrs
 
@@ -112,6 +113,14 @@ def poseidon_params(t: int) -> PoseidonParams:
         return PoseidonParams(t=t, r_f=r_f, r_p=r_p, round_constants=tuple(rc), mds=mds)
 
 
+def _index(x):
+    """An integer (numpy ones too) as an int; anything else is left for check_canonical to reject."""
+    try:
+        return operator.index(x)
+    except TypeError:
+        return x
+
+
 def poseidon_permutation(state) -> list[int]:
     """The Poseidon permutation on a list of ``t`` canonical Fr ints (t = 3 or 9).
 
@@ -120,7 +129,8 @@ def poseidon_permutation(state) -> list[int]:
     """
     t = len(state)
     p = poseidon_params(t)
-    s = [FR.check_canonical(int(x)) for x in state]
+    # no int(): it would truncate 1.5 and parse '1', hashing a value the caller never had
+    s = [FR.check_canonical(_index(x)) for x in state]
     k = 0
     half = p.r_f // 2
     for rnd in range(p.r_f + p.r_p):

@@ -9,6 +9,7 @@ CUDA) across proofs, and verifies each proof before returning it.
 
 from __future__ import annotations
 
+from cuzk.kernels.cpu_threads import resolve_threads
 from cuzk.errors import BackendUnavailableError, InputError
 from cuzk.groth16.keys import ProvingKey
 from cuzk.groth16.prove import Bases, check_compatible, load_backend, prove
@@ -55,6 +56,10 @@ class GpuProver:
             raise InputError(f"GpuProver needs a cuzk.groth16.ProvingKey, got {type(pk).__name__}")
         if device not in _DEVICES:
             raise InputError(f"device must be one of {_DEVICES}, got {device!r}")
+        if threads is not None:
+            resolve_threads(threads)  # InputError now, not at the first proof
+        if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id < 0:
+            raise InputError(f"device_id must be an int >= 0, got {device_id!r}")
         if g2_msm not in _G2_PLACES:
             raise InputError(f"g2_msm must be one of {_G2_PLACES}, got {g2_msm!r}")
         if device == "auto":

@@ -148,3 +148,24 @@ def test_porep_like_sample_inputs_are_valid_and_distinct(arity, leaves):
         assert w.public_inputs == [inp["root"], inp["comm"], *inp["challenges"]]
         seen.add(inp["root"])
     assert len(seen) == 3
+
+
+def test_gadget_misuse_is_a_circuit_error_naming_the_argument():
+    from cuzk.circuit import ConstraintSystem
+    from cuzk.circuit.gadgets import poseidon
+
+    cs = ConstraintSystem()
+    x = cs.private(3)
+    for call, what in ((lambda: from_bits(cs, 5), "from_bits"), (lambda: poseidon(cs, 5), "poseidon inputs"),
+                       (lambda: merkle_root(cs, x, 5, []), "merkle path"),
+                       (lambda: merkle_root(cs, x, [5], [x]), "merkle path level 0"),
+                       (lambda: merkle_root(cs, x, [[x]], 7), "index bits")):
+        with pytest.raises(CircuitError, match=what):
+            call()
+    path = [[11], [12]]  # depth 2, arity 2: indices 0..3
+    assert merkle_root_native(5, 3, path) != merkle_root_native(5, 2, path)
+    for bad in (-1, 4, 1.0, True, "1"):  # another index would silently give another root
+        with pytest.raises(CircuitError, match=r"leaf index must be an int in \[0, 4\)"):
+            merkle_root_native(5, bad, path)
+    with pytest.raises(CircuitError, match="merkle path"):
+        merkle_root_native(5, 0, 11)

@@ -307,6 +307,28 @@ def test_gpu_prover_rejects_bad_arguments(cube):
         GpuProver(pk, device="tpu")
     with pytest.raises(InputError):
         GpuProver(pk.vk)
+    for bad in (0, -2, "2", 1.5):  # refused at construction, not at the first proof
+        with pytest.raises(InputError, match="threads"):
+            GpuProver(pk, device="cpu", threads=bad)
+    for bad in (-1, "0", True):
+        with pytest.raises(InputError, match="device_id"):
+            GpuProver(pk, device="cpu", device_id=bad)
+
+
+def test_batch_verify_setup_and_proof_bytes_refuse_malformed_arguments(cube):
+    _, pk, _, w, proof = cube
+    vk = pk.vk
+    for items, what in (([5], "item 0"), ([([35],)], "item 0"), (None, "iterable"), ("ab", "iterable")):
+        with pytest.raises(InputError, match=what):
+            verify_batch(vk, items)
+    with pytest.raises(InputError, match="rng"):
+        verify_batch(vk, [(w.public_inputs, proof)], rng=5)
+    with pytest.raises(InputError, match="rng"):
+        setup(Synthesizer(CubeTag()).r1cs, rng="seed")
+    for data in ("ab" * 96, None, 192):  # bytes(192) would be 192 zero bytes: a type error, not a length one
+        with pytest.raises(InputError, match="takes bytes"):
+            Proof.from_bytes(data)
+    assert Proof.from_bytes(memoryview(proof.to_bytes())) == proof
 
 
 @pytest.mark.parametrize("bad", [0, R, -1, 1.5, True])

@@ -15,7 +15,7 @@ import numpy as np
 
 from cuzk.curve import G1, G2
 from cuzk.curve.encoding import encoded_size, point_from_bytes, point_to_bytes
-from cuzk.errors import ParamsFormatError, PointEncodingError
+from cuzk.errors import InputError, ParamsFormatError, PointEncodingError
 
 __all__ = ["Proof", "PROOF_BYTES"]
 
@@ -58,6 +58,8 @@ class Proof:
             ParamsFormatError: wrong length, or a point that does not decode (the message names
                 the element and its offset).
         """
+        if not isinstance(data, (bytes, bytearray, memoryview)):  # bytes(5) would be five zeros
+            raise InputError(f"Proof.from_bytes takes bytes, got {type(data).__name__}")
         data = bytes(data)
         if len(data) != PROOF_BYTES:
             raise ParamsFormatError(f"a Groth16 proof is {PROOF_BYTES} bytes, got {len(data)}")

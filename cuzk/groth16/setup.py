@@ -48,6 +48,8 @@ class ToxicWaste:
     @classmethod
     def draw(cls, rng=None) -> "ToxicWaste":
         """Five uniform non-zero scalars from ``secrets`` (or a seeded ``numpy`` Generator)."""
+        if rng is not None and not callable(getattr(rng, "bytes", None)):
+            raise InputError(f"rng must be a numpy.random.Generator or None, got {type(rng).__name__}")
 
         def one() -> int:
             if rng is None:

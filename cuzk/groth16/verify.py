@@ -107,7 +107,14 @@ def verify_batch(vk, items, rng=None) -> bool:
     one Miller loop per proof plus three, one final exponentiation.
     """
     pvk = prepare_verifying_key(vk)
+    if isinstance(items, (str, bytes)) or not hasattr(items, "__iter__"):
+        raise InputError(f"verify_batch takes an iterable of (public_inputs, proof) pairs, got {type(items).__name__}")
     items = list(items)
+    for i, item in enumerate(items):
+        if not (isinstance(item, (tuple, list)) and len(item) == 2):
+            raise InputError(f"verify_batch item {i} must be a (public_inputs, proof) pair, got {item!r:.60}")
+    if rng is not None and not callable(getattr(rng, "bytes", None)):
+        raise InputError(f"rng must be a numpy.random.Generator or None, got {type(rng).__name__}")
     if not items:
         return True
     pairs = []

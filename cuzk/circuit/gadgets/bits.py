@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from cuzk.circuit.gadgets.operands import sequence
 from cuzk.circuit.lc import MAX_TERMS, LinearCombination, lincomb
 from cuzk.errors import CircuitError
 from cuzk.field.params import FR
@@ -50,6 +51,7 @@ def _weighted(cs, bits) -> LinearCombination:
 
 def from_bits(cs, bits) -> LinearCombination:
     """``sum 2^i * bits[i]`` (bits assumed boolean); a variable when wider than MAX_TERMS."""
+    bits = sequence(bits, "from_bits' bits")
     if not bits:
         raise CircuitError("from_bits needs at least one bit")
     lc = _weighted(cs, bits)

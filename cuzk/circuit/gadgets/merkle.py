@@ -13,6 +13,8 @@ is the next ``log2(arity)`` bits of the leaf index (least significant first).
 from __future__ import annotations
 
 from cuzk.circuit.gadgets.boolean import and_, not_
+from cuzk.circuit.gadgets.operands import index as _index
+from cuzk.circuit.gadgets.operands import sequence
 from cuzk.circuit.gadgets.poseidon import poseidon
 from cuzk.circuit.gadgets.poseidon_params import poseidon_hash
 from cuzk.circuit.lc import lincomb
@@ -32,6 +34,8 @@ def _arity_bits(arity: int) -> int:
 def merkle_root_native(leaf: int, index: int, path, arity: int = 2) -> int:
     """Root reached from ``leaf`` at position ``index`` through ``path`` (Python ints)."""
     w = _arity_bits(arity)
+    path = [sequence(s, f"merkle path level {i}") for i, s in enumerate(sequence(path, "merkle path"))]
+    index = _index(index, "leaf index", arity ** len(path))  # a wrong index would give another root
     node = leaf
     for level, siblings in enumerate(path):
         if len(siblings) != arity - 1:
@@ -60,6 +64,8 @@ def merkle_root(cs, leaf, path, index_bits, arity: int = 2):
     node with 2 products per child.
     """
     w = _arity_bits(arity)
+    path = [sequence(s, f"merkle path level {i}") for i, s in enumerate(sequence(path, "merkle path"))]
+    index_bits = sequence(index_bits, "merkle index bits")
     if len(index_bits) != w * len(path):
         raise CircuitError(f"need {w * len(path)} index bits for {len(path)} levels, got {len(index_bits)}")
     node = cs._lc(leaf)

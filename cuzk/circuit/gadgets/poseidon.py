@@ -15,6 +15,7 @@ lanes that skip the S-box in partial rounds become variables only when they grow
 
 from __future__ import annotations
 
+from cuzk.circuit.gadgets.operands import sequence
 from cuzk.circuit.gadgets.poseidon_params import poseidon_params
 from cuzk.circuit.lc import lincomb
 from cuzk.errors import CircuitError
@@ -50,7 +51,7 @@ def poseidon(cs, inputs, name: str | None = None):
     """Hash 2 or 8 inputs (lane 0 of the permutation of ``[0, *inputs]``), as the native
     :func:`~cuzk.circuit.gadgets.poseidon_params.poseidon_hash`.
     """
-    inputs = list(inputs)
+    inputs = sequence(inputs, "poseidon inputs")
     if len(inputs) not in (2, 8):
         raise CircuitError(f"poseidon takes 2 or 8 inputs, got {len(inputs)}")
     with cs.namespace(name or "poseidon"):

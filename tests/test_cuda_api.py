@@ -25,7 +25,7 @@ def test_import_cuzk_does_not_import_cupy():
     assert out.strip() == "False"
 
 
-@pytest.mark.parametrize("name", ["ntt", "h_pointwise", "msm_g1", "msm_g2"])
+@pytest.mark.parametrize("name", ["ntt", "h_pointwise", "msm_g1", "msm_g2", "stage", "to_canonical", "device_timer"])
 def test_contract_signatures_match_the_cpu_backend(name):
     cpu = pytest.importorskip("cuzk.kernels.cpu")
     def params(f):
@@ -197,7 +197,7 @@ def test_gpu_check_script_runs_whole_on_the_host_build(capsys):
     out = capsys.readouterr().out
     assert "all OK" in out and out.count(": OK (") == 3 and "FAILED" not in out
     for label in ("Fr NTT 2^10", "G1 MSM 2^8", "G2 MSM 2^6", "best of the sweep", "CPU backend", "MSM_H",
-                  "2 threads", "MSM_B2 on the CPU beside the GPU"):
+                  "2 threads", "MSM_B2 on the CPU beside the GPU", "(CUDA events on a GPU)"):
         assert label in out
 
 

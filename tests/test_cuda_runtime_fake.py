@@ -76,6 +76,10 @@ def test_g2_msm_on_the_cpu_runs_beside_the_gpu_and_gives_the_same_proof(fake_gpu
     assert proof == create_proof(pk, w, 5, 6, backend="cpu")
     spans = {sp.stage: sp for sp in tl.spans()}
     assert set(spans) >= {"H", "MSM_A", "MSM_B1", "MSM_B2", "MSM_L", "MSM_H"}
+    # GPU sub-spans carry their CUDA-event time; MSM_B2 ran on the CPU and has none
+    assert all(spans[k].device_s is not None and spans[k].device_s >= 0 for k in ("H", "MSM_A", "MSM_L", "MSM_H"))
+    assert spans["MSM_B2"].device_s is None
+    assert set(tl.summary().device_seconds) == {"H", "MSM_A", "MSM_B1", "MSM_L", "MSM_H"}
 
 
 def test_gpu_check_device_path_runs_on_the_fake(fake_gpu, capsys):

@@ -270,3 +270,25 @@ def test_concurrent_recording_loses_nothing_and_snapshots_in_time_order():
     for name in "ab":  # each writer's surviving events keep their own order
         mine = [e.job_id[1] for e in events if e.job_id[0] == name]
         assert mine == sorted(mine)
+
+
+def test_span_notes_reach_the_end_event_and_device_time_is_summarised():
+    t = [0]
+    tl = Timeline(clock=lambda: t[0])
+    for job, device_ms in ((1, 4.0), (2, 6.0)):
+        tl.record(K.GPU_START, job_id=job)
+        with stage_context(tl, job_id=job):
+            with span("MSM_A") as sp:
+                assert sp.active
+                t[0] += 10_000_000
+                sp.note(device_ms=device_ms)
+            with span("H"):  # no note: no device time
+                t[0] += 1_000_000
+        tl.record(K.GPU_END, job_id=job)
+    got = {(s.job_id, s.stage): s.device_s for s in tl.spans() if s.is_sub_span}
+    assert got == {(1, "MSM_A"): 0.004, (1, "H"): None, (2, "MSM_A"): 0.006, (2, "H"): None}
+    summ = tl.summary()
+    assert list(summ.device_seconds) == ["MSM_A"] and summ.device_seconds["MSM_A"].mean == pytest.approx(0.005)
+    assert "MSM_A GPU time mean / p50 / p95" in str(summ)
+    with span("MSM_A") as outside:  # no pipeline: nothing records, so nothing is worth measuring
+        assert not outside.active

@@ -15,6 +15,7 @@ and each is reported as a timeline sub-span (``H``, ``MSM_A``, ``MSM_B1``, ``MSM
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import contextvars
 import importlib
 import secrets
@@ -128,8 +129,23 @@ def _aside(fn, *args) -> concurrent.futures.Future:
     return fut
 
 
-def _msm_b2(kern, points, scalars, threads):
-    with span("MSM_B2"):
+@contextlib.contextmanager
+def _sub_span(name: str, kern, device_id=None):
+    """``span(name)``; inside a pipeline it also carries ``device_ms``, the GPU time of the
+    kernels launched in it (the backend's ``device_timer``: CUDA events; nothing on the CPU)."""
+    with span(name) as sp:
+        timer = getattr(kern, "device_timer", None) if sp.active else None
+        if timer is None:
+            yield
+            return
+        with timer(device_id) as t:
+            yield
+        if t.ms is not None:
+            sp.note(device_ms=t.ms)
+
+
+def _msm_b2(kern, points, scalars, threads, device_id=None):
+    with _sub_span("MSM_B2", kern, device_id):
         return kern.msm_g2(points, scalars, threads=threads)
 
 
@@ -166,9 +182,9 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
     # host work between here and the first kernel that reads an array overlaps its copy.
     b2 = None
     try:
-        with span("H"):
+        dev = getattr(bases.a, "device_id", None)  # resident bases pin the GPU (CUDA backend)
+        with _sub_span("H", kern, dev):
             a, b, c = witness_evaluations(synthesized, pk.n_inputs, pk.domain_size)
-            dev = getattr(bases.a, "device_id", None)  # resident bases pin the GPU (CUDA backend)
             a, b, c = kern.stage(a, b, c, device_id=dev)
             scalars = query_scalars(pk, Fr.from_mont(synthesized.z))  # MSM scalars are canonical
             if g2_kern is not kern:
@@ -177,15 +193,15 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
             a_sc, b_sc, l_sc = kern.stage(*scalars, device_id=dev)
             h = compute_h(a, b, c, kern, threads=threads, convention=pk.convention)
             h = kern.to_canonical(h)
-        with span("MSM_A"):
+        with _sub_span("MSM_A", kern, dev):
             a_sum = kern.msm_g1(bases.a, a_sc, threads=threads)
-        with span("MSM_B1"):
+        with _sub_span("MSM_B1", kern, dev):
             b1_sum = kern.msm_g1(bases.b_g1, b_sc, threads=threads)
         if b2 is None:
-            b2_sum = _msm_b2(kern, bases.b_g2, b_sc, threads)
-        with span("MSM_L"):
+            b2_sum = _msm_b2(kern, bases.b_g2, b_sc, threads, dev)
+        with _sub_span("MSM_L", kern, dev):
             l_sum = kern.msm_g1(bases.l, l_sc, threads=threads)
-        with span("MSM_H"):
+        with _sub_span("MSM_H", kern, dev):
             h_sum = kern.msm_g1(bases.h, h, threads=threads)
     finally:
         if b2 is not None:  # never leave the thread running past the call, even on an error

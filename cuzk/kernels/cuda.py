@@ -46,6 +46,7 @@ __all__ = [
     "DeviceArray",
     "stage",
     "to_canonical",
+    "device_timer",
     "ArithOp",
     "EcOp",
     "CupyRuntime",
@@ -391,6 +392,16 @@ def stage(*arrays, device_id: int | None = None) -> list:
     rt = get_runtime(device_id)
     rows = [check_field_rows(a, f"arrays[{i}]", (4,), FR.modulus) for i, a in enumerate(arrays)]
     return [rt.stage(np.ascontiguousarray(v).view(np.uint32)) for v in rows]
+
+
+def device_timer(device_id: int | None = None):
+    """GPU time of the kernels the calling thread launches inside the block: CUDA events on its
+    compute stream; ``.ms`` after the block (the prover's sub-spans carry it as ``device_ms``).
+
+    >>> with device_timer() as t: h = ntt(x)  # doctest: +SKIP
+    >>> t.ms  # doctest: +SKIP
+    """
+    return get_runtime(device_id).timer()
 
 
 @_oom_guard

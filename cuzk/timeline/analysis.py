@@ -50,6 +50,7 @@ class Span:
     thread_cpu_s: float | None = None  #: CPU seconds of the recording thread during the span
     process_cpu_s: float | None = None  #: CPU seconds of the whole process during the span
     error: str | None = None  #: exception type name if the stage raised
+    device_s: float | None = None  #: GPU time inside the span (CUDA events), for device sub-spans
 
     @property
     def seconds(self) -> float:
@@ -113,6 +114,11 @@ def _cpu_delta(start: Event, end: Event, key: str) -> float | None:
     return (b - a) / _NS
 
 
+def _device_s(end: Event) -> float | None:
+    ms = end.detail.get("device_ms")
+    return None if ms is None else float(ms) / 1e3
+
+
 def spans(events: Iterable[Event]) -> tuple[Span, ...]:
     """Pair start/end events into closed spans, sorted by start time.
 
@@ -137,7 +143,7 @@ def spans(events: Iterable[Event]) -> tuple[Span, ...]:
             s = stack.pop()
             out.append(Span(stage, e.job_id, e.partition, s.worker or e.worker, s.t_ns, e.t_ns,
                             _cpu_delta(s, e, "thread_cpu_ns"), _cpu_delta(s, e, "process_cpu_ns"),
-                            e.detail.get("error")))
+                            e.detail.get("error"), _device_s(e)))
     out.sort(key=lambda sp: (sp.start_ns, sp.end_ns))
     return tuple(out)
 

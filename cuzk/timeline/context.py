@@ -86,11 +86,32 @@ class span:
     1
     """
 
-    __slots__ = ("name", "_ctx")
+    __slots__ = ("name", "_ctx", "_extra")
 
     def __init__(self, name: str):
         self.name = str(name)
         self._ctx: StageContext | None = None
+        self._extra: dict = {}
+
+    @property
+    def active(self) -> bool:
+        """Whether this span records (entered inside a pipeline stage); detail worth measuring
+        only for the timeline can be skipped when it is not."""
+        return self._ctx is not None
+
+    def note(self, **detail) -> None:
+        """Add ``detail`` to the end event (e.g. ``device_ms``, the GPU time CUDA events measured
+        inside the span); call it before the block ends.
+
+        >>> from cuzk.timeline import Timeline
+        >>> tl = Timeline()
+        >>> with stage_context(tl, job_id=1):
+        ...     with span("MSM_A") as sp:
+        ...         sp.note(device_ms=2.5)
+        >>> tl.spans()[0].device_s
+        0.0025
+        """
+        self._extra.update(detail)
 
     def __enter__(self) -> "span":
         ctx = _CURRENT.get()
@@ -101,12 +122,13 @@ class span:
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         ctx, self._ctx = self._ctx, None
+        extra, self._extra = self._extra, {}
         if ctx is not None:
             if exc_type is None:
-                ctx.timeline.record(EventKind.SPAN_END, ctx.job_id, ctx.partition, ctx.worker, name=self.name)
+                ctx.timeline.record(EventKind.SPAN_END, ctx.job_id, ctx.partition, ctx.worker, **extra, name=self.name)
             else:
                 ctx.timeline.record(EventKind.SPAN_END, ctx.job_id, ctx.partition, ctx.worker,
-                                    name=self.name, error=exc_type.__name__)
+                                    **extra, name=self.name, error=exc_type.__name__)
         return False
 
     def __call__(self, fn):

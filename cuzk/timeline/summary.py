@@ -51,6 +51,8 @@ class Summary:
     cpu_cores_busy: float | None  #: process CPU seconds per wall second over the window
     cpu_count: int  #: cores this process may use
     concurrency_changes: tuple  #: (t seconds, value, reason) from the auto controller
+    #: sub-span name -> :class:`Stats` of its GPU time (CUDA events) per proof; device sub-spans only
+    device_seconds: dict = attrs.field(factory=dict)
 
     def __str__(self) -> str:
         def f(x, unit="s"):
@@ -77,6 +79,8 @@ class Summary:
         for name, share in self.kernel_utilization.items():
             label = "all sub-spans" if name == "ALL" else name  # "ALL": the union of the named kernels
             rows.append((f"  {label} share of GPU time", f"{100 * share:.1f}%"))
+        for name, st in self.device_seconds.items():
+            rows.append((f"  {name} GPU time mean / p50 / p95", str(st)))
         for t, value, reason in self.concurrency_changes:
             rows.append((f"  concurrency -> {value} at {t:.3f}s", reason))
         w = max(len(k) for k, _ in rows)
@@ -167,4 +171,6 @@ def summary(events: Iterable[Event], window: tuple[float, float] | None = None) 
         switch_gaps=switch_gaps(all_spans), cpu_contention_ratio=contention, cpu_cores_busy=cores,
         cpu_count=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1),
         concurrency_changes=changes,
+        device_seconds={name: stats(s.device_s for s in all_spans if s.stage == name and s.device_s is not None)
+                        for name in sorted({s.stage for s in all_spans if s.device_s is not None})},
     )

@@ -290,5 +290,7 @@ def test_span_notes_reach_the_end_event_and_device_time_is_summarised():
     summ = tl.summary()
     assert list(summ.device_seconds) == ["MSM_A"] and summ.device_seconds["MSM_A"].mean == pytest.approx(0.005)
     assert "MSM_A GPU time mean / p50 / p95" in str(summ)
+    trace = [e for e in tl.to_chrome_trace()["traceEvents"] if e.get("name", "").startswith("MSM_A")]
+    assert sorted(e["args"]["device_ms"] for e in trace) == [4.0, 6.0]
     with span("MSM_A") as outside:  # no pipeline: nothing records, so nothing is worth measuring
         assert not outside.active

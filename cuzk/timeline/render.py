@@ -174,6 +174,8 @@ def to_chrome_trace(events: Iterable[Event]) -> dict:
                 "process_cpu_s": s.process_cpu_s}
         if s.error:
             args["error"] = s.error
+        if s.device_s is not None:
+            args["device_ms"] = s.device_s * 1e3
         out.append({"name": f"{s.stage} {unit_label(s.job_id, s.partition)}",
                     "cat": {"SYNTH": "synth", "GPU": "gpu"}.get(s.stage, "kernel"), "ph": "X",
                     "ts": s.start_ns / 1e3, "dur": (s.end_ns - s.start_ns) / 1e3, "pid": 1,

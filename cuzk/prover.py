@@ -9,16 +9,21 @@ CUDA) across proofs, and verifies each proof before returning it.
 
 from __future__ import annotations
 
+import logging
+
 from cuzk.kernels.cpu_threads import resolve_threads
-from cuzk.errors import BackendUnavailableError, InputError
+from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError, InputError
 from cuzk.groth16.keys import ProvingKey
 from cuzk.groth16.prove import Bases, check_compatible, load_backend, prove
 from cuzk.groth16.verify import prepare_verifying_key
+from cuzk.timeline import span
 
 __all__ = ["GpuProver", "cuda_status"]
 
 _DEVICES = ("auto", "cpu", "cuda")
 _G2_PLACES = ("device", "cpu")
+_ON_OOM = ("cpu", "raise")
+_log = logging.getLogger("cuzk.prover")
 
 
 def cuda_status() -> tuple[bool, str]:
@@ -44,6 +49,10 @@ class GpuProver:
             a thread of its own, concurrently with the GPU's H and G1 MSMs, with ``threads``
             cores (bellperson's split; ``benchmarks/gpu_check.py`` times both). The key's G2
             points then stay on the host.
+        on_oom: when the GPU runs out of memory mid-proof, ``"cpu"`` (default) proves that witness
+            again on the CPU backend, logs a warning to ``cuzk.prover`` and marks the job's
+            timeline with a ``CPU_FALLBACK`` sub-span, so no job is lost to a full device;
+            ``"raise"`` lets :class:`~cuzk.errors.DeviceOutOfMemoryError` through.
 
     Raises:
         BackendUnavailableError: ``device="cuda"`` but no usable GPU (the reason is in the message).
@@ -51,7 +60,7 @@ class GpuProver:
     """
 
     def __init__(self, pk: ProvingKey, device: str = "auto", *, device_id: int = 0, threads=None,
-                 verify: bool = True, check: bool = True, g2_msm: str = "device"):
+                 verify: bool = True, check: bool = True, g2_msm: str = "device", on_oom: str = "cpu"):
         if not isinstance(pk, ProvingKey):
             raise InputError(f"GpuProver needs a cuzk.groth16.ProvingKey, got {type(pk).__name__}")
         if device not in _DEVICES:
@@ -60,6 +69,8 @@ class GpuProver:
             resolve_threads(threads)  # InputError now, not at the first proof
         if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id < 0:
             raise InputError(f"device_id must be an int >= 0, got {device_id!r}")
+        if on_oom not in _ON_OOM:
+            raise InputError(f"on_oom must be one of {_ON_OOM}, got {on_oom!r}")
         if g2_msm not in _G2_PLACES:
             raise InputError(f"g2_msm must be one of {_G2_PLACES}, got {g2_msm!r}")
         if device == "auto":
@@ -76,6 +87,7 @@ class GpuProver:
         self.verify = verify
         self.check = check
         self.g2_msm = g2_msm
+        self.on_oom = on_oom
         self._g2_backend = "cpu" if g2_msm == "cpu" and device != "cpu" else None
         self._backend = load_backend(device)
         self._pvk = prepare_verifying_key(pk.vk)
@@ -106,5 +118,13 @@ class GpuProver:
             KeyMismatchError, UnsatisfiedConstraint, ProofVerificationError: see
             :func:`cuzk.groth16.prove`.
         """
-        return prove(self.pk, synthesized, r, s, backend=self._backend, verify=self.verify, check=self.check,
-                     threads=self.threads, bases=self._bases, prepared_vk=self._pvk, g2_backend=self._g2_backend)
+        try:
+            return prove(self.pk, synthesized, r, s, backend=self._backend, verify=self.verify, check=self.check,
+                         threads=self.threads, bases=self._bases, prepared_vk=self._pvk, g2_backend=self._g2_backend)
+        except DeviceOutOfMemoryError as e:
+            if self.on_oom != "cpu" or self.device == "cpu":
+                raise
+            _log.warning("GPU out of memory (%s); proving this witness on the CPU backend instead", e)
+            with span("CPU_FALLBACK"):  # the witness was checked above: no second check
+                return prove(self.pk, synthesized, r, s, backend="cpu", verify=self.verify, check=False,
+                             threads=self.threads, prepared_vk=self._pvk)

@@ -82,6 +82,34 @@ def test_g2_msm_on_the_cpu_runs_beside_the_gpu_and_gives_the_same_proof(fake_gpu
     assert set(tl.summary().device_seconds) == {"H", "MSM_A", "MSM_B1", "MSM_L", "MSM_H"}
 
 
+def test_gpu_out_of_memory_mid_proof_falls_back_to_the_cpu_or_raises(fake_gpu, monkeypatch, caplog):
+    import cuzk
+    from cuzk.circuits import Cube
+    from cuzk.errors import DeviceOutOfMemoryError
+    from cuzk.groth16 import create_proof, setup
+    from cuzk.timeline import Timeline, stage_context
+
+    synth = cuzk.Synthesizer(Cube())
+    pk, _ = setup(synth.r1cs, rng=np.random.default_rng(5))
+    w = synth.synthesize(x=3, out=35)
+    prover, strict = cuzk.GpuProver(pk, device="cuda"), cuzk.GpuProver(pk, device="cuda", on_oom="raise")
+
+    def full(*args, **kwargs):
+        raise DeviceOutOfMemoryError("GPU out of memory in msm_g1: test")
+
+    monkeypatch.setattr(cuda, "msm_g1", full)
+    tl = Timeline()
+    with caplog.at_level("WARNING", logger="cuzk.prover"), stage_context(tl, job_id=3):
+        proof = prover.prove(w, r=5, s=6)
+    assert proof == create_proof(pk, w, 5, 6, backend="cpu")  # the job is not lost
+    assert "proving this witness on the CPU backend" in caplog.text
+    assert "CPU_FALLBACK" in {sp.stage for sp in tl.spans()}
+    with pytest.raises(DeviceOutOfMemoryError, match="test"):
+        strict.prove(w, r=5, s=6)
+    with pytest.raises(cuzk.errors.InputError, match="on_oom"):
+        cuzk.GpuProver(pk, device="cuda", on_oom="retry")
+
+
 def test_gpu_check_device_path_runs_on_the_fake(fake_gpu, capsys):
     root = pathlib.Path(cuda.CU_DIR).parents[2]
     spec = importlib.util.spec_from_file_location("gpu_check", root / "benchmarks" / "gpu_check.py")

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cuzk.curve import G1, G2
-from cuzk.errors import FieldValueError
+from cuzk.errors import FieldValueError, InputError
 from cuzk.field.params import FQ
 
 P = FQ.modulus
@@ -54,6 +54,40 @@ def test_bad_input_rejected():
         G1.mul_many(G1.identity(2), [1, 2, 3])
     with pytest.raises(FieldValueError, match="non-negative"):
         G1.mul_many(G1.identity(1), [-1])
+
+
+def test_misuse_is_a_field_value_error():
+    g = G1.generator()
+    bad_ints = [5, 2.5, (1.0, 2), (True, 2), [(1, 2), 3], "ab"]
+    for point in bad_ints:
+        with pytest.raises(FieldValueError):  # TypeError/IndexError, or a bool taken as 1
+            G1.from_ints(point)
+    for point in [(1, 2), ((1.5, 2), (3, 4)), ((1, 2), 3)]:
+        with pytest.raises(FieldValueError):
+            G2.from_ints(point)
+    assert G1.from_ints([]).shape == (0, 2, 6)
+    unreduced = np.full((2, 6), 2**64 - 1, np.uint64)  # to_ints reduced it mod p: another point
+    for op in (G1.to_ints, G1.neg, G1.is_on_curve, lambda a: G1.add(a, g), lambda a: G1.mul(a, 2)):
+        with pytest.raises(FieldValueError, match=">= p"):
+            op(unreduced)
+    with pytest.raises(FieldValueError, match="shapes differ"):  # compared only the first point
+        G1.eq(g, np.stack([g, G1.identity()]))
+    for k in (2.7, "3", True, None):  # int() truncated 2.7 and parsed '3'
+        with pytest.raises(FieldValueError, match="int"):
+            G1.mul(g, k)
+        with pytest.raises(FieldValueError, match="int"):
+            G1.mul_many(g[None], [k])
+    with pytest.raises(FieldValueError, match="int"):
+        G1.mul_many(g[None], None)
+    for n in (-1, 1.5, True):
+        with pytest.raises(FieldValueError, match="number of points"):
+            G1.identity(n)
+        with pytest.raises(FieldValueError, match="number of points"):
+            G1.random(n, np.random.default_rng(0))
+    with pytest.raises(FieldValueError, match="Generator"):
+        G1.random(2, None)
+    with pytest.raises(InputError, match="method"):
+        G1.is_in_subgroup(g, method="x")
 
 
 def test_random_points_are_distinct_subgroup_points():

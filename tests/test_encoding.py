@@ -9,7 +9,7 @@ from py_ecc.bls import point_compression as pc
 
 from cuzk.curve import G1, G2
 from cuzk.curve.encoding import encoded_size, point_from_bytes, point_to_bytes, points_from_bytes, points_to_bytes
-from cuzk.errors import NotInSubgroupError, NotOnCurveError, PointEncodingError
+from cuzk.errors import FieldValueError, NotInSubgroupError, NotOnCurveError, PointEncodingError
 from cuzk.field.params import FQ, FR
 
 P = FQ.modulus
@@ -186,3 +186,17 @@ def test_batch_error_names_the_row():
         points_from_bytes(G1, bytes(data))
     with pytest.raises(PointEncodingError, match="multiple of 48"):
         points_from_bytes(G1, bytes(data[:-1]))
+
+
+@pytest.mark.parametrize("group", [G1, G2], ids=["G1", "G2"])
+def test_non_bytes_and_unreduced_points_rejected(group):
+    # str/list/None/int were bare TypeErrors from memoryview()/len(); a float array's raw bytes were decoded
+    for data in ("ab" * 24, [0] * 48, None, 5, np.zeros(6, np.float64), memoryview(bytes(192))[::2]):
+        with pytest.raises(PointEncodingError, match="bytes"):
+            points_from_bytes(group, data)
+        with pytest.raises(PointEncodingError, match="bytes"):
+            point_from_bytes(group, data)
+    bad = group.identity()
+    bad[0].reshape(-1, 6)[0] = 2**64 - 1  # x >= p: it used to be encoded as if reduced mod p
+    with pytest.raises(FieldValueError, match=">= p"):
+        point_to_bytes(group, bad)

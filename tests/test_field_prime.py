@@ -189,6 +189,31 @@ def test_bad_inputs_raise_field_value_error(field):
         F.pow(good, 1.0)
 
 
+def test_unreduced_operands_and_bad_counts_raise(field):
+    # every operation used to compute with rows >= p: add/mul/is_zero gave silently wrong answers
+    F, p, _ = field
+    p_row = F.ints_to_limbs([p - 1]) + np.eye(1, F.limbs, dtype=np.uint64)  # the limbs of p itself
+    tied = F.ints_to_limbs([p - 1])  # top limb equal to p's: the slow path, still reduced
+    assert F.is_zero(tied).tolist() == [False] and F.to_ints(F.add(tied, F.zeros(1))) == [F.to_ints(tied)[0]]
+    big = np.full((2, F.limbs), 2**64 - 1, dtype=np.uint64)
+    for bad in (p_row, big):
+        for op in (F.sqr, F.neg, F.inv, F.batch_inverse, F.sqrt, F.is_zero, lambda a: F.pow(a, 3)):
+            with pytest.raises(FieldValueError, match="not reduced"):
+                op(bad)
+        for op in (F.add, F.sub, F.mul, F.eq):
+            with pytest.raises(FieldValueError, match="not reduced"):
+                op(bad, F.zeros(bad.shape[0]))
+    with pytest.raises(FieldValueError, match="exponent"):
+        F.pow(F.one(1), True)
+    for n in (-1, 2.0, "2", True, None):
+        for make in (F.zeros, F.one, lambda k: F.random(k, np.random.default_rng(0))):
+            with pytest.raises(FieldValueError, match="count"):
+                make(n)
+    for values in (None, np.array(5), {1, 2}, {1: 2}):
+        with pytest.raises(FieldValueError, match="sequence"):
+            F.from_ints(values)
+
+
 def test_non_contiguous_input_is_accepted(field):
     F, p, _ = field
     a = F.from_ints(list(range(10)))

@@ -172,6 +172,14 @@ def test_bad_generator_raises(gen):
         cpu.ntt(Fr.from_ints([1, 2, 3, 4]), root_generator=gen)
 
 
+@pytest.mark.parametrize("gen", [7.0, "7", np.float64(5)])
+def test_non_int_generator_raises_even_when_its_table_is_cached(gen):
+    x = Fr.from_ints([1, 2, 3, 4])
+    cpu.ntt(x, root_generator=int(float(gen)))  # caches the table that 7.0 / '7' used to be served
+    with pytest.raises(FieldValueError, match="root_generator"):
+        cpu.ntt(x, root_generator=gen)
+
+
 def test_h_pointwise_bad_inputs():
     a = Fr.from_ints([1, 2])
     with pytest.raises(FieldValueError, match="same length"):

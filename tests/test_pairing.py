@@ -244,3 +244,12 @@ def test_bad_inputs(pts):
         pr.pairing_check([(off, np.zeros((2, 2, 6), np.uint64))])  # checked even when Q = O
     with pytest.raises(FieldValueError):
         pr.final_exponentiation(np.zeros((12, 6), np.uint64))
+
+
+def test_bad_pair_containers_and_unreduced_fq12(pts):
+    # pairing_check(None) was a bare TypeError; final_exponentiation computed with limbs >= p
+    for pairs in (None, 5, pts["P"], pr.prepare_g2(pts["Q"])):
+        with pytest.raises(FieldValueError, match="iterable"):
+            pr.pairing_check(pairs)
+    with pytest.raises(FieldValueError, match=">= p"):
+        pr.final_exponentiation(np.full((2, 3, 2, 6), 2**64 - 1, np.uint64))

@@ -280,3 +280,43 @@ def test_two_partitions_failing_at_once_resolve_the_future_once(caplog):
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
     failed = [e.partition for e in pipe.timeline.events() if e.kind is K.JOB_FAILED]
     assert sorted(failed) == [0, 1]
+
+
+class _RaisingStages:
+    """synthesize(exc=...) / prove raise the BaseException they are handed (``None``: succeed)."""
+
+    def synthesize(self, i, exc=None, prove_exc=None):
+        if exc is not None:
+            raise exc
+        return (i, prove_exc)
+
+    def prove(self, synthesized):
+        i, exc = synthesized
+        if exc is not None:
+            raise exc
+        return ("proof", i)
+
+
+@pytest.mark.parametrize("stage", ["exc", "prove_exc"])
+@pytest.mark.parametrize("exc_type", [KeyboardInterrupt, SystemExit, GeneratorExit])
+def test_base_exception_in_a_stage_fails_its_job_and_the_worker_keeps_serving(stage, exc_type):
+    # a BaseException used to end the (only) worker thread: its job and every later one never resolved
+    stages = _RaisingStages()
+    with Pipeline(stages, stages, concurrency=1) as pipe:
+        bad = pipe.submit({"i": 0, stage: exc_type()})
+        good = pipe.submit({"i": 1})
+        assert isinstance(bad.exception(timeout=TIMEOUT), exc_type)
+        assert good.result(timeout=TIMEOUT) == ("proof", 1)
+        assert pipe.submit({"i": 2}).result(timeout=TIMEOUT) == ("proof", 2)
+
+
+def test_close_from_a_done_callback_does_not_deadlock():
+    # the callback runs on the prove worker; close(wait=True) there joined a synthesis worker that
+    # was blocked handing its result to that very prove worker
+    gate = threading.Event()
+    with Pipeline(FakeSynthesizer(0.01), FakeProver(), concurrency=1, lookahead=0) as pipe:
+        first = pipe.submit({"i": 0})
+        first.add_done_callback(lambda f: (pipe.close(wait=True), gate.set()))
+        rest = [pipe.submit({"i": i}) for i in range(1, 4)]
+        assert gate.wait(TIMEOUT)
+        assert [f.result(timeout=TIMEOUT) for f in rest] == [("proof", i) for i in range(1, 4)]

@@ -10,6 +10,8 @@ limbs, shape ``(n, 6)`` for degree 1 and ``(n, 2, 6)`` for degree 2 (DESIGN §3)
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from cuzk.errors import FieldValueError
@@ -75,13 +77,22 @@ def scalar_limbs(k: int, limbs: int | None = None) -> np.ndarray:
     return _ints_to_limbs([k], n)[0]
 
 
+def _scalar(k) -> int:
+    if isinstance(k, (bool, np.bool_)):
+        raise TypeError("bool")
+    return operator.index(k)
+
+
 def scalars_array(ks) -> np.ndarray:
     """(n, L) uint64 canonical limbs of non-negative ints, L fitting the largest.
 
     >>> scalars_array([1, 2**70]).shape
     (2, 2)
     """
-    ks = [int(k) for k in ks]
+    try:  # not int(): it truncated 2.5 and parsed '2'
+        ks = [_scalar(k) for k in ks]
+    except TypeError:
+        raise FieldValueError(f"scalars must be a sequence of non-negative ints, got {ks!r:.80}") from None
     if any(k < 0 for k in ks):
         raise FieldValueError("scalars must be non-negative ints")
     n = max([1] + [-(-k.bit_length() // 64) for k in ks])

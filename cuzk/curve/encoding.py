@@ -67,7 +67,14 @@ def _rows(group: Group, data, compressed: bool) -> np.ndarray:
         if data.dtype != np.uint8 or data.shape[1] != size:
             raise PointEncodingError(f"{group.name} {kind} rows must be uint8 of width {size}, got {data.dtype} {data.shape}")
         return np.ascontiguousarray(data)
-    raw = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
+    if isinstance(data, np.ndarray) and data.dtype != np.uint8:  # its raw bytes are no encoding
+        raise PointEncodingError(f"{group.name} {kind} encodings must be bytes or uint8, got a {data.dtype} array")
+    try:
+        raw = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
+    except TypeError:  # str, list, None, a non-contiguous buffer: memoryview's bare TypeError
+        raise PointEncodingError(
+            f"{group.name} {kind} encodings must be a contiguous bytes-like object, got {type(data).__name__}"
+        ) from None
     if raw.size % size:
         raise PointEncodingError(f"{group.name} {kind} encoding: length {raw.size} is not a multiple of {size} bytes")
     return raw.reshape(-1, size)
@@ -122,7 +129,8 @@ def points_from_bytes(group: Group, data, *, compressed: bool = True, checked: b
 def point_from_bytes(group: Group, data, *, compressed: bool = True, checked: bool = True) -> np.ndarray:
     """Decode exactly one point (raises :class:`PointEncodingError` on any other length)."""
     size = encoded_size(group, compressed)
-    if len(data) != size:
+    rows = _rows(group, data, compressed)  # type errors first; len() of an int was a TypeError
+    if rows.size != size:
         kind = "compressed" if compressed else "uncompressed"
-        raise PointEncodingError(f"{group.name} {kind} point must be {size} bytes, got {len(data)}")
-    return points_from_bytes(group, data, compressed=compressed, checked=checked)[0]
+        raise PointEncodingError(f"{group.name} {kind} point must be {size} bytes, got {rows.size}")
+    return points_from_bytes(group, rows, compressed=compressed, checked=checked)[0]

@@ -21,7 +21,9 @@ from cuzk.curve import g1 as _g1
 from cuzk.curve import g2 as _g2
 from cuzk.curve.coords import mont_array, mont_ints, scalar_limbs, scalars_array
 from cuzk.curve.params import G1_PARAMS, G2_PARAMS, CurveParams
-from cuzk.errors import FieldValueError
+from cuzk.errors import FieldValueError, InputError
+from cuzk.field.conversions import is_canonical
+from cuzk.field.params import FQ
 
 __all__ = ["Group", "G1", "G2"]
 
@@ -39,6 +41,7 @@ class Group:
         self.degree = params.degree
         self.coord_shape = (6,) if params.degree == 1 else (params.degree, 6)
         self.point_shape = (2,) + self.coord_shape
+        self._p_top = np.uint64(FQ.modulus >> (64 * (FQ.limbs - 1)))
 
     def __repr__(self) -> str:
         return f"<cuzk.curve.{self.name}>"
@@ -50,12 +53,37 @@ class Group:
         if arr.dtype != np.uint64:
             raise FieldValueError(f"{self.name} {what} must be uint64 Montgomery limbs, got dtype {arr.dtype}")
         if arr.shape == self.point_shape:
-            return np.ascontiguousarray(arr[None]), True
+            return self._reduced(arr[None], what), True
         if arr.ndim == len(self.point_shape) + 1 and arr.shape[1:] == self.point_shape:
-            return np.ascontiguousarray(arr), False
+            return self._reduced(arr, what), False
         raise FieldValueError(
             f"{self.name} {what} must have shape {self.point_shape} or (n, {', '.join(map(str, self.point_shape))}), got {arr.shape}"
         )
+
+    def _reduced(self, arr: np.ndarray, what: str) -> np.ndarray:
+        # A coordinate >= p was computed with (and to_ints reduced it mod p): silently another point.
+        arr = np.ascontiguousarray(arr)
+        rows = arr.reshape(-1, FQ.limbs)
+        if rows.shape[0] and rows[:, -1].max() >= self._p_top:  # the full compare only on a top-limb tie
+            bad = np.flatnonzero(~is_canonical(rows, FQ))
+            if bad.size:
+                i = int(bad[0]) // (rows.shape[0] // arr.shape[0])
+                raise FieldValueError(f"{self.name} {what}: point {i} has a coordinate >= p (not a reduced Fq element)")
+        return arr
+
+    def _count(self, n) -> int:
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise FieldValueError(f"{self.name}: a number of points must be an int >= 0, got {n!r}")
+        return int(n)
+
+    def _coord(self, c) -> tuple:
+        # one coordinate as a degree-tuple of ints (bools and floats used to slip through or TypeError)
+        if self.degree == 2 and not isinstance(c, (tuple, list)):
+            raise FieldValueError(f"{self.name} coordinate must be a (c0, c1) pair of ints, got {c!r:.80}")
+        items = (c,) if self.degree == 1 else c
+        if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) for v in items):
+            raise FieldValueError(f"{self.name} coordinate must hold ints, got {c!r:.80}")
+        return tuple(int(v) for v in items)
 
     def _affine(self, jac: np.ndarray, single: bool) -> np.ndarray:
         out = np.empty((jac.shape[0],) + self.point_shape, dtype=np.uint64)
@@ -76,7 +104,7 @@ class Group:
 
     def identity(self, n: int | None = None) -> np.ndarray:
         """The identity (all-zero limbs); ``n`` given: a batch of n identities."""
-        return np.zeros(self.point_shape if n is None else (n,) + self.point_shape, dtype=np.uint64)
+        return np.zeros(self.point_shape if n is None else (self._count(n),) + self.point_shape, dtype=np.uint64)
 
     def from_ints(self, point) -> np.ndarray:
         """Affine Montgomery array from int coordinates: ``(x, y)`` or a list of them.
@@ -87,16 +115,18 @@ class Group:
         >>> G1.from_ints([(1, 2), None]).shape
         (2, 2, 6)
         """
-        single = point is None or _is_coord(point[0], self.degree)
+        if point is not None and not isinstance(point, (tuple, list)):
+            raise FieldValueError(f"{self.name} point must be (x, y), None or a list of them, got {point!r:.80}")
+        single = point is None or (len(point) > 0 and _is_coord(point[0], self.degree))
         pts = [point] if single else list(point)
         coords = []
         for p in pts:
             if p is None:
                 p = ((0,) * self.degree,) * 2 if self.degree == 2 else (0, 0)
-            if len(p) != 2:
-                raise FieldValueError(f"{self.name} point must be (x, y), got {p!r}")
+            if not isinstance(p, (tuple, list)) or len(p) != 2:
+                raise FieldValueError(f"{self.name} point must be (x, y), got {p!r:.80}")
             for c in p:
-                coords.append((c,) if self.degree == 1 else tuple(c))
+                coords.append(self._coord(c))
         arr = mont_array(coords, self.degree).reshape((len(pts),) + self.point_shape)
         return arr[0] if single else arr
 
@@ -119,6 +149,9 @@ class Group:
         >>> G1.random(3, np.random.default_rng(1)).shape
         (3, 2, 6)
         """
+        n = self._count(n)
+        if not isinstance(rng, np.random.Generator):
+            raise FieldValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
         ks = [int.from_bytes(rng.bytes(40), "little") % (self.params.order - 1) + 1 for _ in range(n)]
         return self.mul_many(np.broadcast_to(self.generator(), (n,) + self.point_shape), ks)
 
@@ -147,6 +180,8 @@ class Group:
         True
         """
         a, single = self._batch(p)
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):  # int() truncated 2.7, parsed '3'
+            raise FieldValueError(f"{self.name}.mul: the scalar must be an int, got {type(k).__name__} {k!r:.40}")
         k = int(k)
         limbs = scalar_limbs(abs(k))
         jac = self._jac_buffer(a.shape[0])
@@ -183,6 +218,8 @@ class Group:
         """Equality of affine points (bool, or a bool array for batches)."""
         a, single = self._batch(p)
         b, _ = self._batch(q)
+        if a.shape != b.shape:  # a single point against a batch compared only the first
+            raise FieldValueError(f"{self.name}.eq: shapes differ, {a.shape} vs {b.shape}")
         res = np.all(a.reshape(a.shape[0], -1) == b.reshape(b.shape[0], -1), axis=1)
         return bool(res[0]) if single else res
 
@@ -200,7 +237,7 @@ class Group:
         ``method="order"``: r·P = 0, the slower definition.
         """
         if method not in ("endomorphism", "order"):
-            raise ValueError(f"method must be 'endomorphism' or 'order', got {method!r}")
+            raise InputError(f"method must be 'endomorphism' or 'order', got {method!r}")
         a, single = self._batch(points)
         out = np.empty(a.shape[0], dtype=np.bool_)
         self.kernels.in_subgroup_many(a, method == "order", out)

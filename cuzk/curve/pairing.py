@@ -272,6 +272,8 @@ def prepare_g2(q: np.ndarray) -> G2Prepared:
 
 def _gather(pairs) -> tuple[np.ndarray, np.ndarray]:
     ps, lines = [], []
+    if isinstance(pairs, (np.ndarray, G2Prepared)) or not isinstance(pairs, Iterable):  # an array iterated its rows
+        raise FieldValueError(f"pairs must be an iterable of (G1 point, G2 point) tuples, got {type(pairs).__name__}")
     for item in pairs:
         try:
             p, q = item

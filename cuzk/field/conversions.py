@@ -13,7 +13,7 @@ vectorised through ``bytes``/numpy views rather than per-limb Python arithmetic.
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Set
 
 import numpy as np
 
@@ -78,8 +78,12 @@ def ints_to_limbs(values: Iterable[int], params: FieldParams) -> np.ndarray:
     >>> ints_to_limbs([2**64 - 1], FR).tolist()
     [[18446744073709551615, 0, 0, 0]]
     """
-    if isinstance(values, (int, np.integer)):
+    if isinstance(values, (int, np.integer)) or (isinstance(values, np.ndarray) and values.ndim == 0):
         raise FieldValueError(f"{_label(params)}: expected a sequence of integers, got a single {type(values).__name__}")
+    if isinstance(values, (Set, Mapping)):  # their iteration order would silently permute the elements
+        raise FieldValueError(f"{_label(params)}: expected a sequence of integers, got an unordered {type(values).__name__}")
+    if not isinstance(values, Iterable):
+        raise FieldValueError(f"{_label(params)}: expected a sequence of integers, got {type(values).__name__}")
     width = 8 * params.limbs
     ints = [_as_int(x, params) for x in values]
     data = b"".join(v.to_bytes(width, "little") for v in ints)

@@ -266,6 +266,9 @@ def _check_array(arr) -> np.ndarray:
             f"Fq12 element must be a uint64 array of shape {SHAPE}, got "
             f"{getattr(arr, 'dtype', type(arr).__name__)} {getattr(arr, 'shape', '')}"
         )
+    for row in arr.reshape(-1, _F.limbs):  # 12 rows: an unreduced one was silently reduced (to_ints) or used
+        if int.from_bytes(row.astype("<u8").tobytes(), "little") >= _P:
+            raise FieldValueError("Fq12 element has a coefficient >= p (not a reduced Fq element)")
     return arr
 
 

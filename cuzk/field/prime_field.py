@@ -30,9 +30,9 @@ __all__ = ["PrimeField", "Fr", "Fq"]
 class PrimeField:
     """Vectorised arithmetic over ``(n, L)`` Montgomery arrays of one prime field.
 
-    Binary operations need operands of equal shape. Operations assume reduced inputs
-    (every element < p), which everything produced by this class is; the edge functions
-    (``to_ints``, ``from_mont``/``to_mont``, ``from_bytes``) check the range.
+    Binary operations need operands of equal shape. Every operation checks its inputs are
+    reduced (every element < p; an unreduced row gave silently wrong results): one pass over the
+    top limbs, the full compare only when some top limb reaches p's.
 
     Attributes:
         params: the :class:`~cuzk.field.params.FieldParams`.
@@ -48,6 +48,7 @@ class PrimeField:
         self.limbs = params.limbs
         self.modulus = params.modulus
         self.nbytes = 8 * params.limbs
+        self._p_top = np.uint64(params.modulus >> (64 * (params.limbs - 1)))
 
     def __repr__(self) -> str:
         return f"PrimeField({self.name}, p=0x{self.modulus:x})"
@@ -57,18 +58,26 @@ class PrimeField:
         return conv.check_limbs(a, self.params, what)
 
     def _pair(self, a, b):
-        a, b = self._arr(a, "left operand"), self._arr(b, "right operand")
+        a, b = self._reduced(a, "left operand"), self._reduced(b, "right operand")
         if a.shape != b.shape:
             raise FieldValueError(f"{self.name} operands must have equal shapes, got {a.shape} and {b.shape}")
         return a, b
 
     def _reduced(self, a, what="array") -> np.ndarray:
         a = self._arr(a, what)
+        if a.shape[0] == 0 or a[:, -1].max() < self._p_top:  # fast path: the top limb alone proves x < p
+            return a
         ok = conv.is_canonical(a, self.params)
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
             raise FieldValueError(f"{self.name} {what}: row {i} is not reduced (value >= modulus)")
         return a
+
+    def _count(self, n) -> int:
+        # numpy took 2.0 and '2' as counts (or failed with a bare TypeError/ValueError)
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise FieldValueError(f"{self.name}: a count of elements must be an int >= 0, got {n!r}")
+        return int(n)
 
     # -- conversions ------------------------------------------------------------------
     def ints_to_limbs(self, values: Iterable[int]) -> np.ndarray:
@@ -146,7 +155,7 @@ class PrimeField:
         >>> Fr.zeros(2).shape
         (2, 4)
         """
-        return np.zeros((n, self.limbs), dtype=np.uint64)
+        return np.zeros((self._count(n), self.limbs), dtype=np.uint64)
 
     def one(self, n: int = 1) -> np.ndarray:
         """n copies of Montgomery 1.
@@ -155,7 +164,7 @@ class PrimeField:
         [1, 1]
         """
         row = conv.ints_to_limbs([self.params.r], self.params)
-        return np.repeat(row, n, axis=0)
+        return np.repeat(row, self._count(n), axis=0)
 
     def random(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """n uniform field elements (Montgomery form), by rejection sampling on the top limb.
@@ -165,9 +174,7 @@ class PrimeField:
         """
         if not isinstance(rng, np.random.Generator):
             raise FieldValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-        n = operator.index(n)
-        if n < 0:
-            raise FieldValueError(f"n must be >= 0, got {n}")
+        n = self._count(n)
         top_bits = self.params.bits - 64 * (self.limbs - 1)
         top_mask = np.uint64((1 << top_bits) - 1)
         out = np.empty((0, self.limbs), dtype=np.uint64)
@@ -209,7 +216,7 @@ class PrimeField:
         >>> Fr.to_ints(Fr.sqr(Fr.from_ints([12])))
         [144]
         """
-        return self._v.vsqr(self._arr(a))
+        return self._v.vsqr(self._reduced(a))
 
     def neg(self, a) -> np.ndarray:
         """-a elementwise (zero stays zero).
@@ -217,7 +224,7 @@ class PrimeField:
         >>> Fr.to_ints(Fr.neg(Fr.from_ints([0, 1]))) == [0, Fr.modulus - 1]
         True
         """
-        return self._v.vneg(self._arr(a))
+        return self._v.vneg(self._reduced(a))
 
     def inv(self, a) -> np.ndarray:
         """a^-1 elementwise, one exponentiation each; zeros map to zero. Prefer batch_inverse.
@@ -225,7 +232,7 @@ class PrimeField:
         >>> Fr.to_ints(Fr.inv(Fr.from_ints([0, 1])))
         [0, 1]
         """
-        return self._v.vinv(self._arr(a))
+        return self._v.vinv(self._reduced(a))
 
     def batch_inverse(self, a) -> np.ndarray:
         """a^-1 elementwise by Montgomery's trick (one inversion + 3(n-1) multiplications).
@@ -235,7 +242,7 @@ class PrimeField:
         >>> Fr.to_ints(Fr.batch_inverse(Fr.from_ints([2, 0, 1])))[1:]
         [0, 1]
         """
-        return self._v.batch_inverse(self._arr(a))
+        return self._v.batch_inverse(self._reduced(a))
 
     def pow(self, a, e: int) -> np.ndarray:
         """a^e elementwise for one integer exponent; e < 0 means (a^-1)^|e| (zero stays zero).
@@ -243,8 +250,10 @@ class PrimeField:
         >>> Fr.to_ints(Fr.pow(Fr.from_ints([3]), 4))
         [81]
         """
-        a = self._arr(a)
+        a = self._reduced(a)
         try:
+            if isinstance(e, (bool, np.bool_)):
+                raise TypeError
             e = operator.index(e)
         except TypeError:
             raise FieldValueError(f"{self.name} exponent must be an integer, got {type(e).__name__}") from None
@@ -258,7 +267,7 @@ class PrimeField:
         >>> ok, r = Fq.sqrt(Fq.from_ints([4])); ok.tolist(), Fq.to_ints(Fq.sqr(r))
         ([True], [4])
         """
-        return self._v.vsqrt(self._arr(a))
+        return self._v.vsqrt(self._reduced(a))
 
     def eq(self, a, b) -> np.ndarray:
         """Elementwise equality (bool array).
@@ -274,7 +283,7 @@ class PrimeField:
         >>> Fr.is_zero(Fr.from_ints([0, 1])).tolist()
         [True, False]
         """
-        return self._v.vis_zero(self._arr(a))
+        return self._v.vis_zero(self._reduced(a))
 
 
 Fr = PrimeField(FR, fr, fr_array)

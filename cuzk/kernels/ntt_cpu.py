@@ -229,9 +229,14 @@ def clear_tables() -> None:
     _TABLES.clear()
 
 
-def _root(log_n: int, generator) -> int:
+def _check_generator(generator) -> int:
     if isinstance(generator, bool) or not isinstance(generator, numbers.Integral) or not 1 < generator < FR.modulus:
         raise FieldValueError(f"root_generator must be an integer 1 < g < r, got {generator!r}")
+    return int(generator)
+
+
+def _root(log_n: int, generator) -> int:
+    generator = _check_generator(generator)
     w = FR.root_of_unity_for(log_n, int(generator))
     if log_n > 0 and pow(w, 1 << (log_n - 1), FR.modulus) == 1:
         raise FieldValueError(f"root_generator {generator} is a quadratic residue: it gives no primitive 2^{log_n}-th root")
@@ -250,7 +255,8 @@ def twiddles(log_n: int, generator: int = 7, inverse: bool = False) -> np.ndarra
             w = pow(w, -1, FR.modulus)
         return _twiddle_table(mont_row(w), log_n)
 
-    return _TABLES.get(("tw", log_n, int(generator), bool(inverse)), make)
+    # checked before the lookup: 7.0 or '7' hashed like 7 and was served the cached table
+    return _TABLES.get(("tw", log_n, _check_generator(generator), bool(inverse)), make)
 
 
 def _coset_table(log_n: int, shift: int, inverse: bool) -> np.ndarray:

@@ -408,7 +408,9 @@ class Pipeline:
     def close(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Stop accepting jobs. Queued jobs are drained, or cancelled with ``cancel_futures=True``
         (jobs already started always finish). With ``wait`` block until every worker exited.
-        Calling it again is harmless.
+        Calling it again is harmless. Called on one of the pipeline's own threads (a future's
+        done-callback runs there) it cannot wait: the other workers may be waiting on that very
+        thread, so it returns at once and the workers finish the remaining jobs by themselves.
         """
         with self._lock:
             self._closed = True
@@ -417,11 +419,9 @@ class Pipeline:
             for job in jobs:
                 job.future.cancel()
         self.queue.close()
-        if wait:
-            me = threading.current_thread()
+        if wait and threading.current_thread() not in self._threads:
             for t in self._threads:
-                if t is not me:
-                    t.join()
+                t.join()
 
     @property
     def closed(self) -> bool:

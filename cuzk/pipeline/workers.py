@@ -6,7 +6,8 @@ with ``lookahead`` in the channel and one per prove worker, at most
 ``concurrency + lookahead + gpu_workers`` synthesized jobs are alive at once.
 
 Job bookkeeping (futures, states, counters) belongs to the pipeline, passed in as ``core``;
-the workers only run stages, time them and report. Every stage call runs inside
+the workers only run stages, time them and report. Whatever a stage raises, ``BaseException``
+included (as ``concurrent.futures`` does), goes to that job's future; the worker carries on. Every stage call runs inside
 :func:`cuzk.timeline.stage_context`, so ``cuzk.timeline.span()`` inside a real prover records
 sub-spans for the right job. An unexpected error in the bookkeeping itself fails that job's
 future (and is logged); it never ends the thread.
@@ -63,7 +64,7 @@ class SynthWorker(threading.Thread):
         try:
             with stage_context(tl, job_id, part, name):
                 synthesized = core.synthesizer.synthesize(**unit.inputs)
-        except Exception as exc:
+        except BaseException as exc:  # KeyboardInterrupt/SystemExit too: ending the thread lost every job
             tl.record_with_cpu(K.SYNTH_END, job_id, part, name, error=type(exc).__name__)
             core.queue.release(unit.nbytes)
             core.fail_unit(unit, exc, "synthesis")
@@ -113,7 +114,7 @@ class GpuWorker(threading.Thread):
         try:
             with stage_context(tl, job_id, part, name):
                 proof = core.prover.prove(synthesized)
-        except Exception as exc:
+        except BaseException as exc:  # as in _synthesize: the future gets it, the worker lives on
             tl.record_with_cpu(K.GPU_END, job_id, part, name, error=type(exc).__name__)
             core.queue.release(unit.nbytes)
             core.fail_unit(unit, exc, "proving")

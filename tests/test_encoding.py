@@ -200,3 +200,17 @@ def test_non_bytes_and_unreduced_points_rejected(group):
     bad[0].reshape(-1, 6)[0] = 2**64 - 1  # x >= p: it used to be encoded as if reduced mod p
     with pytest.raises(FieldValueError, match=">= p"):
         point_to_bytes(group, bad)
+
+
+@pytest.mark.parametrize("group", [G1, G2])
+def test_compressed_must_be_a_bool(group):
+    from cuzk.errors import InputError
+
+    g = group.generator()
+    for flag in ("no", 0.0, None, 1):  # truthiness would silently pick a format
+        with pytest.raises(InputError, match="compressed must be True or False"):
+            point_to_bytes(group, g, compressed=flag)
+        with pytest.raises(InputError, match="compressed must be True or False"):
+            points_from_bytes(group, bytes(96), compressed=flag)
+    assert point_from_bytes(group, point_to_bytes(group, g, compressed=np.bool_(False)), compressed=False).tobytes() \
+        == np.asarray(g).tobytes()

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from cuzk.curve.group import Group
-from cuzk.errors import NotInSubgroupError, NotOnCurveError, PointEncodingError
+from cuzk.errors import InputError, NotInSubgroupError, NotOnCurveError, PointEncodingError
 
 __all__ = ["encoded_size", "point_to_bytes", "point_from_bytes", "points_to_bytes", "points_from_bytes"]
 
@@ -36,6 +36,8 @@ def encoded_size(group: Group, compressed: bool = True) -> int:
     >>> encoded_size(G2, compressed=False)
     192
     """
+    if not isinstance(compressed, (bool, np.bool_)):  # "no" or 0.0 would pick a format by truthiness
+        raise InputError(f"compressed must be True or False, got {compressed!r}")
     return group.kernels.COORD_BYTES * (1 if compressed else 2)
 
 

@@ -130,18 +130,26 @@ def _aside(fn, *args) -> concurrent.futures.Future:
 
 
 @contextlib.contextmanager
+def _device_time(sp: span, kern, device_id=None):
+    """Inside a recording span, note as ``device_ms`` the GPU time of the kernels launched in
+    the block (the backend's ``device_timer``: CUDA events on this thread's stream; nothing on
+    the CPU). Events measure the GPU's clock from start to stop, so the block should hold only
+    the device work: host preparation before it would count as GPU time."""
+    timer = getattr(kern, "device_timer", None) if sp.active else None
+    if timer is None:
+        yield
+        return
+    with timer(device_id) as t:
+        yield
+    if t.ms is not None:
+        sp.note(device_ms=t.ms)
+
+
+@contextlib.contextmanager
 def _sub_span(name: str, kern, device_id=None):
-    """``span(name)``; inside a pipeline it also carries ``device_ms``, the GPU time of the
-    kernels launched in it (the backend's ``device_timer``: CUDA events; nothing on the CPU)."""
-    with span(name) as sp:
-        timer = getattr(kern, "device_timer", None) if sp.active else None
-        if timer is None:
-            yield
-            return
-        with timer(device_id) as t:
-            yield
-        if t.ms is not None:
-            sp.note(device_ms=t.ms)
+    """``span(name)`` whose whole body is device work (an MSM), timed by :func:`_device_time`."""
+    with span(name) as sp, _device_time(sp, kern, device_id):
+        yield
 
 
 def _msm_b2(kern, points, scalars, threads, device_id=None):
@@ -183,7 +191,7 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
     b2 = None
     try:
         dev = getattr(bases.a, "device_id", None)  # resident bases pin the GPU (CUDA backend)
-        with _sub_span("H", kern, dev):
+        with span("H") as h_span:
             a, b, c = witness_evaluations(synthesized, pk.n_inputs, pk.domain_size)
             a, b, c = kern.stage(a, b, c, device_id=dev)
             scalars = query_scalars(pk, Fr.from_mont(synthesized.z))  # MSM scalars are canonical
@@ -191,8 +199,9 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
                 b2_pts = bases.b_g2 if isinstance(bases.b_g2, np.ndarray) else pk.b_g2
                 b2 = _aside(_msm_b2, g2_kern, b2_pts, scalars[1], threads)
             a_sc, b_sc, l_sc = kern.stage(*scalars, device_id=dev)
-            h = compute_h(a, b, c, kern, threads=threads, convention=pk.convention)
-            h = kern.to_canonical(h)
+            with _device_time(h_span, kern, dev):  # from the first kernel: what waits for copies counts
+                h = compute_h(a, b, c, kern, threads=threads, convention=pk.convention)
+                h = kern.to_canonical(h)
         with _sub_span("MSM_A", kern, dev):
             a_sum = kern.msm_g1(bases.a, a_sc, threads=threads)
         with _sub_span("MSM_B1", kern, dev):

@@ -22,7 +22,7 @@ from cuzk.curve import g2 as _g2
 from cuzk.curve.coords import mont_array, mont_ints, scalar_limbs, scalars_array
 from cuzk.curve.params import G1_PARAMS, G2_PARAMS, CurveParams
 from cuzk.errors import FieldValueError, InputError
-from cuzk.field.conversions import is_canonical
+from cuzk.field.conversions import check_count, is_canonical
 from cuzk.field.params import FQ
 
 __all__ = ["Group", "G1", "G2"]
@@ -72,9 +72,7 @@ class Group:
         return arr
 
     def _count(self, n) -> int:
-        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise FieldValueError(f"{self.name}: a number of points must be an int >= 0, got {n!r}")
-        return int(n)
+        return check_count(n, f"{self.name}: a number of points")
 
     def _coord(self, c) -> tuple:
         # one coordinate as a degree-tuple of ints (bools and floats used to slip through or TypeError)

@@ -21,6 +21,7 @@ from cuzk.errors import FieldValueError
 from cuzk.field.params import FieldParams
 
 __all__ = [
+    "check_count",
     "check_limbs",
     "ints_to_limbs",
     "limbs_to_ints",
@@ -183,3 +184,14 @@ def int_to_exponent(e: int) -> np.ndarray:
         raise FieldValueError(f"exponent must be >= 0 here, got {e}")
     n = max(1, -(-e.bit_length() // 64))
     return np.frombuffer(e.to_bytes(8 * n, "little"), dtype="<u8").astype(np.uint64)
+
+
+def check_count(n, what: str) -> int:
+    """``n`` as a count (an int >= 0); numpy would take 2.0 or '2', or fail with a bare error.
+
+    >>> check_count(3, "Fr: a count of elements")
+    3
+    """
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise FieldValueError(f"{what} must be an int >= 0, got {n!r}")
+    return int(n)

@@ -74,10 +74,7 @@ class PrimeField:
         return a
 
     def _count(self, n) -> int:
-        # numpy took 2.0 and '2' as counts (or failed with a bare TypeError/ValueError)
-        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise FieldValueError(f"{self.name}: a count of elements must be an int >= 0, got {n!r}")
-        return int(n)
+        return conv.check_count(n, f"{self.name}: a count of elements")
 
     # -- conversions ------------------------------------------------------------------
     def ints_to_limbs(self, values: Iterable[int]) -> np.ndarray:

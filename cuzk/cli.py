@@ -161,12 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return args.fn(args)
-    except CuzkError as e:
-        print(f"cuzk {args.command}: error: {e}", file=sys.stderr)
-        return 1
-    except ValueError as e:  # malformed --simulate
-        print(f"cuzk {args.command}: error: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:  # an output path (--trace, --png) that cannot be written
-        print(f"cuzk {args.command}: error: {e}", file=sys.stderr)
-        return 1
+    # a cuzk error; a malformed --simulate (ValueError); an output path that cannot be written
+    except (CuzkError, ValueError, OSError) as e:
+        sub = getattr(args, "groth16_command", None)  # same prefix as the groth16 file errors
+        print(f"cuzk {args.command}{' ' + sub if sub else ''}: error: {e}", file=sys.stderr)
+        return 2 if isinstance(e, ValueError) and not isinstance(e, CuzkError) else 1

@@ -170,6 +170,13 @@ def test_cli_prove_and_verify(chain, tmp_path, capsys):
     assert "bad magic" in capsys.readouterr().err
     assert cli_groth16.main(["verify", vk, str(tmp_path / "missing.json"), str(proof)]) == 1
     assert "No such file" in capsys.readouterr().err
+    # through cuzk's own CLI a format error and a file error carry the same prefix
+    from cuzk import cli
+
+    assert cli.main(["groth16", "prove", str(d / "witness.wtns"), str(d / "witness.wtns"), str(proof), str(public)]) == 1
+    assert capsys.readouterr().err.startswith("cuzk groth16 prove: error: ")
+    assert cli.main(["groth16", "verify", vk, str(tmp_path / "missing.json"), str(proof)]) == 1
+    assert capsys.readouterr().err.startswith("cuzk groth16 verify: error: ")
 
 
 # ---------------------------------------------------------------- malformed zkeys

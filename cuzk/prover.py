@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import logging
 
-from cuzk.kernels.cpu_threads import resolve_threads
 from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError, InputError
 from cuzk.groth16.keys import ProvingKey
 from cuzk.groth16.prove import Bases, check_compatible, load_backend, prove
 from cuzk.groth16.verify import prepare_verifying_key
+from cuzk.kernels.cpu_threads import resolve_threads
 from cuzk.timeline import span
 
 __all__ = ["GpuProver", "cuda_status"]

@@ -84,20 +84,28 @@ def _fr_mont32(x: int) -> np.ndarray:
 _CONSTANTS = 64  # cached single-element Fr constants per runtime (shifts, 1/n, z^-1, R^-1)
 
 
+def _cached(rt, key: tuple, bound: int, make):
+    """``rt.cache[key]``, made by ``make()`` on first use. Entries of one kind (``key[0]``) are
+    bounded: the oldest go first. GPU workers share the runtime, each with its own stream, so a
+    new entry is synchronised before any other thread's stream can read it (the lock is
+    reentrant: making a twiddle table uploads constants)."""
+    with rt.cache_lock:
+        d = rt.cache.get(key)
+        if d is None:
+            same = [k for k in rt.cache if k[0] == key[0]]
+            for k in same[: max(0, len(same) - bound + 1)]:
+                rt.cache.pop(k)
+            d = make()
+            rt.synchronize()
+            rt.cache[key] = d
+    return d
+
+
 def _fr_const(rt, x: int):
     """``x`` as a one-element device array, uploaded once per runtime: a proof's H reuses the
     same few constants, and a fresh tiny upload per launch is a host-to-device copy that can
     stall the host until the stream drains."""
-    key = ("fr_const", x % FR.modulus)
-    with rt.cache_lock:
-        d = rt.cache.get(key)
-        if d is None:
-            consts = [k for k in rt.cache if k[0] == "fr_const"]
-            for k in consts[: max(0, len(consts) - _CONSTANTS + 1)]:  # oldest first
-                rt.cache.pop(k)
-            d = rt.cache[key] = rt.asarray(_fr_mont32(x))
-            rt.synchronize()  # landed before another thread's stream reads it
-    return d
+    return _cached(rt, ("fr_const", x % FR.modulus), _CONSTANTS, lambda: rt.asarray(_fr_mont32(x)))
 
 
 def _launch_powers(rt, out, src, base: int, scale: int, n: int) -> None:
@@ -126,16 +134,8 @@ def _run_ntt_body(rt, x, log_n: int, omega: int, shift: int | None, inverse: boo
     n = 1 << log_n
     r = FR.modulus
     w = pow(omega, -1, r) if inverse else omega
-    key = ("twiddles", n, w)
-    with rt.cache_lock:  # GPU workers share the runtime; each has its own stream
-        tw = rt.cache.get(key)
-        if tw is None:
-            tables = [k for k in rt.cache if k[0] == "twiddles"]
-            for k in tables[: max(0, len(tables) - _TWIDDLE_TABLES + 1)]:  # bounded: a 2^24 table is 256 MiB
-                rt.cache.pop(k)
-            tw = _powers(rt, w, 1, max(1, n // 2))
-            rt.synchronize()  # ready before another thread's stream can read it
-            rt.cache[key] = tw
+    # bounded: a 2^24 table is 256 MiB
+    tw = _cached(rt, ("twiddles", n, w), _TWIDDLE_TABLES, lambda: _powers(rt, w, 1, max(1, n // 2)))
     if not inverse and shift not in (None, 1):  # into a new array: the caller's stays as it was
         x = _scaled_by_powers(rt, x, shift, 1, n)
     out = rt.xp.empty_like(x)

@@ -31,8 +31,8 @@ import numpy as np
 from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError, InputError
 
 __all__ = [
-    "CU_DIR", "KERNEL_FILES", "BLOCK", "launch_bounds", "check_launch", "grid_size", "cubin_cache_dir", "source_hash", "is_available", "DeviceArray",
-    "PinnedPool", "CupyRuntime", "get_runtime",
+    "CU_DIR", "KERNEL_FILES", "BLOCK", "launch_bounds", "check_launch", "grid_size", "cubin_cache_dir", "source_hash",
+    "is_available", "DeviceArray", "PinnedPool", "CupyRuntime", "get_runtime",
 ]
 
 CU_DIR = pathlib.Path(__file__).resolve().parent / "cu"

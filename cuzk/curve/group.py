@@ -22,7 +22,7 @@ from cuzk.curve import g2 as _g2
 from cuzk.curve.coords import mont_array, mont_ints, scalar_limbs, scalars_array
 from cuzk.curve.params import G1_PARAMS, G2_PARAMS, CurveParams
 from cuzk.errors import FieldValueError, InputError
-from cuzk.field.conversions import check_count, is_canonical
+from cuzk.field.conversions import check_count, first_unreduced
 from cuzk.field.params import FQ
 
 __all__ = ["Group", "G1", "G2"]
@@ -41,7 +41,6 @@ class Group:
         self.degree = params.degree
         self.coord_shape = (6,) if params.degree == 1 else (params.degree, 6)
         self.point_shape = (2,) + self.coord_shape
-        self._p_top = np.uint64(FQ.modulus >> (64 * (FQ.limbs - 1)))
 
     def __repr__(self) -> str:
         return f"<cuzk.curve.{self.name}>"
@@ -64,11 +63,10 @@ class Group:
         # A coordinate >= p was computed with (and to_ints reduced it mod p): silently another point.
         arr = np.ascontiguousarray(arr)
         rows = arr.reshape(-1, FQ.limbs)
-        if rows.shape[0] and rows[:, -1].max() >= self._p_top:  # the full compare only on a top-limb tie
-            bad = np.flatnonzero(~is_canonical(rows, FQ))
-            if bad.size:
-                i = int(bad[0]) // (rows.shape[0] // arr.shape[0])
-                raise FieldValueError(f"{self.name} {what}: point {i} has a coordinate >= p (not a reduced Fq element)")
+        bad = first_unreduced(rows, FQ)
+        if bad is not None:
+            i = bad // (rows.shape[0] // arr.shape[0])
+            raise FieldValueError(f"{self.name} {what}: point {i} has a coordinate >= p (not a reduced Fq element)")
         return arr
 
     def _count(self, n) -> int:

@@ -28,6 +28,7 @@ __all__ = [
     "limbs_to_bytes",
     "bytes_to_limbs",
     "is_canonical",
+    "first_unreduced",
     "int_to_exponent",
 ]
 
@@ -171,6 +172,20 @@ def is_canonical(arr: np.ndarray, params: FieldParams) -> np.ndarray:
         lt |= eq & (arr[:, k] < pk)
         eq &= arr[:, k] == pk
     return lt
+
+
+def first_unreduced(arr: np.ndarray, params: FieldParams) -> int | None:
+    """Index of the first row >= p, or None. One pass over the top limbs decides for almost any
+    input; the full compare runs only when some top limb reaches p's.
+
+    >>> from cuzk.field.params import FR
+    >>> first_unreduced(ints_to_limbs([1, 2], FR), FR) is None
+    True
+    """
+    if arr.shape[0] == 0 or arr[:, -1].max() < np.uint64(params.modulus >> (64 * (params.limbs - 1))):
+        return None
+    bad = np.flatnonzero(~is_canonical(arr, params))
+    return int(bad[0]) if bad.size else None
 
 
 def int_to_exponent(e: int) -> np.ndarray:

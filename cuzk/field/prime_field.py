@@ -48,7 +48,6 @@ class PrimeField:
         self.limbs = params.limbs
         self.modulus = params.modulus
         self.nbytes = 8 * params.limbs
-        self._p_top = np.uint64(params.modulus >> (64 * (params.limbs - 1)))
 
     def __repr__(self) -> str:
         return f"PrimeField({self.name}, p=0x{self.modulus:x})"
@@ -65,11 +64,8 @@ class PrimeField:
 
     def _reduced(self, a, what="array") -> np.ndarray:
         a = self._arr(a, what)
-        if a.shape[0] == 0 or a[:, -1].max() < self._p_top:  # fast path: the top limb alone proves x < p
-            return a
-        ok = conv.is_canonical(a, self.params)
-        if not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
+        i = conv.first_unreduced(a, self.params)
+        if i is not None:
             raise FieldValueError(f"{self.name} {what}: row {i} is not reduced (value >= modulus)")
         return a
 

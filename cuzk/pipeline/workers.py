@@ -8,8 +8,8 @@ with ``lookahead`` in the channel and one per prove worker, at most
 Job bookkeeping (futures, states, counters) belongs to the pipeline, passed in as ``core``;
 the workers only run stages, time them and report. Whatever a stage raises, ``BaseException``
 included (as ``concurrent.futures`` does), goes to that job's future; the worker carries on.
-Every stage call runs inside :func:`cuzk.timeline.stage_context`, so ``cuzk.timeline.span()`` inside a real prover records
-sub-spans for the right job. An unexpected error in the bookkeeping itself fails that job's
+Every stage call runs inside :func:`cuzk.timeline.stage_context`, so ``cuzk.timeline.span()``
+inside a real prover records sub-spans for the right job. An unexpected error in the bookkeeping itself fails that job's
 future (and is logged); it never ends the thread.
 """
 

@@ -33,6 +33,11 @@ __all__ = [
     "DeviceOutOfMemoryError",
     "PipelineClosedError",
     "TimelineFormatError",
+    "KeyCacheFormatError",
+    "KeyCacheError",
+    "SynthesisWorkerDied",
+    "RemoteSynthesisError",
+    "ExecutorClosedError",
 ]
 
 
@@ -119,3 +124,26 @@ class PipelineClosedError(CuzkError, RuntimeError):
 
 class TimelineFormatError(CuzkError, ValueError):
     """A saved timeline file cannot be read."""
+
+
+class KeyCacheFormatError(CuzkError, ValueError):
+    """A proving-key cache file is truncated, corrupted or of another format version (the key
+    cache rebuilds such an entry from its source; it never uses it)."""
+
+
+class KeyCacheError(CuzkError, RuntimeError):
+    """The key cache cannot serve a key: e.g. the source file changed while it was being read."""
+
+
+class SynthesisWorkerDied(CuzkError, RuntimeError):
+    """A synthesis worker process ended (crash, signal, ``os._exit``) while it ran this job; the
+    worker is replaced and other jobs carry on."""
+
+
+class RemoteSynthesisError(CuzkError, RuntimeError):
+    """A synthesizer in a worker process raised an exception that could not be sent back as
+    itself (not picklable); the message holds its type, text and the remote traceback."""
+
+
+class ExecutorClosedError(CuzkError, RuntimeError):
+    """``synthesize`` was called on a synthesis executor that is closed or closing."""

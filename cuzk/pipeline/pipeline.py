@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import os
@@ -53,11 +54,13 @@ class ProofFuture(Future):
         self._on_cancel = None
 
     def cancel(self) -> bool:
-        ok = super().cancel()
-        hook = self._on_cancel
-        if ok and hook is not None:
-            hook()
-        return ok
+        try:
+            return super().cancel()  # a done-callback's BaseException propagates from here
+        finally:
+            hook = self._on_cancel
+            if hook is not None and self.cancelled():  # the queued units go, whatever the callbacks did
+                self._on_cancel = None
+                hook()
 
     def __repr__(self) -> str:
         return f"<ProofFuture job_id={self.job_id!r} {super().__repr__()[1:-1]}>"
@@ -91,6 +94,27 @@ class PipelineStatus:
     def __str__(self) -> str:
         head = ", ".join(f"{k} {v}" for k, v in self.counts.items())
         return f"pipeline {'closed' if self.closed else 'open'}, concurrency {self.concurrency}: {head}"
+
+
+def _add_note(exc: BaseException, note: str) -> None:
+    """``exc.add_note(note)``, or nothing when ``exc`` cannot take notes (``__notes__`` set to a
+    tuple by the raiser, a read-only exception type): the job must fail with it all the same."""
+    try:
+        exc.add_note(note)
+    except Exception:
+        _log.debug("cuzk pipeline: could not annotate %r", exc, exc_info=True)
+
+
+def _resolve(future: Future, *, result: Any = None, exc: BaseException | None = None) -> None:
+    """Resolve ``future`` once. A done-callback's ``Exception`` is logged by concurrent.futures;
+    its ``BaseException`` propagates to the worker, which survives it (see workers.py)."""
+    try:
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
+    except InvalidStateError:  # unreachable while the finished flag is honoured; never hide it
+        _log.exception("cuzk pipeline: future of job %r was already resolved", getattr(future, "job_id", None))
 
 
 def _positive_int(name, value, minimum=1) -> int:
@@ -170,6 +194,13 @@ class Pipeline:
         for t in self._threads:
             t.start()
 
+    @contextlib.contextmanager
+    def _locked(self):
+        """The pipeline lock; listener calls of events recorded under it wait until it is
+        released (a listener that calls ``status()`` or ``submit()`` would deadlock otherwise)."""
+        with self.timeline.deferred_listeners(), self._lock:
+            yield
+
     # -- submitting -------------------------------------------------------------------------
     def submit(self, inputs: Mapping[str, Any], priority: Priority | int | str = Priority.NORMAL,
                job_id: Hashable = None) -> ProofFuture:
@@ -212,7 +243,7 @@ class Pipeline:
             hash(job_id)
         except TypeError:
             raise InputError(f"job_id must be hashable, got {type(job_id).__name__}") from None
-        with self._lock:
+        with self._locked():
             if self._closed:
                 raise PipelineClosedError("submit() on a closed pipeline")
             seq = next(self._seq)
@@ -271,14 +302,14 @@ class Pipeline:
             del self._jobs[job.id]
 
     def _cancel_job(self, job: _Job) -> None:
-        with self._lock:
+        with self._locked():
             job.finished = True
             for u in self.queue.remove(lambda u: u.job is job):
                 self._terminal(u, "cancelled", K.JOB_CANCELLED, reason="cancelled")
 
     def start_unit(self, unit: WorkUnit) -> bool:
         """A synthesis worker took ``unit``: False (and the unit is cancelled) if it should not run."""
-        with self._lock:
+        with self._locked():
             job = unit.job
             if job.finished:
                 self._terminal(unit, "cancelled", K.JOB_CANCELLED, reason="job already finished")
@@ -294,7 +325,7 @@ class Pipeline:
 
     def still_wanted(self, unit: WorkUnit) -> bool:
         """A prove worker picked ``unit`` up: False (unit cancelled) if a sibling partition failed."""
-        with self._lock:
+        with self._locked():
             if unit.job.finished:
                 self._terminal(unit, "cancelled", K.JOB_CANCELLED, reason="job already finished")
                 return False
@@ -304,40 +335,54 @@ class Pipeline:
         unit.state = state
 
     def fail_unit(self, unit: WorkUnit, exc: BaseException, stage: str) -> None:
-        """Fail ``unit``'s job with ``exc`` (once) and skip its queued partitions."""
-        with self._lock:
-            if unit.state in _TERMINAL:
-                _log.error("cuzk pipeline: %s after job %r finished: %r", stage, unit.job.id, exc)
-                return
-            self._terminal(unit, "failed", K.JOB_FAILED, stage=stage, error=type(exc).__name__)
-            job = unit.job
-            if job.finished:
-                return  # a sibling partition already failed the future
-            job.finished = True
-            for u in self.queue.remove(lambda u: u.job is job):
-                self._terminal(u, "cancelled", K.JOB_CANCELLED, reason=f"partition {unit.partition} failed")
-        where = "" if unit.partition is None else f" partition {unit.partition}"
-        exc.add_note(f"cuzk pipeline: {stage} of job {job.id!r}{where} failed in {threading.current_thread().name}")
-        try:
-            job.future.set_exception(exc)
-        except InvalidStateError:  # unreachable while the finished flag is honoured; never hide it
-            _log.exception("cuzk pipeline: future of job %r was already resolved", job.id)
+        """Fail ``unit``'s job with ``exc`` (once) and skip its queued partitions.
+
+        The future is resolved with the original exception object whatever annotating it does
+        (an ``exc.__notes__`` that is not a list makes ``add_note`` raise); listeners hear of
+        the failure only after that.
+        """
+        with self.timeline.deferred_listeners():
+            with self._lock:
+                if unit.state in _TERMINAL:
+                    _log.error("cuzk pipeline: %s after job %r finished: %r", stage, unit.job.id, exc)
+                    return
+                self._terminal(unit, "failed", K.JOB_FAILED, stage=stage, error=type(exc).__name__)
+                job = unit.job
+                if job.finished:
+                    return  # a sibling partition already failed the future
+                job.finished = True
+                for u in self.queue.remove(lambda u: u.job is job):
+                    self._terminal(u, "cancelled", K.JOB_CANCELLED, reason=f"partition {unit.partition} failed")
+            where = "" if unit.partition is None else f" partition {unit.partition}"
+            try:
+                _add_note(exc, f"cuzk pipeline: {stage} of job {job.id!r}{where} failed in "
+                               f"{threading.current_thread().name}")
+            finally:
+                _resolve(job.future, exc=exc)
 
     def complete_unit(self, unit: WorkUnit, proof: Any) -> None:
-        """Store ``unit``'s proof; resolve the future when the job's last partition is done."""
-        with self._lock:
-            self._terminal(unit, "done", K.JOB_DONE)
-            job = unit.job
-            if job.finished:
-                return
-            job.results[unit.partition or 0] = proof
-            job.remaining -= 1
-            if job.remaining:
-                return
-            job.finished = True
-            result = list(job.results) if job.partitioned else job.results[0]
-            job.results = []
-        job.future.set_result(result)
+        """Store ``unit``'s proof; resolve the future when the job's last partition is done.
+
+        A partition proved after its job already failed (or was cancelled) is recorded as
+        ``JOB_CANCELLED`` with ``reason="discarded: ..."``, not ``JOB_DONE``: ``JOB_DONE`` events
+        count delivered proofs.
+        """
+        with self.timeline.deferred_listeners():
+            with self._lock:
+                job = unit.job
+                if job.finished:
+                    self._terminal(unit, "cancelled", K.JOB_CANCELLED,
+                                   reason="discarded: the job had already failed or was cancelled")
+                    return
+                self._terminal(unit, "done", K.JOB_DONE)
+                job.results[unit.partition or 0] = proof
+                job.remaining -= 1
+                if job.remaining:
+                    return
+                job.finished = True
+                result = list(job.results) if job.partitioned else job.results[0]
+                job.results = []
+            _resolve(job.future, result=result)
 
     def synth_worker_exited(self) -> None:
         with self._lock:

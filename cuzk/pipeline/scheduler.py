@@ -16,6 +16,7 @@ from __future__ import annotations
 import enum
 import heapq
 import itertools
+import numbers
 import threading
 from typing import Any, Callable
 
@@ -226,6 +227,9 @@ def estimate_synthesized_bytes(synthesizer) -> int | None:
     (one per variable), i.e. ``3 * constraints * 32 + variables * 32`` bytes. None if neither
     is available.
 
+    Raises:
+        cuzk.errors.InputError: ``estimate_bytes()`` returned something other than an int >= 0.
+
     >>> class R1cs: num_constraints, num_variables = 1000, 1200
     >>> class Synth: r1cs = R1cs()
     >>> estimate_synthesized_bytes(Synth())
@@ -233,7 +237,12 @@ def estimate_synthesized_bytes(synthesizer) -> int | None:
     """
     fn = getattr(synthesizer, "estimate_bytes", None)
     if callable(fn):
-        return int(fn())
+        value = fn()
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+            # a negative estimate grew the budget with every admitted job; a float was truncated
+            raise InputError(f"{type(synthesizer).__name__}.estimate_bytes() must return an int >= 0, "
+                             f"got {value!r}")
+        return int(value)
     r1cs = getattr(synthesizer, "r1cs", None)
     if r1cs is None:
         return None

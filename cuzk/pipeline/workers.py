@@ -44,7 +44,7 @@ class SynthWorker(threading.Thread):
                         break
                     try:
                         self._synthesize(unit)
-                    except Exception as bug:  # pipeline bug: fail this job, keep serving
+                    except BaseException as bug:  # pipeline bug, or a done-callback's SystemExit: keep serving
                         _log.exception("cuzk pipeline internal error in %s", self.name)
                         core.fail_unit(unit, bug, "pipeline (synthesis side)")
                     unit = None
@@ -95,7 +95,7 @@ class GpuWorker(threading.Thread):
             item = None
             try:
                 self._prove(unit, synthesized)
-            except Exception as bug:
+            except BaseException as bug:  # as in SynthWorker.run
                 _log.exception("cuzk pipeline internal error in %s", self.name)
                 core.fail_unit(unit, bug, "pipeline (prove side)")
             # Drop references before blocking in get(): an idle worker must hold no job.

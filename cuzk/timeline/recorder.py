@@ -12,11 +12,12 @@ the methods here only forward to them so a host can write ``pipe.timeline.summar
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import logging
 import threading
 import time
-from typing import Any, Callable, Hashable, Iterable
+from typing import Any, Callable, Hashable, Iterable, Iterator
 
 from cuzk.errors import InputError
 from cuzk.timeline.events import Event, EventKind
@@ -75,6 +76,8 @@ class Timeline:
         self._lock = threading.Lock()  # listeners and clear() only
         # Copy-on-write tuple: record() reads it without taking a second lock.
         self._listeners: tuple[Callable[[Event], Any], ...] = ()
+        # Per thread: events whose listener calls wait for the end of a deferred_listeners() block.
+        self._held = threading.local()
 
     # -- recording --------------------------------------------------------------------------
     def now_ns(self) -> int:
@@ -117,7 +120,40 @@ class Timeline:
                  thread_cpu_ns, process_cpu_ns, next(self._seq))
         self._buf.append(entry)
         if self._listeners:
-            self._notify(_event(entry))
+            held = getattr(self._held, "events", None)
+            if held is not None:
+                held.append(_event(entry))
+            else:
+                self._notify(_event(entry))
+
+    @contextlib.contextmanager
+    def deferred_listeners(self) -> Iterator[None]:
+        """Hold the listener calls of events this thread records until the block exits.
+
+        Events are stored at once (time-stamped as usual); only the listener calls wait. Code
+        that records while holding its own lock wraps the locked section in this block, so a
+        listener that calls back into it (``pipe.status()`` on ``JOB_DONE``) cannot deadlock.
+        Nested blocks deliver when the outermost one exits.
+
+        >>> tl = Timeline(); seen = []
+        >>> _ = tl.add_listener(seen.append)
+        >>> with tl.deferred_listeners():
+        ...     tl.record(EventKind.JOB_DONE, job_id=1)
+        ...     print(len(seen))
+        0
+        >>> len(seen)
+        1
+        """
+        if getattr(self._held, "events", None) is not None:
+            yield
+            return
+        self._held.events = held = []
+        try:
+            yield
+        finally:
+            self._held.events = None
+            for event in held:
+                self._notify(event)
 
     def _notify(self, event: Event) -> None:
         for fn in self._listeners:
@@ -125,12 +161,19 @@ class Timeline:
                 fn(event)
             except Exception:  # a broken dashboard must not fail the job that recorded the event
                 _log.exception("timeline listener %r raised; event %s kept", fn, event.kind.value)
+            except BaseException:  # SystemExit & co. from a hook: a worker thread must live on
+                if threading.current_thread() is threading.main_thread():
+                    raise  # Ctrl-C while the caller's own thread runs a listener stays Ctrl-C
+                _log.exception("timeline listener %r raised; event %s kept", fn, event.kind.value)
 
     def add_listener(self, fn: Callable[[Event], Any]) -> Callable[[], None]:
         """Call ``fn(event)`` for every future event (from the recording thread).
 
         Returns a function that removes the listener. Exceptions from ``fn`` are logged to the
-        ``cuzk.timeline`` logger and do not reach the pipeline.
+        ``cuzk.timeline`` logger and do not reach the pipeline (on a pipeline's own threads not
+        even ``BaseException``). A pipeline calls listeners after releasing its locks, so a
+        listener may call back into it (``status()``, ``submit()``); it runs on the recording
+        thread, so a slow listener slows that worker.
 
         >>> tl = Timeline(); seen = []
         >>> stop = tl.add_listener(seen.append)

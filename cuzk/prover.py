@@ -44,7 +44,13 @@ class GpuProver:
         device_id: which GPU, for ``"cuda"``.
         threads: cores the CPU kernels may use (None: all; a pipeline may pass 1).
         verify: check every proof with a pairing before returning it (default True).
-        check: refuse a witness with a·b ≠ c before any MSM (default True).
+        check: refuse a witness with a·b ≠ c before any MSM (default True). It tests the a, b, c
+            the ``Synthesized`` carries, row by row; it does not recompute A·z, B·z, C·z, so a
+            hand-built ``Synthesized`` whose ``z`` was changed afterwards passes it. ``verify``
+            (the default) is what catches that: the proof fails its pairing check and
+            ``ProofVerificationError`` is raised instead of returning it
+            (tests/test_groth16.py::test_tampered_assignment_never_leaves_as_a_proof). The
+            witness's circuit digest is checked against the key's whenever the key knows it.
         g2_msm: where the G2 MSM (MSM_B2) runs: ``"device"`` (with the others) or ``"cpu"``: on
             a thread of its own, concurrently with the GPU's H and G1 MSMs, with ``threads``
             cores (bellperson's split; ``benchmarks/gpu_check.py`` times both). The key's G2

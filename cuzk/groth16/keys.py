@@ -25,8 +25,18 @@ Convention = Literal["bellperson", "snarkjs"]
 CONVENTIONS = ("bellperson", "snarkjs")
 
 
+def _mapped(arr, ndim: int) -> bool:
+    """A read-only uint64 memory map (the key cache's files, cuzk/engine/keyfile.py) is kept as
+    it is: a copy would pull a many-GiB key into private memory, and no handle can write its
+    pages (the file is mapped read-only, and cache files are replaced by rename, never edited)."""
+    return (isinstance(arr, np.memmap) and arr.dtype == np.uint64 and arr.ndim == ndim
+            and not arr.flags.writeable and arr.flags.c_contiguous)
+
+
 def _points(ndim_tail: int):
     def convert(arr) -> np.ndarray:
+        if _mapped(arr, ndim_tail + 1):
+            return arr
         a = np.array(arr, dtype=np.uint64, copy=True)
         if a.ndim == ndim_tail:
             a = a[None]

@@ -1,0 +1,356 @@
+"""The disk tier of proving keys: read a key file once with every point checked, then serve it
+from a prover-ready, memory-mapped cache file.
+
+A source key is a bellperson ``.params`` file (read by :func:`cuzk.formats.bellperson.read_params`)
+or a snarkjs ``.zkey`` (:func:`cuzk.formats.snarkjs.read_zkey`). The first :meth:`KeyCache.load`
+of a source does that checked read and writes the key's arrays to a cache file
+(:mod:`cuzk.engine.keyfile`), named by the SHA-256 of the source's bytes and the cache format
+version; every later load maps that file read-only and skips the per-point curve and subgroup
+checks: the digest shows the bytes are the ones that were checked.
+
+What a load from the disk tier checks (and what it trusts):
+
+* the source file is the one hashed: size, mtime_ns, inode and device as recorded, and a sampled
+  digest of fixed pieces (see :mod:`cuzk.engine.keysource` for exactly what that trusts); else
+  the source is hashed in full and looked up again;
+* the cache file's table checksum, its length, its layout, and the SHA-256 of every 8 MiB
+  chunk of its data — the full data check runs the first time this ``KeyCache`` maps a given
+  file (identified by device, inode, size, mtime); ``verify="always"`` repeats it every load.
+  The data check costs a read of the file at ~1.5 GB/s per core, chunks hashed in parallel;
+* a file that fails any check, or names another source digest or kind, is rebuilt from the
+  source with a fresh checked read, never used.
+
+Beyond that, each proof is verified before the prover returns it (``GpuProver(verify=True)``,
+the default): a key damaged in memory after the check yields an error, not a bad proof. The
+cache directory itself is trusted like the code: whoever can write it can replace keys (the
+checksums detect damage, not tampering). It is created ``0700``.
+
+Concurrency: a fill holds an ``flock`` on ``<entry>.lock``, so a second process loading the same
+source waits and then maps the first one's file instead of repeating an hours-long checked read;
+the file is written to a temporary file and renamed, so even without the lock (a filesystem
+without ``flock``) readers see a whole file or none, and the last rename wins.
+
+Entries live under ``$CUZK_CACHE_DIR/keys`` (default ``$XDG_CACHE_HOME/cuzk/keys``, else
+``~/.cache/cuzk/keys``): ``<kind>-<sha256>-v<version>.cuzkkey`` files, their ``.lock`` files, and
+one small record per source path under ``sources/``.
+
+    >>> cache = KeyCache("/tmp/cuzk-keys")                           # doctest: +SKIP
+    >>> pk, info = cache.load("porep.params", r1cs=synth.r1cs)        # doctest: +SKIP
+    >>> info.hit, info.seconds                                      # doctest: +SKIP
+    (True, 0.004)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from pathlib import Path
+
+import attrs
+
+from cuzk.engine.keyarrays import key_from_arrays, key_to_arrays
+from cuzk.engine.keyfile import FORMAT_VERSION, read_keyfile, read_table, write_keyfile
+from cuzk.engine.keysource import HashingReader, SourceRecord, full_digest, sampled_digest
+from cuzk.errors import InputError, KeyCacheError, KeyCacheFormatError
+
+__all__ = ["KeyCache", "LoadInfo", "EntryInfo", "default_cache_dir", "KINDS"]
+
+KINDS = ("params", "zkey")
+_SUFFIX = ".cuzkkey"
+_VERIFY = ("first", "always")
+_log = logging.getLogger("cuzk.engine.keycache")
+
+
+def default_cache_dir() -> Path:
+    """``$CUZK_CACHE_DIR/keys``, else ``$XDG_CACHE_HOME/cuzk/keys``, else ``~/.cache/cuzk/keys``."""
+    root = os.environ.get("CUZK_CACHE_DIR")
+    if root:
+        return Path(root) / "keys"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cuzk" / "keys"
+
+
+@attrs.frozen
+class LoadInfo:
+    """How :meth:`KeyCache.load` got its key."""
+
+    source: str  #: the source file (real path)
+    kind: str  #: "params" or "zkey"
+    hit: bool  #: True: mapped an existing cache file; False: did the checked read (and filled)
+    path: str | None  #: the cache file served, or None when it could not be written (see ``note``)
+    bytes: int  #: size of the cache file (or the source, when not cached)
+    seconds: float  #: wall time of the whole load
+    source_check: str  #: "record+samples" (stat and samples matched) or "full hash"
+    data_check: str  #: "full" (every chunk hashed now), "earlier" (this KeyCache did it) or "read" (fresh checked read)
+    note: str | None = None  #: why an existing entry was rebuilt, or why nothing was cached
+
+
+@attrs.frozen
+class EntryInfo:
+    """One cache file, as :meth:`KeyCache.entries` lists it."""
+
+    path: str
+    kind: str | None  #: None when the file is damaged
+    digest: str | None  #: SHA-256 of the source bytes
+    source: str | None  #: the source path recorded when the entry was filled
+    bytes: int
+    last_use: float  #: seconds since the epoch (the file's atime, set on every load)
+    error: str | None = None  #: why the file is unusable (it will be rebuilt), or None
+
+
+def _sniff(path: str) -> str:
+    with open(path, "rb") as f:
+        return "zkey" if f.read(4) == b"zkey" else "params"
+
+
+class KeyCache:
+    """Proving keys read once with every check, then memory-mapped from a cache directory.
+
+    Args:
+        directory: where entries live (None: :func:`default_cache_dir`); created on first use.
+        verify: ``"first"`` (default): hash a cache file's data the first time this object maps
+            it; ``"always"``: on every load.
+        threads: threads for checked reads and checksums (None: every core).
+
+    Raises:
+        InputError: ``verify`` is not one of ``"first"``, ``"always"``.
+    """
+
+    def __init__(self, directory=None, *, verify: str = "first", threads: int | None = None):
+        if verify not in _VERIFY:
+            raise InputError(f"verify must be one of {_VERIFY}, got {verify!r}")
+        self.directory = Path(directory) if directory is not None else default_cache_dir()
+        self.verify = verify
+        self.threads = threads
+        self._verified: set[tuple] = set()
+
+    def __repr__(self) -> str:
+        return f"KeyCache({str(self.directory)!r})"
+
+    @property
+    def _sources(self) -> Path:
+        return self.directory / "sources"
+
+    def _entry_path(self, digest: str, kind: str) -> Path:
+        return self.directory / f"{kind}-{digest}-v{FORMAT_VERSION}{_SUFFIX}"
+
+    # -- public API --------------------------------------------------------------------------
+    def path_for(self, source, *, kind: str | None = None) -> Path:
+        """The cache file that holds (or would hold) ``source``'s key; hashes the source unless
+        its record still matches.
+
+        Raises:
+            OSError: the source cannot be read.
+        """
+        src = os.path.realpath(os.fspath(source))
+        kind = self._kind(src, kind)
+        return self._entry_path(self._identify(src, kind, None)[0], kind)
+
+    def load(self, source, *, kind: str | None = None, r1cs=None, progress=None):
+        """The proving key of ``source``, from the cache when it holds it; ``(key, LoadInfo)``.
+
+        Args:
+            source: path of a bellperson ``.params`` file or a snarkjs ``.zkey``.
+            kind: ``"params"`` or ``"zkey"`` (None: a file starting with ``zkey`` is a zkey).
+            r1cs: the circuit's :class:`~cuzk.synth.R1CS`, attached after loading exactly as the
+                checked read does (``.params``: density and digest; ``.zkey``: matrices compared).
+            progress: ``progress(stage, done, total)`` with stage ``"hash"`` (source bytes
+                hashed), ``"read"`` (source bytes read and checked: the long one) or
+                ``"write"`` (cache bytes written); called only when there is such work.
+
+        Returns:
+            ``(key, info)``: a :class:`~cuzk.groth16.ProvingKey` (``SnarkjsProvingKey`` for a
+            zkey) equal array for array to the checked read's, its large arrays read-only
+            memory maps of the cache file; and a :class:`LoadInfo`.
+
+        Raises:
+            ParamsFormatError, SnarkjsFormatError: the source is not a valid key (first read).
+            KeyMismatchError: ``r1cs`` does not fit the key.
+            KeyCacheError: the source changed while it was being read.
+            InputError: unknown ``kind``.
+            OSError: the source cannot be read.
+        """
+        t0 = time.perf_counter()
+        src = os.path.realpath(os.fspath(source))
+        kind = self._kind(src, kind)
+        digest, st, source_check = self._identify(src, kind, progress)
+        entry = self._entry_path(digest, kind)
+        key, data_check, note = self._map(entry, digest, kind)
+        hit, stored = key is not None, True
+        if note:
+            _log.warning("key cache entry unusable, rebuilding it from the source: %s", note)
+        if not hit:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            with self._fill_lock(entry):
+                key, data_check, _ = self._map(entry, digest, kind)  # another process filled it meanwhile
+                hit = key is not None
+                if not hit:
+                    key, stored, why = self._fill(src, st, digest, kind, entry, progress)
+                    data_check = "read"
+                    note = "; ".join(x for x in (note, why) if x) or None
+        if hit:
+            with contextlib.suppress(OSError):  # last use for entries(): atime, set explicitly (noatime mounts)
+                os.utime(entry, (time.time(), os.stat(entry).st_mtime))
+        key = _attach(key, r1cs, src)
+        return key, LoadInfo(source=src, kind=kind, hit=hit, path=str(entry) if stored else None,
+                             bytes=os.stat(entry).st_size if stored else st.st_size,
+                             seconds=time.perf_counter() - t0, source_check=source_check, data_check=data_check,
+                             note=note)
+
+    def entries(self) -> list[EntryInfo]:
+        """Every cache file, least recently used first (damaged ones included, with ``error``)."""
+        out = []
+        for p in sorted(self.directory.glob(f"*{_SUFFIX}")):
+            try:
+                st = p.stat()
+            except FileNotFoundError:  # removed by another process meanwhile
+                continue
+            try:
+                table, _ = read_table(p)
+                meta = table["meta"]
+                out.append(EntryInfo(str(p), meta.get("kind"), meta.get("source_digest"), meta.get("source"),
+                                     st.st_size, st.st_atime))
+            except (KeyCacheFormatError, OSError) as e:
+                out.append(EntryInfo(str(p), None, None, None, st.st_size, st.st_atime, error=str(e)))
+        return sorted(out, key=lambda e: e.last_use)
+
+    def clear(self) -> tuple[int, int]:
+        """Remove every entry, lock, source record and leftover temporary file; ``(files, bytes)``
+        removed. Keys already mapped by a process stay valid (POSIX keeps unlinked files open)."""
+        files = size = 0
+        if not self.directory.is_dir():
+            return 0, 0
+        for folder in (self.directory, self._sources):
+            for p in list(folder.glob("*")) if folder.is_dir() else []:
+                if p.is_file() and (p.suffix in (_SUFFIX, ".lock", ".json", ".tmp")):
+                    with contextlib.suppress(FileNotFoundError):
+                        n = p.stat().st_size
+                        p.unlink()
+                        files, size = files + 1, size + n
+        self._verified.clear()
+        return files, size
+
+    # -- steps --------------------------------------------------------------------------------
+    @staticmethod
+    def _kind(src: str, kind: str | None) -> str:
+        if kind is None:
+            return _sniff(src)
+        if kind not in KINDS:
+            raise InputError(f"kind must be one of {KINDS} or None, got {kind!r}")
+        return kind
+
+    def _identify(self, src: str, kind: str, progress):
+        """(digest of the source bytes, its stat, how the digest was established); refreshes the
+        source record. Stat and digests come from one open file, so they describe one inode."""
+        rec = SourceRecord.load(self._sources, src)
+        with open(src, "rb") as f:
+            st = os.fstat(f.fileno())
+            sampled = sampled_digest(f)
+            if rec is not None and rec.kind == kind and rec.same_stat(st) and sampled == rec.sampled:
+                return rec.digest, st, "record+samples"
+            digest = full_digest(f, progress=_stage(progress, "hash"))
+        self._remember(SourceRecord.of(src, st, digest, sampled, kind))
+        return digest, st, "full hash"
+
+    def _remember(self, rec: SourceRecord) -> None:
+        try:
+            self._sources.mkdir(parents=True, exist_ok=True, mode=0o700)
+            rec.save(self._sources)
+        except OSError as e:  # a read-only cache only costs a full hash next time
+            _log.warning("cannot record source %s in the key cache: %s", rec.source, e)
+
+    def _map(self, entry: Path, digest: str, kind: str):
+        """(key, data check, None) from an existing entry; (None, None, reason) if absent or unusable."""
+        try:
+            kf = read_keyfile(entry, verified=self._verified if self.verify == "first" else (), threads=self.threads)
+            meta = kf.meta
+            if meta.get("source_digest") != digest or meta.get("kind") != kind:
+                raise KeyCacheFormatError(f"{entry}: holds {meta.get('kind')} {meta.get('source_digest')}, "
+                                          f"expected {kind} {digest}")
+            key = key_from_arrays(kf.arrays, meta["key"])
+        except FileNotFoundError:
+            return None, None, None
+        except (KeyCacheFormatError, OSError, KeyError, TypeError) as e:
+            return None, None, f"rebuilt: {e}"
+        self._verified.add(kf.identity)
+        return key, "full" if kf.verified else "earlier", None
+
+    @contextlib.contextmanager
+    def _fill_lock(self, entry: Path):
+        try:
+            import fcntl
+        except ImportError:  # no flock here: concurrent fills both write; the last rename wins
+            yield
+            return
+        try:
+            fd = os.open(f"{entry}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as e:  # read-only cache directory: _fill reports it
+            _log.warning("cannot lock %s: %s", entry, e)
+            yield
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def _fill(self, src: str, st, digest: str, kind: str, entry: Path, progress):
+        """Checked read of the source, tied to ``digest``; writes the entry and maps it back.
+        ``(key, stored, note)``: when the entry cannot be written the checked key is returned."""
+        key = _checked_read(src, st, digest, kind, self.threads, _stage(progress, "read"))
+        arrays, meta = key_to_arrays(key)
+        meta = {"kind": kind, "source_digest": digest, "source": src, "filled": time.time(), "key": meta}
+        try:
+            write_keyfile(entry, arrays, meta, progress=_stage(progress, "write"))
+        except OSError as e:  # a full or read-only disk must not cost the caller the key itself
+            _log.warning("cannot write key cache entry %s: %s", entry, e)
+            return key, False, f"not cached: {e}"
+        del key, arrays  # the mapped copy replaces the one in memory
+        mapped, _, why = self._map(entry, digest, kind)
+        if mapped is None:
+            raise KeyCacheError(f"the key cache entry just written cannot be read back ({why})")
+        return mapped, True, None
+
+
+def _stage(progress, stage: str):
+    return None if progress is None else (lambda done, total: progress(stage, done, total))
+
+
+def _checked_read(src: str, st, digest: str, kind: str, threads, progress):
+    """The source's key with every point checked, and proof that the checked bytes hash to ``digest``."""
+    if kind == "params":
+        from cuzk.formats.bellperson import read_params
+
+        with open(src, "rb") as f:
+            reader = HashingReader(f, progress)
+            key = read_params(reader, checked=True, threads=threads)
+            if reader.hexdigest() != digest:
+                raise KeyCacheError(f"{src} changed while it was being read; load it again")
+        return key
+    from cuzk.formats.snarkjs import read_zkey
+
+    # read_zkey takes only a path and reads the file whole; a change between hashing and reading
+    # shows in the stat (ordinary writes and renames change mtime or inode)
+    if progress is not None:
+        progress(0, st.st_size)
+    key = read_zkey(src, checked=True, threads=threads)
+    after = os.stat(src)
+    if (after.st_size, after.st_mtime_ns, after.st_ino) != (st.st_size, st.st_mtime_ns, st.st_ino):
+        raise KeyCacheError(f"{src} changed while it was being read; load it again")
+    if progress is not None:
+        progress(st.st_size, st.st_size)
+    return key
+
+
+def _attach(key, r1cs, src: str):
+    """Attach the circuit as the checked read would with ``r1cs=`` (an R1CS or a ``.r1cs`` path)."""
+    if r1cs is None:
+        return key
+    from cuzk.formats.snarkjs import SnarkjsProvingKey, _attach_r1cs, read_r1cs  # read_zkey's own attach step
+
+    if isinstance(r1cs, (str, os.PathLike)):
+        r1cs = read_r1cs(r1cs)
+    if isinstance(key, SnarkjsProvingKey):
+        return _attach_r1cs(key, r1cs, src)
+    return key.with_circuit(r1cs)

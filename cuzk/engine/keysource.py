@@ -1,0 +1,214 @@
+"""What the key cache knows about a source key file: its digest, cheaply re-established.
+
+A cache entry is named by the SHA-256 of the source file's bytes. Hashing a production key
+(tens of GiB) on every load would cost more than the load itself, so the cache keeps a small
+record per source path (:class:`SourceRecord`, one JSON file each under ``<cache>/sources``):
+the file's size, mtime (ns), inode and device when it was hashed, the full digest, and a
+*sampled digest* — SHA-256 of the size and of 64 fixed-position 64 KiB pieces (the first and
+the last among them; the whole file when it is under 4 MiB).
+
+On load, when size, mtime, inode and device all still match the record, the sampled digest is
+recomputed (a few MiB of reads) and, if it matches too, the record's full digest is trusted.
+Otherwise the whole file is hashed again and the entry looked up under the new digest.
+
+What this trusts: that a file whose size, mtime_ns, inode and device are unchanged, and whose
+sampled pieces are unchanged, holds the bytes it held when it was hashed. Ordinary replacement
+(copy, rename, rewrite, ``touch``) changes mtime or inode and forces a full hash. Defeating it
+takes an in-place edit outside the sampled pieces followed by restoring mtime (deliberate, by
+someone who can write the key file). Even then the cache serves the *old* key, which was read
+with every point checked: the failure is a stale key, never an unchecked one.
+
+:class:`HashingReader` wraps the source file during the checked read so that the digest
+recorded is that of the very bytes the reader checked.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "k.params")
+    >>> _ = open(p, "wb").write(b"abc")
+    >>> full_digest(p)[:16], len(sampled_digest(p))
+    ('ba7816bf8f01cfea', 64)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tempfile
+
+import attrs
+
+from cuzk.errors import KeyCacheError
+
+__all__ = ["SourceRecord", "HashingReader", "full_digest", "sampled_digest", "SAMPLES", "SAMPLE_BYTES"]
+
+SAMPLES = 64  #: pieces in a sampled digest
+SAMPLE_BYTES = 64 << 10  #: bytes per piece
+_BLOCK = 8 << 20  # read size while hashing a whole file
+
+
+def _opened(source):
+    """(binary file, whether we opened it) for a path or an open binary file."""
+    if isinstance(source, (str, os.PathLike)):
+        return open(source, "rb"), True
+    return source, False
+
+
+def full_digest(source, *, progress=None) -> str:
+    """SHA-256 (hex) of a whole file (a path, or an open binary file, read from offset 0);
+    ``progress(done, total)`` in bytes, per 8 MiB."""
+    f, mine = _opened(source)
+    try:
+        h = hashlib.sha256()
+        total, done = os.fstat(f.fileno()).st_size, 0
+        f.seek(0)
+        while block := f.read(_BLOCK):
+            h.update(block)
+            done += len(block)
+            if progress is not None:
+                progress(done, total)
+        return h.hexdigest()
+    finally:
+        if mine:
+            f.close()
+
+
+def sampled_digest(source) -> str:
+    """SHA-256 (hex) of the size and ``SAMPLES`` pieces of ``SAMPLE_BYTES`` at fixed positions
+    (evenly spaced, first and last included) of a file (path or open binary file); the whole
+    file when it is smaller than that."""
+    f, mine = _opened(source)
+    try:
+        h = hashlib.sha256(b"cuzk-sampled-v1")
+        size = os.fstat(f.fileno()).st_size
+        h.update(size.to_bytes(8, "little"))
+        if size <= SAMPLES * SAMPLE_BYTES:
+            f.seek(0)
+            h.update(f.read())
+        else:
+            for i in range(SAMPLES):
+                f.seek(i * (size - SAMPLE_BYTES) // (SAMPLES - 1))
+                h.update(f.read(SAMPLE_BYTES))
+        return h.hexdigest()
+    finally:
+        if mine:
+            f.close()
+
+
+@attrs.frozen
+class SourceRecord:
+    """A source key file as it was when its digest was taken."""
+
+    source: str  #: real path (symlinks resolved)
+    size: int
+    mtime_ns: int
+    inode: int
+    device: int
+    digest: str  #: SHA-256 of the whole file
+    sampled: str  #: :func:`sampled_digest` at the same time
+    kind: str  #: "params" or "zkey"
+
+    @classmethod
+    def of(cls, source: str, st: os.stat_result, digest: str, sampled: str, kind: str) -> "SourceRecord":
+        return cls(source, st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev, digest, sampled, kind)
+
+    def same_stat(self, st: os.stat_result) -> bool:
+        """Size, mtime, inode and device all unchanged."""
+        return (self.size, self.mtime_ns, self.inode, self.device) == (st.st_size, st.st_mtime_ns, st.st_ino,
+                                                                       st.st_dev)
+
+    @staticmethod
+    def path_in(folder, source: str) -> str:
+        """Where the record for ``source`` lives (named by a hash of the path)."""
+        return os.path.join(folder, hashlib.sha256(source.encode()).hexdigest()[:32] + ".json")
+
+    def save(self, folder) -> None:
+        """Write atomically (temp file + rename); concurrent writers leave one whole record."""
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".cuzk-src-", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump(attrs.asdict(self), f)
+            os.replace(tmp, self.path_in(folder, self.source))
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+
+    @classmethod
+    def load(cls, folder, source: str) -> "SourceRecord | None":
+        """The record for ``source``, or None (absent, unreadable or damaged: all mean "hash again")."""
+        try:
+            with open(cls.path_in(folder, source), "rb") as f:
+                raw = f.read(1 << 16)  # a record is ~400 bytes
+            rec = cls(**json.loads(raw))
+        except (OSError, ValueError, TypeError):
+            return None
+        return rec if rec.source == source else None
+
+
+class HashingReader(io.RawIOBase):
+    """A read-only binary file that hashes the bytes read, in order, and reports progress.
+
+    Sequential reads from offset 0 to the end hash the whole file; ``seek``/``tell`` are passed
+    through (a reader may look at the size first). :meth:`hexdigest` refuses to answer when
+    the reads were not one sequential pass over every byte.
+
+    Args:
+        f: an open binary file.
+        progress: ``progress(done, total)`` in bytes after each read, or None.
+    """
+
+    def __init__(self, f, progress=None):
+        super().__init__()
+        self._f = f
+        self._total = os.fstat(f.fileno()).st_size
+        self._hash = hashlib.sha256()
+        self._hashed = 0  # bytes [0, _hashed) went into the hash, in order
+        self._gap = False
+        self._progress = progress
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset, whence=io.SEEK_SET) -> int:
+        return self._f.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._f.tell()
+
+    def fileno(self) -> int:
+        return self._f.fileno()
+
+    def read(self, n=-1) -> bytes:
+        at = self._f.tell()
+        data = self._f.read(n)
+        if at == self._hashed:
+            self._hash.update(data)
+            self._hashed += len(data)
+        elif at + len(data) > self._hashed:
+            self._gap = True  # bytes skipped or re-read out of order: no whole-file digest
+        if self._progress is not None:
+            self._progress(min(self._hashed, self._total), self._total)
+        return data
+
+    def readinto(self, b) -> int:
+        data = self.read(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+    def hexdigest(self) -> str:
+        """SHA-256 of the file as read.
+
+        Raises:
+            KeyCacheError: the reads skipped bytes, went out of order, or stopped before the end.
+        """
+        if self._gap or self._hashed != self._total:
+            raise KeyCacheError(f"the key reader did not read the source in one pass ({self._hashed} of "
+                                f"{self._total} bytes in order); cannot tie the cache entry to its bytes")
+        return self._hash.hexdigest()

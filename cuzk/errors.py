@@ -33,6 +33,9 @@ __all__ = [
     "DeviceOutOfMemoryError",
     "PipelineClosedError",
     "TimelineFormatError",
+    "DeadlineExceededError",
+    "EngineError",
+    "MemoryBudgetError",
     "KeyCacheFormatError",
     "KeyCacheError",
     "SynthesisWorkerDied",
@@ -147,3 +150,15 @@ class RemoteSynthesisError(CuzkError, RuntimeError):
 
 class ExecutorClosedError(CuzkError, RuntimeError):
     """``synthesize`` was called on a synthesis executor that is closed or closing."""
+
+
+class DeadlineExceededError(CuzkError, TimeoutError):
+    """A job's deadline passed while it was still queued; it was failed instead of proved late."""
+
+
+class EngineError(CuzkError, RuntimeError):
+    """The Engine cannot do what was asked (unknown circuit, closed engine, key in use, no room)."""
+
+
+class MemoryBudgetError(EngineError, MemoryError):
+    """A job, key or circuit can never fit the engine's memory budget; the message names the sizes."""

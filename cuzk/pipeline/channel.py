@@ -1,18 +1,21 @@
 """The bounded hand-off between synthesis and prove workers.
 
 ``put`` blocks while ``capacity`` items are waiting and never drops; ``capacity=0`` is a
-rendezvous (``put`` returns once a consumer has the item). Consumer idle time is accumulated
-so the concurrency controller can see the prove stage starving.
+rendezvous (``put`` returns once a consumer has the item). ``get`` hands out the waiting item
+with the smallest ``order`` (the scheduling key of :class:`cuzk.pipeline.scheduler.WorkUnit`:
+priority, deadline, submission), puts without an order in arrival order. Consumer idle time
+is accumulated so the concurrency controller can see the prove stage starving.
 
-    >>> ch = BoundedChannel(1)
-    >>> ch.put("job-1"); ch.close()
-    >>> ch.get(), ch.get()
-    ('job-1', None)
+    >>> ch = BoundedChannel(2)
+    >>> ch.put("normal", order=(-1, 5)); ch.put("critical", order=(-3, 9)); ch.close()
+    >>> ch.get(), ch.get(), ch.get()
+    ('critical', 'normal', None)
 """
 
 from __future__ import annotations
 
-import collections
+import heapq
+import itertools
 import threading
 import time
 from typing import Any
@@ -23,18 +26,19 @@ __all__ = ["BoundedChannel"]
 
 
 class BoundedChannel:
-    """FIFO of at most ``capacity`` items between producer and consumer threads."""
+    """At most ``capacity`` items between producer and consumer threads, best ``order`` first."""
 
     def __init__(self, capacity: int):
         self.capacity = int(capacity)
-        self._items: collections.deque = collections.deque()
+        self._items: list = []  # heap of (order, arrival, item)
+        self._arrival = itertools.count()
         self._cond = threading.Condition()
         self._closed = False
         self._taken = 0  # items handed to consumers so far (rendezvous bookkeeping)
         self.consumer_wait_ns = 0  #: total time consumers spent waiting on an empty channel
 
-    def put(self, item: Any) -> None:
-        """Add ``item``, blocking while the channel is full.
+    def put(self, item: Any, order: tuple = ()) -> None:
+        """Add ``item``, blocking while the channel is full; smaller ``order`` is taken first.
 
         Raises:
             cuzk.errors.PipelineClosedError: the channel was closed.
@@ -43,7 +47,7 @@ class BoundedChannel:
             self._cond.wait_for(lambda: self._closed or len(self._items) < max(1, self.capacity))
             if self._closed:
                 raise PipelineClosedError("channel closed")
-            self._items.append(item)
+            heapq.heappush(self._items, (order, next(self._arrival), item))
             ticket = self._taken + len(self._items)
             self._cond.notify_all()
             if self.capacity == 0:
@@ -58,7 +62,7 @@ class BoundedChannel:
                 self.consumer_wait_ns += time.perf_counter_ns() - t0
             if not self._items:
                 return None
-            item = self._items.popleft()
+            item = heapq.heappop(self._items)[-1]
             self._taken += 1
             self._cond.notify_all()
             return item

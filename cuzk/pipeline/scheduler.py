@@ -1,8 +1,11 @@
 """What runs next: a priority queue of work units with memory-budget admission, and the
 resizable gate that caps concurrent syntheses.
 
-Order is priority (CRITICAL > HIGH > NORMAL > LOW), then submission sequence, then partition
-index, so the partitions of one job stay together and in order.
+Order is priority (CRITICAL > HIGH > NORMAL > LOW), then deadline (earliest first; none
+last), then submission sequence, then partition index, so the partitions of one job stay
+together and in order. The same key orders the hand-off to the prove workers
+(:class:`cuzk.pipeline.channel.BoundedChannel`), so a CRITICAL job synthesized behind a
+backlog is proved next.
 
     >>> q = JobQueue()
     >>> for seq, prio in [(1, Priority.LOW), (2, Priority.HIGH), (3, Priority.NORMAL)]:
@@ -60,6 +63,9 @@ class Priority(enum.IntEnum):
         raise InputError(f"priority must be one of {[p.name for p in cls]}, got {value!r}")
 
 
+_NO_DEADLINE = float("inf")
+
+
 @attrs.define(eq=False)
 class WorkUnit:
     """One synthesis + prove: a whole job, or one partition of a partitioned job."""
@@ -71,6 +77,20 @@ class WorkUnit:
     priority: Priority = Priority.NORMAL
     nbytes: int = 0  #: estimated size of the synthesized result (memory budget)
     state: str = "queued"
+    route: Any = None  #: the stages that run it (see cuzk.pipeline.core.Route)
+    deadline: float | None = None  #: ``time.time()`` after which it must not start a stage
+    #: per-unit measurements the workers fill in (seconds): synth, prove, key_load, device
+    marks: dict = attrs.field(factory=dict)
+
+    @property
+    def order(self) -> tuple:
+        """The scheduling key: priority, deadline, submission order, partition."""
+        return (-int(self.priority), _NO_DEADLINE if self.deadline is None else self.deadline,
+                self.seq, self.partition or 0)
+
+    def expired(self, now: float) -> bool:
+        """Whether the deadline has passed at ``now`` (a ``time.time()`` value)."""
+        return self.deadline is not None and now > self.deadline
 
 
 class JobQueue:
@@ -92,27 +112,63 @@ class JobQueue:
         with self._cond:
             if self._closed:
                 raise PipelineClosedError("cannot queue work: the pipeline is closed")
-            heapq.heappush(self._heap, (-int(unit.priority), unit.seq, unit.partition or 0, next(self._tie), unit))
+            heapq.heappush(self._heap, (unit.order, next(self._tie), unit))
             self._cond.notify_all()
 
     def _fits(self, unit: WorkUnit) -> bool:
-        if self.memory_budget is None or self.reserved_bytes == 0:
+        if self.memory_budget is None or self.reserved_bytes == 0 or unit.nbytes == 0:
             return True
         return self.reserved_bytes + unit.nbytes <= self.memory_budget
 
-    def take(self, timeout: float | None = None) -> WorkUnit | None:
-        """Block until the head unit fits the budget; reserve its bytes and return it.
+    def _head(self, accept) -> int | None:
+        """Index in the heap of the best unit ``accept`` takes (0 is the best of all)."""
+        if not self._heap:
+            return None
+        if accept is None or accept(self._heap[0][-1]):
+            return 0
+        best = None
+        for i, entry in enumerate(self._heap):  # a few hundred entries: a scan beats a heap per route
+            if accept(entry[-1]) and (best is None or entry[:2] < self._heap[best][:2]):
+                best = i
+        return best
 
-        Returns None once the queue is closed and empty (or on timeout).
+    def take(self, timeout: float | None = None, accept: Callable[[WorkUnit], bool] | None = None) -> WorkUnit | None:
+        """Block until the best unit (that ``accept`` takes, if given) fits the budget; reserve
+        its bytes and return it.
+
+        Returns None once the queue is closed and holds nothing ``accept`` takes (or on timeout).
         """
         with self._cond:
-            ok = self._cond.wait_for(lambda: (self._heap and self._fits(self._heap[0][-1]))
-                                     or (self._closed and not self._heap), timeout)
-            if not ok or not self._heap:
+            picked = None
+
+            def ready():
+                nonlocal picked
+                picked = self._head(accept)
+                if picked is not None:
+                    return self._fits(self._heap[picked][-1])
+                return self._closed
+
+            ok = self._cond.wait_for(ready, timeout)
+            if not ok or picked is None:
                 return None
-            unit = heapq.heappop(self._heap)[-1]
+            entry = self._heap[picked]
+            last = self._heap.pop()
+            if entry is not last:  # remove from the middle: replace, then restore the heap
+                self._heap[picked] = last
+                heapq.heapify(self._heap)
+            unit = entry[-1]
             self.reserved_bytes += unit.nbytes
             return unit
+
+    def poke(self) -> None:
+        """Wake waiting takers to look again (an ``accept`` answer may have changed)."""
+        with self._cond:
+            self._cond.notify_all()
+
+    def reserve(self, nbytes: int) -> None:
+        """Hold ``nbytes`` of the budget for something other than a unit (a resident key)."""
+        with self._cond:
+            self.reserved_bytes += nbytes
 
     def release(self, nbytes: int) -> None:
         """Return ``nbytes`` of budget (the synthesized result was dropped)."""
@@ -151,6 +207,11 @@ class JobQueue:
 
     def __len__(self) -> int:
         return len(self._heap)
+
+    def units(self) -> list[WorkUnit]:
+        """A snapshot of the queued units, best first."""
+        with self._cond:
+            return [entry[-1] for entry in sorted(self._heap, key=lambda e: e[:2])]
 
 
 class ConcurrencyGate:

@@ -27,20 +27,21 @@ _log = logging.getLogger("cuzk.pipeline")
 
 
 class SynthWorker(threading.Thread):
-    """Takes units from the queue, synthesizes them, sends the results to the channel."""
+    """Takes units (those ``accept`` takes, if given) from the queue, synthesizes them with
+    their route, sends the results to the channel; holds a permit of ``gate`` meanwhile."""
 
-    def __init__(self, core, index: int):
+    def __init__(self, core, index: int, gate, accept=None):
         super().__init__(name=f"cuzk-synth-{index}", daemon=True)
-        self.core = core
+        self.core, self.gate, self.accept = core, gate, accept
 
     def run(self) -> None:
-        core = self.core
+        core, gate = self.core, self.gate
         try:
-            while core.gate.acquire():
+            while gate.acquire():
                 try:
-                    unit = core.queue.take()
+                    unit = core.queue.take(accept=self.accept)
                     if unit is None:  # closed and drained: wake idle workers so they exit too
-                        core.gate.shutdown()
+                        gate.shutdown()
                         break
                     try:
                         self._synthesize(unit)
@@ -49,7 +50,7 @@ class SynthWorker(threading.Thread):
                         core.fail_unit(unit, bug, "pipeline (synthesis side)")
                     unit = None
                 finally:
-                    core.gate.release()
+                    gate.release()
         finally:
             core.synth_worker_exited()
 
@@ -63,27 +64,31 @@ class SynthWorker(threading.Thread):
         tl.record_with_cpu(K.SYNTH_START, job_id, part, name)
         try:
             with stage_context(tl, job_id, part, name):
-                synthesized = core.synthesizer.synthesize(**unit.inputs)
+                synthesized = unit.route.synthesize(**unit.inputs)
         except BaseException as exc:  # KeyboardInterrupt/SystemExit too: ending the thread lost every job
             tl.record_with_cpu(K.SYNTH_END, job_id, part, name, error=type(exc).__name__)
             core.queue.release(unit.nbytes)
             core.fail_unit(unit, exc, "synthesis")
             return
         tl.record_with_cpu(K.SYNTH_END, job_id, part, name)
-        core.metrics_registry.observe("synth", (tl.now_ns() - t0) / 1e9)
-        core.note_synth_seconds((tl.now_ns() - t0) / 1e9)
+        seconds = (tl.now_ns() - t0) / 1e9
+        unit.marks["synth_s"] = seconds
+        core.metrics_registry.observe("synth", seconds)
+        core.note_synth_seconds(seconds)
         core.set_state(unit, "waiting_for_gpu")
         tl.record(K.CHAN_SEND, job_id, part, name)
-        core.channel.put((unit, synthesized))
+        core.channel.put((unit, synthesized), unit.order)
         del synthesized  # the channel owns it now; a stale local would count against the bound
 
 
 class GpuWorker(threading.Thread):
-    """Takes synthesized jobs from the channel, proves them, resolves the futures."""
+    """Takes synthesized jobs from the channel (best order first), proves them with the prover
+    their route gives for this worker's ``device``, resolves the futures."""
 
-    def __init__(self, core, index: int):
+    def __init__(self, core, index: int, device=None):
         super().__init__(name=f"cuzk-gpu-{index}", daemon=True)
-        self.core = core
+        self.core, self.device = core, device
+        self.current = None  #: the unit being proved (for status), or None
 
     def run(self) -> None:
         core = self.core
@@ -98,29 +103,42 @@ class GpuWorker(threading.Thread):
             except BaseException as bug:  # as in SynthWorker.run
                 _log.exception("cuzk pipeline internal error in %s", self.name)
                 core.fail_unit(unit, bug, "pipeline (prove side)")
+            self.current = None
             # Drop references before blocking in get(): an idle worker must hold no job.
             unit = synthesized = None
 
     def _prove(self, unit, synthesized) -> None:
         core, tl, name = self.core, self.core.timeline, self.name
         job_id, part = unit.job.id, unit.partition
-        tl.record(K.GPU_PICKUP, job_id, part, name)
         if not core.still_wanted(unit):
             core.queue.release(unit.nbytes)
             return
+        tl.record(K.GPU_PICKUP, job_id, part, name)
+        self.current = unit
+        try:
+            prover = unit.route.prover_for(self, unit)  # may load a key: before GPU_START
+        except BaseException as exc:
+            core.queue.release(unit.nbytes)
+            core.fail_unit(unit, exc, "key load")
+            return
         core.set_state(unit, "proving")
+        device_ms: list = []
         t0 = tl.now_ns()
         tl.record_with_cpu(K.GPU_START, job_id, part, name)
         try:
-            with stage_context(tl, job_id, part, name):
-                proof = core.prover.prove(synthesized)
+            with stage_context(tl, job_id, part, name, device_ms=device_ms):
+                proof = prover.prove(synthesized)
         except BaseException as exc:  # as in _synthesize: the future gets it, the worker lives on
             tl.record_with_cpu(K.GPU_END, job_id, part, name, error=type(exc).__name__)
             core.queue.release(unit.nbytes)
             core.fail_unit(unit, exc, "proving")
             return
         tl.record_with_cpu(K.GPU_END, job_id, part, name)
-        core.metrics_registry.observe("gpu", (tl.now_ns() - t0) / 1e9)
+        seconds = (tl.now_ns() - t0) / 1e9
+        unit.marks["prove_s"] = seconds
+        if device_ms:
+            unit.marks["device_s"] = sum(device_ms) / 1e3
+        core.metrics_registry.observe("gpu", seconds)
         core.queue.release(unit.nbytes)
         core.complete_unit(unit, proof)
         core.after_prove()

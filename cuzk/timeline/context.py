@@ -33,6 +33,7 @@ class StageContext(NamedTuple):
     job_id: Hashable
     partition: int | None
     worker: str | None
+    device_ms: list | None = None  #: where spans add the ``device_ms`` they note (the job's GPU time)
 
 
 _CURRENT: contextvars.ContextVar[StageContext | None] = contextvars.ContextVar("cuzk_stage", default=None)
@@ -49,7 +50,7 @@ def cpu_clocks() -> dict:
 
 @contextlib.contextmanager
 def stage_context(timeline, job_id: Hashable, partition: int | None = None,
-                  worker: str | None = None) -> Iterator[StageContext]:
+                  worker: str | None = None, device_ms: list | None = None) -> Iterator[StageContext]:
     """Make ``span()`` record onto ``timeline`` for ``job_id`` inside the block.
 
     >>> from cuzk.timeline import Timeline
@@ -60,7 +61,7 @@ def stage_context(timeline, job_id: Hashable, partition: int | None = None,
     >>> [(e.kind.value, e.detail["name"]) for e in tl.events()]
     [('SPAN_START', 'H'), ('SPAN_END', 'H')]
     """
-    ctx = StageContext(timeline, job_id, partition, worker or threading.current_thread().name)
+    ctx = StageContext(timeline, job_id, partition, worker or threading.current_thread().name, device_ms)
     token = _CURRENT.set(ctx)
     try:
         yield ctx
@@ -124,6 +125,8 @@ class span:
         ctx, self._ctx = self._ctx, None
         extra, self._extra = self._extra, {}
         if ctx is not None:
+            if ctx.device_ms is not None and "device_ms" in extra:
+                ctx.device_ms.append(extra["device_ms"])
             if exc_type is None:
                 ctx.timeline.record(EventKind.SPAN_END, ctx.job_id, ctx.partition, ctx.worker, **extra, name=self.name)
             else:

@@ -1,0 +1,409 @@
+"""The one scheduling mechanism: jobs, work units, futures and the workers that run them.
+
+:class:`SchedulerCore` owns the priority queue (with memory admission), the ordered hand-off
+channel, the job table and every future. It knows nothing of circuits or keys: each unit
+carries a *route*, an object with ``synthesize(**inputs)`` and ``prover_for(worker, unit)``
+(see :class:`Route`). :class:`cuzk.Pipeline` is the core with one route;
+:class:`cuzk.Engine` composes a core with a route per registered circuit, synthesis workers
+per route and prove workers per device. Picks follow ``WorkUnit.order`` (priority, deadline,
+submission) at both stages; a unit whose deadline has passed when a synthesis slot or a prove
+worker picks it fails with :class:`cuzk.errors.DeadlineExceededError` instead of running.
+
+    >>> class Stages:
+    ...     def synthesize(self, x): return x + 1
+    ...     def prove(self, w): return w * 10
+    >>> core = SchedulerCore(lookahead=1)
+    >>> route = Route(Stages(), Stages())
+    >>> _ = core.start_workers(route, synth_workers=1, prove_workers=1)
+    >>> core.submit_units(route, [{"x": 1}]).result(timeout=10)
+    20
+    >>> core.close()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import threading
+import time
+from concurrent.futures import Future, InvalidStateError
+from typing import Any, Callable, Hashable
+
+import attrs
+
+from cuzk.errors import DeadlineExceededError, InputError, PipelineClosedError
+from cuzk.pipeline.channel import BoundedChannel
+from cuzk.pipeline.metrics import MetricsRegistry
+from cuzk.pipeline.scheduler import ConcurrencyGate, JobQueue, Priority, WorkUnit
+from cuzk.pipeline.workers import GpuWorker, SynthWorker
+from cuzk.timeline.events import EventKind as K
+from cuzk.timeline.recorder import Timeline
+
+__all__ = ["SchedulerCore", "Route", "ProofFuture", "Job", "TERMINAL_STATES"]
+
+_log = logging.getLogger("cuzk.pipeline")
+TERMINAL_STATES = frozenset({"done", "failed", "cancelled"})
+
+
+class ProofFuture(Future):
+    """A :class:`concurrent.futures.Future` for one job, with its ``job_id``.
+
+    ``cancel()`` succeeds while the job is still queued and removes it from the queue.
+    A partitioned job's result is the list of partition proofs in order. ``timings`` is set by
+    an :class:`cuzk.Engine` before the future resolves (None from a plain ``Pipeline``).
+    """
+
+    def __init__(self, job_id: Hashable, partitions: int | None = None):
+        super().__init__()
+        self.job_id = job_id
+        self.partitions = partitions  #: number of partitions, None for an unpartitioned job
+        self.timings = None  #: per-proof timings (cuzk.engine.JobTimings) from an Engine
+        self._on_cancel = None
+
+    def cancel(self) -> bool:
+        try:
+            return super().cancel()  # a done-callback's BaseException propagates from here
+        finally:
+            hook = self._on_cancel
+            if hook is not None and self.cancelled():  # the queued units go, whatever the callbacks did
+                self._on_cancel = None
+                hook()
+
+    def __repr__(self) -> str:
+        return f"<ProofFuture job_id={self.job_id!r} {super().__repr__()[1:-1]}>"
+
+
+@attrs.define(eq=False)
+class Route:
+    """The stages of one kind of job: a synthesizer and the prover its proofs need.
+
+    ``prover_for(worker, unit)`` runs on the prove worker before ``GPU_START``: a route that
+    loads keys (the Engine's) does it there, so the load is not counted as proving.
+    """
+
+    synthesizer: Any
+    prover: Any
+    name: str | None = None  #: circuit name carried to status; None for a Pipeline
+
+    def synthesize(self, **inputs):
+        return self.synthesizer.synthesize(**inputs)
+
+    def prover_for(self, worker, unit: WorkUnit):
+        return self.prover
+
+
+class Job:
+    """Bookkeeping for one submitted job; mutated only under the core's lock."""
+
+    __slots__ = ("id", "future", "units", "results", "remaining", "open_units", "started", "finished",
+                 "partitioned", "route", "submitted_ns", "meta")
+
+    def __init__(self, job_id, future, n_units, partitioned, route):
+        self.id, self.future, self.partitioned, self.route = job_id, future, partitioned, route
+        self.units: list[WorkUnit] = []
+        self.results: list = [None] * n_units
+        self.remaining = self.open_units = n_units
+        self.started = self.finished = False
+        self.submitted_ns = time.perf_counter_ns()
+        self.meta: dict = {}  #: the composing service's own fields (request id, inputs digest)
+
+
+def _add_note(exc: BaseException, note: str) -> None:
+    """``exc.add_note(note)``, or nothing when ``exc`` cannot take notes (``__notes__`` set to a
+    tuple by the raiser, a read-only exception type): the job must fail with it all the same."""
+    try:
+        exc.add_note(note)
+    except Exception:
+        _log.debug("cuzk pipeline: could not annotate %r", exc, exc_info=True)
+
+
+def _resolve(future: Future, *, result: Any = None, exc: BaseException | None = None) -> None:
+    """Resolve ``future`` once. A done-callback's ``Exception`` is logged by concurrent.futures;
+    its ``BaseException`` propagates to the worker, which survives it (see workers.py)."""
+    try:
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
+    except InvalidStateError:  # unreachable while the finished flag is honoured; never hide it
+        _log.exception("cuzk pipeline: future of job %r was already resolved", getattr(future, "job_id", None))
+
+
+class SchedulerCore:
+    """Jobs, the queue, the channel and the workers; see the module docstring.
+
+    Args:
+        lookahead: synthesized units that may wait in the channel for a prove worker.
+        timeline: where events go (a fresh :class:`Timeline` by default).
+        memory_budget: bytes of admitted units (and whatever :meth:`JobQueue.reserve` holds).
+        before_resolve: called with the :class:`Job` (outside the lock) just before its future
+            resolves; the Engine sets the future's timings there.
+    """
+
+    def __init__(self, lookahead: int = 1, timeline: Timeline | None = None, memory_budget: int | None = None,
+                 before_resolve: Callable[[Job], None] | None = None):
+        self.lookahead = lookahead
+        self.timeline = timeline if timeline is not None else Timeline()
+        self.memory_budget = memory_budget
+        self.queue = JobQueue(memory_budget)
+        self.channel = BoundedChannel(lookahead)
+        self.metrics_registry = MetricsRegistry()
+        self._before_resolve = before_resolve
+        self._lock = threading.Lock()
+        self._seq = itertools.count(1)
+        self._jobs: dict[Hashable, Job] = {}
+        self._closed = False
+        self._threads: list[threading.Thread] = []
+        self._synth_alive = 0
+        self._synth_started = self._prove_started = 0
+
+    # -- workers --------------------------------------------------------------------------------
+    def start_workers(self, route: Route | None, synth_workers: int = 0, prove_workers: int = 0, *,
+                      gate: ConcurrencyGate | None = None, device: Any = None) -> list[threading.Thread]:
+        """Start synthesis workers for ``route`` (None: any route) and prove workers (bound to
+        ``device``, any route). Workers of one route share ``gate`` (default: one of their own)."""
+        threads: list[threading.Thread] = []
+        if synth_workers:
+            gate = gate or ConcurrencyGate(synth_workers)
+            accept = None if route is None else (lambda u, r=route: u.route is r)
+            for _ in range(synth_workers):
+                threads.append(SynthWorker(self, self._synth_started, gate=gate, accept=accept))
+                self._synth_started += 1
+        for _ in range(prove_workers):
+            threads.append(GpuWorker(self, self._prove_started, device=device))
+            self._prove_started += 1
+        with self._lock:
+            self._synth_alive += synth_workers
+            self._threads += threads
+        for t in threads:
+            t.start()
+        return threads
+
+    # -- submitting -----------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _locked(self):
+        """The core's lock; listener calls of events recorded under it wait until it is
+        released (a listener that calls ``status()`` or ``submit()`` would deadlock otherwise)."""
+        with self.timeline.deferred_listeners(), self._lock:
+            yield
+
+    def submit_units(self, route: Route, inputs_list: list, priority: Priority | int | str = Priority.NORMAL,
+                     job_id: Hashable = None, *, partitioned: bool = False, deadline: float | None = None,
+                     nbytes: int = 0, meta: dict | None = None) -> ProofFuture:
+        """Queue one job of ``len(inputs_list)`` units on ``route``; returns its future.
+
+        A ``deadline`` already past is not an error here: the units fail at their first pick.
+
+        Raises:
+            cuzk.errors.PipelineClosedError: the core is closed.
+            cuzk.errors.InputError: bad priority, non-str input names, or a job id still in use.
+        """
+        priority = Priority.coerce(priority)
+        for inputs in inputs_list:  # **inputs with a non-str key failed the job with a TypeError
+            bad = [k for k in inputs if not isinstance(k, str)]
+            if bad:
+                raise InputError(f"input names must be strings, got {bad!r:.80}")
+        try:
+            hash(job_id)
+        except TypeError:
+            raise InputError(f"job_id must be hashable, got {type(job_id).__name__}") from None
+        with self._locked():
+            if self._closed:
+                raise PipelineClosedError("submit() on a closed pipeline")
+            seq = next(self._seq)
+            job_id = seq if job_id is None else job_id
+            if job_id in self._jobs:
+                raise InputError(f"job id {job_id!r} is already in use by an unfinished job")
+            future = ProofFuture(job_id, len(inputs_list) if partitioned else None)
+            job = Job(job_id, future, len(inputs_list), partitioned, route)
+            if meta:
+                job.meta.update(meta)
+            future._on_cancel = lambda: self._cancel_job(job)
+            self._jobs[job_id] = job
+            for k, inputs in enumerate(inputs_list):
+                part = k if partitioned else None
+                unit = WorkUnit(job, part, inputs, seq, priority, nbytes, route=route, deadline=deadline)
+                job.units.append(unit)
+                self.timeline.record(K.JOB_SUBMIT, job_id, part, None, priority=priority.name,
+                                     **({} if route.name is None else {"circuit": route.name}))
+                self.metrics_registry.inc("submitted")
+                self.queue.put(unit)
+        return future
+
+    def cancel(self, job: ProofFuture | Hashable) -> bool:
+        """Cancel a queued job (by future or job id); False if it already started or finished."""
+        if isinstance(job, Future):
+            return job.cancel()
+        with self._lock:
+            rec = self._jobs.get(job)
+        return rec.future.cancel() if rec is not None else False
+
+    # -- callbacks from the workers (see workers.py) --------------------------------------------
+    def _terminal(self, unit: WorkUnit, state: str, kind: K, **detail) -> None:
+        unit.state = state
+        self.timeline.record(kind, unit.job.id, unit.partition, threading.current_thread().name, **detail)
+        self.metrics_registry.inc(state)
+        job = unit.job
+        job.open_units -= 1
+        if job.open_units == 0 and self._jobs.get(job.id) is job:
+            del self._jobs[job.id]
+
+    def _cancel_job(self, job: Job) -> None:
+        with self._locked():
+            job.finished = True
+            for u in self.queue.remove(lambda u: u.job is job):
+                self._terminal(u, "cancelled", K.JOB_CANCELLED, reason="cancelled")
+
+    def start_unit(self, unit: WorkUnit) -> bool:
+        """A synthesis worker took ``unit``: False (and the unit is cancelled or failed) if it
+        should not run."""
+        if unit.expired(time.time()):
+            self.fail_unit(unit, _deadline_error(unit, "synthesis"), "synthesis (deadline)")
+            return False
+        with self._locked():
+            job = unit.job
+            if job.finished:
+                self._terminal(unit, "cancelled", K.JOB_CANCELLED, reason="job already finished")
+                return False
+            if not job.started:
+                if not job.future.set_running_or_notify_cancel():
+                    job.finished = True
+                    self._terminal(unit, "cancelled", K.JOB_CANCELLED, reason="cancelled")
+                    return False
+                job.started = True
+            unit.state = "synthesizing"
+            return True
+
+    def still_wanted(self, unit: WorkUnit) -> bool:
+        """A prove worker picked ``unit`` up: False (unit cancelled or failed) if a sibling
+        partition failed or its deadline passed while it waited."""
+        if unit.expired(time.time()):
+            self.fail_unit(unit, _deadline_error(unit, "proving"), "proving (deadline)")
+            return False
+        with self._locked():
+            if unit.job.finished:
+                self._terminal(unit, "cancelled", K.JOB_CANCELLED, reason="job already finished")
+                return False
+            return True
+
+    def set_state(self, unit: WorkUnit, state: str) -> None:
+        unit.state = state
+
+    def fail_unit(self, unit: WorkUnit, exc: BaseException, stage: str) -> None:
+        """Fail ``unit``'s job with ``exc`` (once) and skip its queued partitions.
+
+        The future is resolved with the original exception object whatever annotating it does
+        (an ``exc.__notes__`` that is not a list makes ``add_note`` raise); listeners hear of
+        the failure only after that.
+        """
+        with self.timeline.deferred_listeners():
+            with self._lock:
+                if unit.state in TERMINAL_STATES:
+                    _log.error("cuzk pipeline: %s after job %r finished: %r", stage, unit.job.id, exc)
+                    return
+                self._terminal(unit, "failed", K.JOB_FAILED, stage=stage, error=type(exc).__name__)
+                job = unit.job
+                if job.finished:
+                    return  # a sibling partition already failed the future
+                job.finished = True
+                for u in self.queue.remove(lambda u: u.job is job):
+                    self._terminal(u, "cancelled", K.JOB_CANCELLED, reason=f"partition {unit.partition} failed")
+            where = "" if unit.partition is None else f" partition {unit.partition}"
+            try:
+                _add_note(exc, f"cuzk pipeline: {stage} of job {job.id!r}{where} failed in "
+                               f"{threading.current_thread().name}")
+                self._run_before_resolve(job)
+            finally:
+                _resolve(job.future, exc=exc)
+
+    def complete_unit(self, unit: WorkUnit, proof: Any) -> None:
+        """Store ``unit``'s proof; resolve the future when the job's last partition is done.
+
+        A partition proved after its job already failed (or was cancelled) is recorded as
+        ``JOB_CANCELLED`` with ``reason="discarded: ..."``, not ``JOB_DONE``: ``JOB_DONE`` events
+        count delivered proofs.
+        """
+        with self.timeline.deferred_listeners():
+            with self._lock:
+                job = unit.job
+                if job.finished:
+                    self._terminal(unit, "cancelled", K.JOB_CANCELLED,
+                                   reason="discarded: the job had already failed or was cancelled")
+                    return
+                self._terminal(unit, "done", K.JOB_DONE)
+                job.results[unit.partition or 0] = proof
+                job.remaining -= 1
+                if job.remaining:
+                    return
+                job.finished = True
+                result = list(job.results) if job.partitioned else job.results[0]
+                job.results = []
+            try:
+                self._run_before_resolve(job)
+            finally:
+                _resolve(job.future, result=result)
+
+    def _run_before_resolve(self, job: Job) -> None:
+        if self._before_resolve is not None:
+            try:
+                self._before_resolve(job)
+            except Exception:  # timings are a report: never the reason a job is lost
+                _log.exception("cuzk pipeline: before_resolve hook failed for job %r", job.id)
+
+    def synth_worker_exited(self) -> None:
+        with self._lock:
+            self._synth_alive -= 1
+            last = self._synth_alive == 0
+        if last:  # nothing more can be synthesized: let the prove workers drain and stop
+            self.channel.close()
+
+    # Hooks the auto-concurrency Pipeline overrides; no-ops here.
+    def note_synth_seconds(self, seconds: float) -> None:
+        pass
+
+    def after_prove(self) -> None:
+        pass
+
+    # -- inspection -----------------------------------------------------------------------------
+    def unit_states(self) -> dict:
+        """Unfinished job id -> tuple of its units' states."""
+        with self._lock:
+            return {j.id: tuple(u.state for u in j.units) for j in self._jobs.values()}
+
+    def jobs_snapshot(self) -> list[Job]:
+        with self._lock:
+            return list(self._jobs.values())
+
+    # -- shutting down --------------------------------------------------------------------------
+    def close(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop accepting jobs. Queued jobs are drained, or cancelled with ``cancel_futures=True``
+        (jobs already started always finish). With ``wait`` block until every worker exited.
+        Calling it again is harmless. Called on one of the core's own threads (a future's
+        done-callback runs there) it cannot wait: the other workers may be waiting on that very
+        thread, so it returns at once and the workers finish the remaining jobs by themselves.
+        """
+        with self._lock:
+            self._closed = True
+            jobs = list(self._jobs.values())
+            threads = list(self._threads)
+            no_synth = self._synth_alive == 0
+        if cancel_futures:
+            for job in jobs:
+                job.future.cancel()
+        self.queue.close()
+        if no_synth:  # no synthesis worker will ever close the channel
+            self.channel.close()
+        if wait and threading.current_thread() not in threads:
+            for t in threads:
+                t.join()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+
+def _deadline_error(unit: WorkUnit, stage: str) -> DeadlineExceededError:
+    late = time.time() - unit.deadline
+    return DeadlineExceededError(f"job {unit.job.id!r} missed its deadline by {late:.3f} s while queued "
+                                 f"for {stage}; it was not {'synthesized' if stage == 'synthesis' else 'proved'}")

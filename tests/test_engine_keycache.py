@@ -309,3 +309,23 @@ def test_two_processes_filling_one_entry(circuit, tmp_path, mode):
     assert sorted(p.suffix for p in cache_dir.iterdir() if p.is_file()) == (
         [".cuzkkey", ".lock"] if mode == "lock" else [".cuzkkey"])
     assert same_key(KeyCache(cache_dir).load(params)[0], ProvingKey.read(params))
+
+
+# ---------------------------------------------------------------------------- cuzk keys
+def test_cli_keys_load_list_clear(circuit, tmp_path, capsys):
+    from cuzk import cli_keys
+
+    _, params, _, _ = circuit
+    assert doctest.testmod(cli_keys, optionflags=doctest.ELLIPSIS).failed == 0
+    d = str(tmp_path / "cache")
+    assert cli_keys.main(["--dir", d, "load", str(params)]) == 0
+    assert cli_keys.main(["--dir", d, "load", str(params)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("filled") and out[1].startswith("hit")
+    assert cli_keys.main(["--dir", d, "list"]) == 0
+    out = capsys.readouterr().out
+    assert str(params) in out and "1 entries" in out
+    assert cli_keys.main(["--dir", d, "clear"]) == 0
+    assert "removed" in capsys.readouterr().out and KeyCache(d).entries() == []
+    assert cli_keys.main(["--dir", d, "load", str(tmp_path / "missing.params")]) == 1
+    assert "cuzk keys load: error:" in capsys.readouterr().err

@@ -1,0 +1,107 @@
+"""``cuzk keys list|clear|load``: look at and manage the proving-key cache (:mod:`cuzk.engine.keycache`).
+
+    cuzk keys list                       # entries, least recently used first
+    cuzk keys load porep.params          # fill (first time: checked read) or hit; prints timings
+    cuzk keys clear                      # remove every entry
+
+``--dir`` picks another cache directory (default: ``$CUZK_CACHE_DIR/keys`` or the user's cache
+dir). Also runnable as ``python -m cuzk.cli_keys list``.
+
+    >>> import tempfile
+    >>> main(["--dir", tempfile.mkdtemp(), "list"])   # doctest: +ELLIPSIS
+    no cached keys in ...
+    0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Sequence
+
+from cuzk.errors import CuzkError
+
+__all__ = ["add_keys_parser", "main"]
+
+
+def _cache(args):
+    from cuzk.engine.keycache import KeyCache
+
+    return KeyCache(args.dir)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"  # pragma: no cover - the loop returns at GiB
+
+
+def _cmd_list(args) -> int:
+    cache = _cache(args)
+    entries = cache.entries()
+    if not entries:
+        print(f"no cached keys in {cache.directory}")
+        return 0
+    print(f"{'last use':<19}  {'size':>10}  {'kind':<6}  source")
+    for e in reversed(entries):  # most recent first on screen
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.last_use))
+        what = e.source if e.error is None else f"DAMAGED (rebuilt on next load): {e.error}"
+        print(f"{when:<19}  {_size(e.bytes):>10}  {e.kind or '?':<6}  {what}")
+    print(f"{len(entries)} entries, {_size(sum(e.bytes for e in entries))} in {cache.directory}")
+    return 0
+
+
+def _cmd_clear(args) -> int:
+    cache = _cache(args)
+    files, nbytes = cache.clear()
+    print(f"removed {files} files ({_size(nbytes)}) from {cache.directory}")
+    return 0
+
+
+def _cmd_load(args) -> int:
+    def progress(stage, done, total):
+        if args.verbose:
+            print(f"\r{stage:<5} {100 * done / max(total, 1):5.1f}%", end="", file=sys.stderr, flush=True)
+
+    _, info = _cache(args).load(args.source, kind=args.kind, progress=progress)
+    if args.verbose:
+        print(file=sys.stderr)
+    how = "hit" if info.hit else "filled (checked read)"
+    print(f"{how}: {info.source} -> {info.path or 'not cached: ' + str(info.note)} "
+          f"({_size(info.bytes)}, {info.seconds:.3f} s, source {info.source_check}, data {info.data_check})")
+    return 0
+
+
+def add_keys_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the ``keys`` command (``list``, ``clear``, ``load``) to an argparse subparsers object."""
+    k = subparsers.add_parser("keys", help="list, fill or clear the proving-key cache")
+    k.add_argument("--dir", default=None, help="cache directory (default: $CUZK_CACHE_DIR/keys or ~/.cache/cuzk/keys)")
+    ksub = k.add_subparsers(dest="keys_command", required=True)
+    ksub.add_parser("list", help="cached keys, most recently used first").set_defaults(fn=_cmd_list)
+    ksub.add_parser("clear", help="remove every cached key").set_defaults(fn=_cmd_clear)
+    ld = ksub.add_parser("load", help="load a .params/.zkey through the cache (fills it the first time)")
+    ld.add_argument("source")
+    ld.add_argument("--kind", choices=("params", "zkey"), default=None, help="default: from the file's first bytes")
+    ld.add_argument("-v", "--verbose", action="store_true", help="show progress on stderr")
+    ld.set_defaults(fn=_cmd_load)
+    return k
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m cuzk.cli_keys list|clear|load ...``; returns the exit status (1 on an error)."""
+    parser = argparse.ArgumentParser(prog="cuzk keys")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_keys_parser(sub)
+    args = parser.parse_args(["keys", *(argv if argv is not None else sys.argv[1:])])
+    try:
+        return args.fn(args)
+    except (CuzkError, OSError) as e:
+        print(f"cuzk keys {args.keys_command}: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -39,9 +39,10 @@ _EXPORTS = {
     "Priority": "cuzk.pipeline",
     "ProofFuture": "cuzk.pipeline",
     "Timeline": "cuzk.timeline",
+    "Engine": "cuzk.engine.engine",
 }
 _SUBMODULES = ("errors", "field", "curve", "circuit", "circuits", "synth", "groth16", "formats",
-               "kernels", "prover", "pipeline", "timeline", "reference")
+               "kernels", "prover", "pipeline", "timeline", "reference", "engine")
 
 __all__ = ["__version__", *_EXPORTS, *_SUBMODULES]
 

@@ -105,7 +105,7 @@ class Job:
         self.results: list = [None] * n_units
         self.remaining = self.open_units = n_units
         self.started = self.finished = False
-        self.submitted_ns = time.perf_counter_ns()
+        self.submitted_ns = 0  #: timeline clock (ns since its epoch) at submit
         self.meta: dict = {}  #: the composing service's own fields (request id, inputs digest)
 
 
@@ -217,6 +217,7 @@ class SchedulerCore:
                 raise InputError(f"job id {job_id!r} is already in use by an unfinished job")
             future = ProofFuture(job_id, len(inputs_list) if partitioned else None)
             job = Job(job_id, future, len(inputs_list), partitioned, route)
+            job.submitted_ns = self.timeline.now_ns()
             if meta:
                 job.meta.update(meta)
             future._on_cancel = lambda: self._cancel_job(job)

@@ -33,6 +33,7 @@ class SynthWorker(threading.Thread):
     def __init__(self, core, index: int, gate, accept=None):
         super().__init__(name=f"cuzk-synth-{index}", daemon=True)
         self.core, self.gate, self.accept = core, gate, accept
+        self.current = None  #: the unit being synthesized (for status), or None
 
     def run(self) -> None:
         core, gate = self.core, self.gate
@@ -43,12 +44,13 @@ class SynthWorker(threading.Thread):
                     if unit is None:  # closed and drained: wake idle workers so they exit too
                         gate.shutdown()
                         break
+                    self.current = unit
                     try:
                         self._synthesize(unit)
                     except BaseException as bug:  # pipeline bug, or a done-callback's SystemExit: keep serving
                         _log.exception("cuzk pipeline internal error in %s", self.name)
                         core.fail_unit(unit, bug, "pipeline (synthesis side)")
-                    unit = None
+                    unit = self.current = None
                 finally:
                     gate.release()
         finally:
@@ -60,7 +62,7 @@ class SynthWorker(threading.Thread):
         if not core.start_unit(unit):
             core.queue.release(unit.nbytes)
             return
-        t0 = tl.now_ns()
+        t0 = unit.marks["synth_start_ns"] = tl.now_ns()
         tl.record_with_cpu(K.SYNTH_START, job_id, part, name)
         try:
             with stage_context(tl, job_id, part, name):

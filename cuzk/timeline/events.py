@@ -34,6 +34,9 @@ class EventKind(str, enum.Enum):
     SPAN_START = "SPAN_START"  # a prover sub-span (detail["name"]: H, MSM_A, ...)
     SPAN_END = "SPAN_END"
     CONCURRENCY = "CONCURRENCY"  # the pipeline changed its synthesis concurrency (detail: value, reason)
+    KEY_LOAD_START = "KEY_LOAD_START"  # an Engine started loading a circuit's key (detail: circuit, tier)
+    KEY_LOAD_END = "KEY_LOAD_END"  # ... and has it (detail: circuit, tier, seconds; error on failure)
+    KEY_EVICT = "KEY_EVICT"  # an Engine dropped a circuit's key from memory (detail: circuit, bytes, reason)
 
 
 #: Stage name -> (start kind, end kind) of the spans the pipeline records itself.

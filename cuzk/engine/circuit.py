@@ -1,0 +1,223 @@
+"""One registered circuit: its synthesis executor, its key in tiers, and its provers per device.
+
+A :class:`CircuitRoute` is the :class:`cuzk.pipeline.core.Route` of a circuit inside an
+:class:`cuzk.Engine`. Its key moves through tiers (docs/engine.md):
+
+* ``cold``: a key file nobody has read yet (no cache entry);
+* ``disk``: a prover-ready cache file exists (:class:`cuzk.engine.keycache.KeyCache`);
+* ``host``: prover-ready arrays in memory (memory-mapped from the cache file, or the
+  ``ProvingKey`` the host registered), counted in the engine's memory budget;
+* ``device``: a :class:`cuzk.GpuProver` per device that proved it (on CUDA its bases are
+  resident on that GPU; on the CPU backend the prover is the host arrays plus a prepared vk).
+
+A custom prover (any object with ``prove``) has the tier ``custom`` and loads nothing.
+``prover_for`` runs on the prove worker before ``GPU_START``, so a key load is its own span
+(``KEY_LOAD_START``/``KEY_LOAD_END``), never GPU time.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+from cuzk.errors import InputError, KeyMismatchError
+from cuzk.groth16.keys import ProvingKey
+from cuzk.pipeline.core import Route
+from cuzk.pipeline.scheduler import Priority, estimate_synthesized_bytes
+from cuzk.timeline.events import EventKind as K
+
+__all__ = ["CircuitRoute", "key_kind", "pce_bytes", "check_key_fits"]
+
+_KEY_SUFFIXES = {".params": "params", ".zkey": "zkey"}
+
+
+def key_kind(key) -> str:
+    """``"custom"``, ``"object"`` (a ProvingKey) or the file kind (``"params"``/``"zkey"``).
+
+    Raises:
+        cuzk.errors.InputError: not a ProvingKey, a prover, or a path to an existing key file.
+    """
+    if isinstance(key, ProvingKey):
+        return "object"
+    if isinstance(key, (str, os.PathLike)):
+        path = os.fspath(key)
+        kind = _KEY_SUFFIXES.get(os.path.splitext(path)[1].lower())
+        if kind is None:
+            raise InputError(f"key file {path!r}: expected a bellperson .params or a snarkjs .zkey")
+        if not os.path.isfile(path):
+            raise InputError(f"key file {path!r} does not exist")
+        return kind
+    if callable(getattr(key, "prove", None)):
+        return "custom"
+    raise InputError(f"key must be a cuzk.groth16.ProvingKey, a path to a .params/.zkey file or an object with "
+                     f"prove(synthesized), got {type(key).__name__}")
+
+
+def pce_bytes(synthesizer) -> int:
+    """Bytes of the synthesizer's pre-compiled circuit (CSR matrices and witness program)."""
+    total = 0
+    for owner in (getattr(synthesizer, "r1cs", None), getattr(synthesizer, "pce", None)):
+        for value in vars(owner).values() if owner is not None and hasattr(owner, "__dict__") else ():
+            total += _array_bytes(value)
+    return total
+
+
+def _array_bytes(value) -> int:
+    nbytes = getattr(value, "nbytes", None)
+    if isinstance(nbytes, int):
+        return nbytes
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return sum(getattr(v, "nbytes", 0) for v in vars(value).values() if isinstance(getattr(v, "nbytes", 0), int))
+    return 0
+
+
+def check_key_fits(name: str, synthesizer, pk: ProvingKey) -> None:
+    """Refuse a key of another circuit: digest when both know it, else the shapes.
+
+    Raises:
+        cuzk.errors.KeyMismatchError: naming the circuit and what differs.
+    """
+    r1cs = getattr(synthesizer, "r1cs", None)
+    if r1cs is None:
+        return  # a custom synthesizer: the prover's own check_compatible guards each proof
+    digest = getattr(r1cs, "digest", None)
+    if pk.digest is not None and digest is not None and pk.digest != digest:
+        raise KeyMismatchError(f"circuit {name!r}: the key is for circuit {pk.digest[:16]}…, "
+                               f"the synthesizer's R1CS is {digest[:16]}…")
+    n_vars, n_public = getattr(r1cs, "n_vars", None), getattr(r1cs, "n_public", None)
+    if isinstance(n_vars, int) and n_vars != pk.n_vars:
+        raise KeyMismatchError(f"circuit {name!r}: the key has {pk.n_vars} variables, the R1CS {n_vars}")
+    if isinstance(n_public, int) and n_public + 1 != pk.n_inputs:
+        raise KeyMismatchError(f"circuit {name!r}: the key has {pk.n_inputs - 1} public inputs, the R1CS {n_public}")
+
+
+class CircuitRoute(Route):
+    """A registered circuit (see the module docstring). Created by :meth:`cuzk.Engine.register`."""
+
+    def __init__(self, engine, name: str, synthesizer, executor, key, *, priority: Priority, synthesis: str,
+                 concurrency: int):
+        super().__init__(synthesizer, None, name)
+        self.engine, self.executor, self.key = engine, executor, key
+        self.kind = key_kind(key)
+        self.priority, self.synthesis, self.concurrency = priority, synthesis, concurrency
+        self.unit_bytes = estimate_synthesized_bytes(synthesizer) or 0
+        self.pce_bytes = pce_bytes(synthesizer)
+        self._lock = threading.Lock()  # held for a whole load: a second worker waits for it
+        self._pk: ProvingKey | None = key if self.kind == "object" else None
+        self._provers: dict[Any, Any] = {}
+        self.key_bytes_reserved = 0
+        self.cache_path: str | None = None  # the key-cache file this engine loaded the key from
+        self.last_load_s = 0.0
+        self.last_use: float | None = None
+        self.in_flight = 0  # queued or running jobs (guarded by the engine's lock); > 0 pins the key
+        if self.kind == "object":
+            check_key_fits(name, synthesizer, key)
+
+    # -- stages -------------------------------------------------------------------------------
+    def synthesize(self, **inputs):
+        return self.executor.synthesize(**inputs)
+
+    def prover_for(self, worker, unit):
+        if self.kind == "custom":  # nothing to load: key_load_s stays 0
+            self.last_use = time.time()
+            return self.key
+        device = getattr(worker, "device", None)
+        prover = self._provers.get(device)
+        if prover is None:
+            t0 = time.perf_counter()
+            prover, loaded = self._load(device, unit, getattr(worker, "name", None))
+            unit.marks["key_load_s"] = self.last_load_s if not loaded else time.perf_counter() - t0
+        self.last_use = time.time()
+        return prover
+
+    # -- key tiers ----------------------------------------------------------------------------
+    def estimated_key_bytes(self) -> int:
+        """Host bytes of the key once loaded (the source file's size before the first load)."""
+        if self.kind == "custom":
+            return 0
+        if self._pk is not None:
+            return _key_nbytes(self._pk)
+        return os.path.getsize(self.key)
+
+    @property
+    def tier(self) -> str:
+        if self.kind == "custom":
+            return "custom"
+        if self._provers and self.engine.backend == "cuda":
+            return "device"
+        if self._pk is not None:
+            return "host"
+        # status() must stay cheap: no hashing of the source here. "disk" once this engine has
+        # loaded (so filled or found) the cache entry; "cold" before, even if another process filled it.
+        return "disk" if self.cache_path is not None and os.path.exists(self.cache_path) else "cold"
+
+    def _load(self, device, unit=None, worker=None) -> tuple[Any, bool]:
+        """The prover for ``device``, loading the key as needed; ``(prover, loaded_here)``."""
+        with self._lock:
+            prover = self._provers.get(device)
+            if prover is not None:  # another worker loaded it while this one waited
+                return prover, False
+            t0 = time.perf_counter()
+            tl = self.engine.timeline
+            job, part = (unit.job.id, unit.partition) if unit is not None else (None, None)
+            tl.record(K.KEY_LOAD_START, job, part, worker, circuit=self.name, tier=self.tier)
+            try:
+                prover = self._make_prover(device)
+            except BaseException as exc:
+                tl.record(K.KEY_LOAD_END, job, part, worker, circuit=self.name, error=type(exc).__name__)
+                raise
+            self.last_load_s = time.perf_counter() - t0
+            tl.record(K.KEY_LOAD_END, job, part, worker, circuit=self.name, tier=self.tier,
+                      seconds=round(self.last_load_s, 6))
+            self._provers[device] = prover
+            return prover, True
+
+    def _make_prover(self, device):
+        if self.kind == "custom":
+            return self.key
+        if self._pk is None:
+            self.engine.make_room(self, self.estimated_key_bytes())
+            pk, info = self.engine.key_cache.load(self.key, kind=self.kind, r1cs=getattr(self.synthesizer, "r1cs", None),
+                                                  progress=self.engine.progress_for(self.name))
+            self.cache_path = info.path
+            check_key_fits(self.name, self.synthesizer, pk)
+            self.engine.resize_reservation(self, _key_nbytes(pk))
+            self._pk = pk
+        from cuzk.prover import GpuProver
+
+        kwargs = {} if device is None else {"device_id": device}
+        return GpuProver(self._pk, device=self.engine.backend, **kwargs)
+
+    def preload(self) -> None:
+        """Load the key into the host tier and a prover for the first device."""
+        self._load(self.engine.devices[0])
+
+    def evict(self) -> int:
+        """Drop provers and (for key files) the host arrays; returns the bytes freed."""
+        with self._lock:
+            self._provers.clear()
+            if self.kind in ("params", "zkey") and self._pk is not None:
+                self._pk = None
+                freed, self.key_bytes_reserved = self.key_bytes_reserved, 0
+                return freed
+            return 0
+
+    def status(self) -> dict:
+        return {"tier": self.tier, "kind": self.kind, "bytes": self.estimated_key_bytes(),
+                "last_use": self.last_use, "last_load_s": round(self.last_load_s, 6),
+                "source": os.fspath(self.key) if self.kind in ("params", "zkey") else None,
+                "devices": sorted(str(d) for d in self._provers)}
+
+
+def _key_nbytes(pk: ProvingKey) -> int:
+    total = 0
+    for value in vars(pk).values() if hasattr(pk, "__dict__") else ():
+        total += _array_bytes(value)
+    if not total:  # slotted attrs classes
+        import attrs
+
+        for f in attrs.fields(type(pk)):
+            total += _array_bytes(getattr(pk, f.name))
+    return total

@@ -92,6 +92,9 @@ def test_zkey_load_equals_checked_read_and_proves_identically(circuit, tmp_path)
         key, info = cache.load(zkey, r1cs=r1cs)
         assert info.kind == "zkey" and same_key(ref, key)
     assert info.hit and info.data_check == "earlier"
+    assert list((tmp_path / "cache" / "matched").iterdir())  # the pair is recorded: a new cache skips the compare
+    again, _ = KeyCache(tmp_path / "cache").load(zkey, r1cs=synth.r1cs)
+    assert same_key(ref, again) and again.digest == synth.r1cs.digest
     z = np.asarray(w.z)
     proof = _prove(key, key.witness(z))
     assert proof.to_bytes() == _prove(ref, ref.witness(z)).to_bytes()

@@ -34,24 +34,28 @@ class BoundedChannel:
         self._arrival = itertools.count()
         self._cond = threading.Condition()
         self._closed = False
-        self._taken = 0  # items handed to consumers so far (rendezvous bookkeeping)
+        self._present: set[int] = set()  # arrival numbers of the items not yet taken
         self.consumer_wait_ns = 0  #: total time consumers spent waiting on an empty channel
 
     def put(self, item: Any, order: tuple = ()) -> None:
-        """Add ``item``, blocking while the channel is full; smaller ``order`` is taken first.
+        """Add ``item``, blocking while the channel is over capacity; smaller ``order`` is taken first.
+
+        A blocked put's item is already visible to ``get``: a CRITICAL item whose producer waits
+        for room is handed out before the NORMAL items that filled the channel. The producer
+        returns once its item was taken or the channel is back within ``capacity`` (so it still
+        holds at most one item beyond the bound, exactly as a producer waiting outside would).
 
         Raises:
             cuzk.errors.PipelineClosedError: the channel was closed.
         """
         with self._cond:
-            self._cond.wait_for(lambda: self._closed or len(self._items) < max(1, self.capacity))
             if self._closed:
                 raise PipelineClosedError("channel closed")
-            heapq.heappush(self._items, (order, next(self._arrival), item))
-            ticket = self._taken + len(self._items)
+            arrival = next(self._arrival)
+            heapq.heappush(self._items, (order, arrival, item))
+            self._present.add(arrival)
             self._cond.notify_all()
-            if self.capacity == 0:
-                self._cond.wait_for(lambda: self._taken >= ticket)
+            self._cond.wait_for(lambda: arrival not in self._present or len(self._items) <= self.capacity)
 
     def get(self, timeout: float | None = None) -> Any:
         """Next item; None when the channel is closed and empty (or on timeout)."""
@@ -62,8 +66,8 @@ class BoundedChannel:
                 self.consumer_wait_ns += time.perf_counter_ns() - t0
             if not self._items:
                 return None
-            item = heapq.heappop(self._items)[-1]
-            self._taken += 1
+            _, arrival, item = heapq.heappop(self._items)
+            self._present.discard(arrival)
             self._cond.notify_all()
             return item
 

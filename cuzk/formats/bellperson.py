@@ -38,11 +38,12 @@ import tempfile
 
 import numpy as np
 
+from cuzk.bounded_json import loads_bounded
 from cuzk.curve import G1, G2
 from cuzk.curve.encoding import encoded_size, points_from_bytes, points_to_bytes
 from cuzk.curve.validate import decode_rows, resolve_threads
 from cuzk.errors import ParamsFormatError, PointEncodingError
-from cuzk.formats.snarkjs_json import loads_bounded
+from cuzk.formats.snarkjs_json import MAX_PUBLIC_INPUTS
 from cuzk.groth16.keys import ProvingKey, VerifyingKey
 
 __all__ = [
@@ -59,6 +60,10 @@ _U32 = struct.Struct(">I")
 _INFINITY_FLAG = 0x40  # zcash byte-0 flag; uncompressed infinity is 0x40 then zeros
 # Points decoded per chunk: bounds the transient byte buffer (~12 MiB for G2) on huge files.
 _CHUNK = 1 << 16
+# vk JSON: ~1.2 KiB of fixed points, then ~200 characters per ic point (192 hex digits, quotes,
+# comma, indent); the bounds leave room for any whitespace, for up to MAX_PUBLIC_INPUTS inputs
+_VK_JSON_BYTES = (64 << 10) + 256 * (MAX_PUBLIC_INPUTS + 1)
+_VK_JSON_ITEMS = 64 + MAX_PUBLIC_INPUTS + 1
 
 
 def _usize(group) -> int:
@@ -343,9 +348,12 @@ def vk_from_json(text: str, *, checked: bool = True) -> VerifyingKey:
     """Inverse of :func:`vk_to_json` (same checks as :func:`vk_from_bytes`).
 
     Raises:
-        ParamsFormatError: not JSON, a missing or non-hex field, or a bad point.
+        ParamsFormatError: not JSON (nesting deeper than 64 levels, or larger than a vk for
+            ``MAX_PUBLIC_INPUTS`` public inputs can be, included), a missing or non-hex field,
+            or a bad point.
     """
-    doc = loads_bounded(text, "verifying-key JSON", ParamsFormatError)
+    doc = loads_bounded(text, "verifying-key JSON", ParamsFormatError, max_bytes=_VK_JSON_BYTES,
+                        max_items=_VK_JSON_ITEMS)
     try:
         if not isinstance(doc.get("ic"), list):
             raise TypeError("ic must be a list of hex strings")

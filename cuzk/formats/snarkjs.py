@@ -35,7 +35,7 @@ from cuzk.errors import InputError, KeyMismatchError, SnarkjsFormatError
 from cuzk.field import FQ, FR, Fr
 from cuzk.field.conversions import is_canonical
 from cuzk.groth16.keys import Density, ProvingKey, VerifyingKey
-from cuzk.synth.binfile import Cursor, check_prime, read_sections, write_container
+from cuzk.synth.binfile import Cursor, check_prime, read_container, write_container
 from cuzk.synth.kernels import csr_matvec
 from cuzk.synth.r1cs import R1CS, CsrMatrix
 from cuzk.synth.r1cs import read_r1cs  # the one .r1cs reader; re-exported as part of this module's API
@@ -239,9 +239,8 @@ def read_zkey(path, *, r1cs=None, checked: bool = True, threads=None) -> Snarkjs
     """
     where = os.fspath(path)
     threads = resolve_threads(threads)
-    with open(path, "rb") as f:
-        data = f.read()
-    sec = read_sections(data, b"zkey", (1,), where)
+    # the header is checked before the rest is read; section 10 (MPC contributions) is skipped
+    sec = read_container(path, b"zkey", (1,), where, keep=range(1, 10))
     names = {1: "protocol", 2: "header", 3: "IC", 4: "coefficients", 5: "A", 6: "B1", 7: "B2", 8: "C", 9: "H"}
     for sid, name in names.items():
         if sid not in sec:
@@ -311,9 +310,7 @@ def read_wtns(path) -> np.ndarray:
     [1]
     """
     where = os.fspath(path)
-    with open(path, "rb") as f:
-        data = f.read()
-    sec = read_sections(data, b"wtns", (2,), where)
+    sec = read_container(path, b"wtns", (2,), where)  # the header is checked before the rest is read
     for sid, name in ((1, "header"), (2, "values")):
         if sid not in sec:
             raise SnarkjsFormatError(f"{where}: missing section {sid} ({name})")

@@ -17,6 +17,7 @@ import os
 
 import numpy as np
 
+from cuzk import bounded_json
 from cuzk.curve import G1, G2
 from cuzk.errors import SnarkjsFormatError, UnsupportedCurveError
 from cuzk.field import FQ, FR
@@ -26,14 +27,38 @@ from cuzk.groth16.proof import Proof
 __all__ = [
     "proof_to_json", "proof_from_json", "public_to_json", "public_from_json", "vk_to_json", "vk_from_json",
     "read_proof_json", "write_proof_json", "read_public_json", "write_public_json", "read_vk_json", "write_vk_json",
-    "loads_bounded",
+    "loads_bounded", "MAX_JSON_DEPTH", "MAX_PUBLIC_INPUTS", "MAX_JSON_BYTES", "MAX_JSON_ITEMS",
 ]
 
 _CURVE = "bls12381"
-# snarkjs JSON nests at most 4 deep (vk_alphabeta_12). json's C parser recurses per level and,
-# once a library has raised the recursion limit (py_ecc sets 100000 at import), a few 10^4
-# nested brackets overflow the C stack: a segfault, not a RecursionError.
-MAX_JSON_DEPTH = 64
+#: Nesting refused beyond this depth (snarkjs JSON nests at most 4 deep, vk_alphabeta_12).
+MAX_JSON_DEPTH = bounded_json.MAX_JSON_DEPTH
+
+#: Most public inputs a ``public.json`` / ``verification_key.json`` may hold. Generous: circom
+#: circuits and Filecoin's bellperson circuits have tens to a few thousand. It only sizes the
+#: file limits below, so a 3 GiB file is refused before it is read.
+MAX_PUBLIC_INPUTS = 1 << 16
+# Bytes per element with room to spare for any indentation: snarkjs writes a public signal as
+# ~82 bytes (78 digits, quotes, comma, newline, indent) and an IC point [x, y, "1"] as ~260.
+_PUBLIC_ENTRY_BYTES = 256
+_IC_ENTRY_BYTES = 512
+# the fixed part: a proof (~800 bytes as snarkjs writes it), or a vk's header, alpha, beta,
+# gamma, delta and the 12 Fq elements of vk_alphabeta_12 (~6 KiB)
+_FIXED_BYTES = 64 << 10
+
+#: File kind -> the most JSON values it can hold (commas + 1): a proof ~20, a vk ~60 fixed
+#: values plus 3 per IC point (and the commas between points). Bounds the parsed objects.
+MAX_JSON_ITEMS = {"proof": 256, "public": MAX_PUBLIC_INPUTS, "vk": 256 + 4 * (MAX_PUBLIC_INPUTS + 1)}
+
+#: File kind -> (largest legitimate size in bytes, how that was derived). Larger files are
+#: refused before they are read.
+MAX_JSON_BYTES = {
+    "proof": (_FIXED_BYTES, "the most a proof.json can legitimately take"),
+    "public": (_FIXED_BYTES + _PUBLIC_ENTRY_BYTES * MAX_PUBLIC_INPUTS,
+               f"the most a public.json of up to {MAX_PUBLIC_INPUTS} public inputs can take"),
+    "vk": (_FIXED_BYTES + _IC_ENTRY_BYTES * (MAX_PUBLIC_INPUTS + 1),
+           f"the most a verification_key.json for up to {MAX_PUBLIC_INPUTS} public inputs can take"),
+}
 
 
 def _num(v, field: str, modulus: int) -> int:
@@ -172,30 +197,23 @@ def vk_from_json(obj, what: str = "verification key") -> VerifyingKey:
     )
 
 
-def loads_bounded(data, where: str, error: type[Exception] = SnarkjsFormatError):
-    """``json.loads`` that refuses nesting deeper than :data:`MAX_JSON_DEPTH` (counted over
-    brackets, strings included: an overestimate only for absurd files) and reports every
-    decoding problem as ``error``.
+def loads_bounded(data, where: str, error: type[Exception] = SnarkjsFormatError, *, max_bytes: int | None = None):
+    """:func:`cuzk.bounded_json.loads_bounded` raising :class:`~cuzk.errors.SnarkjsFormatError`
+    by default: nesting deeper than :data:`MAX_JSON_DEPTH` is refused in a streaming pass (no
+    full-size copies) before ``json`` sees the text.
 
     >>> loads_bounded('{"a": [1]}', "x")
     {'a': [1]}
     """
-    if not isinstance(data, (str, bytes, bytearray, memoryview)):
-        raise error(f"{where}: expected JSON text, got {type(data).__name__}")
-    raw = np.frombuffer(data.encode() if isinstance(data, str) else bytes(data), dtype=np.uint8)
-    step = np.isin(raw, (ord("["), ord("{"))).astype(np.int32) - np.isin(raw, (ord("]"), ord("}")))
-    if raw.size and int(np.cumsum(step).max()) > MAX_JSON_DEPTH:
-        raise error(f"{where}: not valid JSON (nested deeper than {MAX_JSON_DEPTH} levels)")
-    try:
-        return json.loads(data)
-    except (ValueError, RecursionError) as e:  # bad JSON, bad UTF-8 (both ValueError), deep nesting
-        raise error(f"{where}: not valid JSON ({type(e).__name__}: {str(e)[:200]})") from None
+    return bounded_json.loads_bounded(data, where, error, max_bytes=max_bytes)
 
 
-def _load(path):
-    where = os.fspath(path)
-    with open(path, "rb") as f:  # bytes: json detects UTF-8/16/32 itself, whatever the locale
-        return loads_bounded(f.read(), where), where
+def _load(path, kind: str):
+    """Parse the file at ``path`` of ``kind`` ("proof", "public", "vk"), refused unread when it is
+    larger than :data:`MAX_JSON_BYTES` allows for that kind."""
+    limit, why = MAX_JSON_BYTES[kind]
+    obj = bounded_json.read_json_file(path, SnarkjsFormatError, max_bytes=limit, max_items=MAX_JSON_ITEMS[kind], why=why)
+    return obj, os.fspath(path)
 
 
 def _dump(path, obj) -> None:
@@ -206,8 +224,10 @@ def _dump(path, obj) -> None:
 
 
 def read_proof_json(path) -> Proof:
-    """Read ``proof.json``.  Raises SnarkjsFormatError / UnsupportedCurveError."""
-    obj, where = _load(path)
+    """Read ``proof.json``.  Raises SnarkjsFormatError / UnsupportedCurveError.
+
+    Files larger than ``MAX_JSON_BYTES["proof"]`` (64 KiB) are refused before they are read."""
+    obj, where = _load(path, "proof")
     return proof_from_json(obj, where)
 
 
@@ -217,8 +237,9 @@ def write_proof_json(path, proof: Proof) -> None:
 
 
 def read_public_json(path) -> list[int]:
-    """Read ``public.json``."""
-    obj, where = _load(path)
+    """Read ``public.json``; files larger than ``MAX_JSON_BYTES["public"]`` (room for
+    :data:`MAX_PUBLIC_INPUTS` signals) are refused before they are read."""
+    obj, where = _load(path, "public")
     return public_from_json(obj, where)
 
 
@@ -228,8 +249,9 @@ def write_public_json(path, public_inputs) -> None:
 
 
 def read_vk_json(path) -> VerifyingKey:
-    """Read ``verification_key.json``."""
-    obj, where = _load(path)
+    """Read ``verification_key.json``; files larger than ``MAX_JSON_BYTES["vk"]`` (room for
+    :data:`MAX_PUBLIC_INPUTS` public inputs) are refused before they are read."""
+    obj, where = _load(path, "vk")
     return vk_from_json(obj, where)
 
 

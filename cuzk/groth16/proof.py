@@ -13,6 +13,7 @@ import json
 import attrs
 import numpy as np
 
+from cuzk.bounded_json import loads_bounded
 from cuzk.curve import G1, G2
 from cuzk.curve.encoding import encoded_size, point_from_bytes, point_to_bytes
 from cuzk.errors import InputError, ParamsFormatError, PointEncodingError
@@ -22,6 +23,8 @@ __all__ = ["Proof", "PROOF_BYTES"]
 _G1C = encoded_size(G1, compressed=True)  # 48
 _G2C = encoded_size(G2, compressed=True)  # 96
 PROOF_BYTES = 2 * _G1C + _G2C  # A ‖ B ‖ C, compressed (bellperson layout)
+# to_json writes ~420 characters; anything over 64 KiB is not a proof, whatever its whitespace
+_MAX_JSON = 64 << 10
 
 
 def _frozen_copy(arr: np.ndarray) -> np.ndarray:
@@ -92,8 +95,18 @@ class Proof:
 
     @classmethod
     def from_json(cls, text: str, *, checked: bool = True) -> "Proof":
+        """Inverse of :meth:`to_json`.
+
+        Raises:
+            ParamsFormatError: not JSON (or nested absurdly deep, or over 64 KiB), not an object
+                with hex fields a, b, c, or a point that does not decode.
+
+        >>> p = Proof(a=G1.generator(), b=G2.generator(), c=G1.generator())
+        >>> Proof.from_json(p.to_json()) == p
+        True
+        """
+        d = loads_bounded(text, "proof JSON", ParamsFormatError, max_bytes=_MAX_JSON)
         try:
-            d = json.loads(text)
             raw = bytes.fromhex(d["a"]) + bytes.fromhex(d["b"]) + bytes.fromhex(d["c"])
         except (ValueError, KeyError, TypeError) as e:
             raise ParamsFormatError(f"proof JSON must be an object with hex fields a, b, c: {e}") from e

@@ -23,7 +23,7 @@ import struct
 from cuzk.errors import SnarkjsFormatError, UnsupportedCurveError
 from cuzk.field import FQ, FR
 
-__all__ = ["read_sections", "write_container", "check_prime", "BN254_R", "BN254_Q", "Cursor"]
+__all__ = ["read_sections", "read_container", "write_container", "check_prime", "BN254_R", "BN254_Q", "Cursor"]
 
 #: the scalar and base field moduli of bn128 (BN254), to name that curve in the error instead of
 #: reporting "wrong prime": most circom artifacts in the wild are for it
@@ -66,6 +66,52 @@ def read_sections(data: bytes, magic: bytes, versions: tuple, where: str, *,
         off += size
     if off != len(view):
         raise error(f"{where}: {len(view) - off} trailing bytes after the last section")
+    return sections
+
+
+def read_container(path, magic: bytes, versions: tuple, where: str, *, keep=None,
+                   error: type[Exception] = SnarkjsFormatError) -> dict[int, memoryview]:
+    """:func:`read_sections` for a file, read piece by piece: the 12-byte header (magic, version)
+    is checked before anything else is read, each section's size is compared with the bytes
+    left in the file before the section is read, and sections not in ``keep`` (None: all) are
+    skipped without reading them. A 3 GiB file of another kind is refused after 12 bytes.
+
+    Raises:
+        SnarkjsFormatError: (or ``error``) as :func:`read_sections`.
+        OSError: the file cannot be opened or read.
+    """
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        head = f.read(12)
+        if len(head) < 12 or bytes(head[:4]) != magic:
+            read_sections(head, magic, versions, where, error=error)  # raises with the usual message
+        version, n_sec = struct.unpack_from("<II", head, 4)
+        if version not in versions:
+            raise error(f"{where}: unsupported .{magic.decode()} version {version} (supported: {versions})")
+        sections: dict[int, memoryview] = {}
+        seen: set[int] = set()
+        off = 12
+        for k in range(n_sec):
+            entry = f.read(12)
+            if len(entry) < 12:
+                raise error(f"{where}: truncated file: section table entry {k} at byte {off} is cut off")
+            sid, length = struct.unpack("<IQ", entry)
+            off += 12
+            if off + length > size:
+                raise error(f"{where}: truncated file: section {sid} claims {length} bytes, {size - off} are left")
+            if sid in seen:
+                raise error(f"{where}: section {sid} appears twice")
+            seen.add(sid)
+            if keep is None or sid in keep:
+                body = f.read(length)
+                if len(body) != length:  # the file shrank under us
+                    raise error(f"{where}: truncated file: section {sid} is cut off at byte {off + len(body)}")
+                sections[sid] = memoryview(body)
+            else:
+                f.seek(length, os.SEEK_CUR)
+            off += length
+        if off != size:
+            raise error(f"{where}: {size - off} trailing bytes after the last section")
     return sections
 
 

@@ -46,6 +46,11 @@ PCE_MAGIC = b"CUZKPCE\0"
 PCE_VERSION = 1
 _PRE = struct.Struct("<8sIIQ")
 _DTYPES = {"<i8": np.int64, "<i4": np.int32, "<u8": np.uint64}
+# the dtype save_pce writes for each array: another one (uint64 row pointers, say) would slip
+# past the signed range checks below
+_EXPECTED = {**{f"{m}.{k}": dt for m in "abc" for k, dt in (("indptr", "<i8"), ("indices", "<i4"),
+                                                            ("table", "<u8"), ("index", "<i4"))},
+             "code": "<i8", "consts": "<u8", "var_slot": "<i8"}
 
 
 def save_pce(path, r1cs: R1CS, program: WitnessProgram) -> None:
@@ -80,58 +85,140 @@ def save_pce(path, r1cs: R1CS, program: WitnessProgram) -> None:
     os.replace(tmp, path)
 
 
-def load_pce(path) -> tuple[R1CS, WitnessProgram]:
-    """Read a PCE file; see the module docstring for the checks."""
+# Header ranges. Variables and nonzeros are indexed with int32 in the CSR arrays and the
+# witness kernels, so counts past 2^31 cannot be a file this cuzk wrote; a dimension past 2^40
+# elements is already terabytes.
+_MAX_INDEX = (1 << 31) - 1
+_MAX_DIM = 1 << 40
+
+
+def _int(hdr: dict, key: str, path, lo: int, hi: int) -> int:
+    v = hdr[key]
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise PceFormatError(f"{path}: header field {key} = {v!r} is not an integer in [{lo}, {hi}]")
+    return v
+
+
+def _dims(v, path, what: str, lo: int) -> tuple:
+    if not isinstance(v, list) or any(isinstance(d, bool) or not isinstance(d, int) or not lo <= d <= _MAX_DIM for d in v):
+        raise PceFormatError(f"{path}: {what}: shape {v!r} is not a list of integers in [{lo}, 2^40]")
+    return tuple(v)
+
+
+def _prod(dims) -> int:
+    n = 1
+    for d in dims:
+        n *= d  # Python ints: np.prod would wrap around silently at 2^63
+    return n
+
+
+def _array_table(hdr: dict, path, body: int, end: int) -> list:
+    """The validated ``[name, dtype, shape, offset, nbytes]`` rows; every array inside the file."""
+    table = hdr["arrays"]
+    if not isinstance(table, list):
+        raise PceFormatError(f"{path}: header field arrays is not a list")
+    out = []
+    for row in table:
+        if not isinstance(row, list) or len(row) != 5 or not isinstance(row[0], str):
+            raise PceFormatError(f"{path}: array table entry {row!r:.80} is not [name, dtype, shape, offset, nbytes]")
+        name, dt, shape, off, nbytes = row
+        if name not in _EXPECTED or dt != _EXPECTED[name]:
+            raise PceFormatError(f"{path}: array {name[:40]!r} of dtype {dt!r:.40} is not one this format holds")
+        shape = _dims(shape, path, f"array {name}", 0)
+        for label, v in (("offset", off), ("size", nbytes)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise PceFormatError(f"{path}: array {name} has {label} {v!r:.40}, not a non-negative integer")
+        if body + off + nbytes > end:
+            raise PceFormatError(f"{path}: array {name} lies outside the file")
+        count = _prod(shape)
+        if count * np.dtype(dt).itemsize != nbytes:
+            raise PceFormatError(f"{path}: array {name}: shape {list(shape)} does not match {nbytes} bytes")
+        out.append((name, dt, shape, off, count))
+    return out
+
+
+def _read_checked(path) -> tuple[bytes, int]:
+    """The whole file once its fixed prefix says it is a PCE file of our version; ``(bytes, header length)``."""
     with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        pre = f.read(_PRE.size)
+        if len(pre) < _PRE.size or size < _PRE.size + 32:
+            raise PceFormatError(f"{path}: truncated ({size} bytes) — not a PCE file")
+        magic, version, _, hlen = _PRE.unpack(pre)
+        if magic != PCE_MAGIC:
+            raise PceFormatError(f"{path}: bad magic {magic!r}, not a PCE file")
+        if version != PCE_VERSION:
+            raise PceFormatError(f"{path}: PCE version {version}, this cuzk reads version {PCE_VERSION}")
+        if _PRE.size + hlen > size - 32:
+            raise PceFormatError(f"{path}: header length {hlen} exceeds the file")
+        f.seek(0)
         buf = f.read()
-    if len(buf) < _PRE.size + 32:
-        raise PceFormatError(f"{path}: truncated ({len(buf)} bytes) — not a PCE file")
-    magic, version, _, hlen = _PRE.unpack_from(buf)
-    if magic != PCE_MAGIC:
-        raise PceFormatError(f"{path}: bad magic {magic!r}, not a PCE file")
-    if version != PCE_VERSION:
-        raise PceFormatError(f"{path}: PCE version {version}, this cuzk reads version {PCE_VERSION}")
-    if hashlib.sha256(buf[:-32]).digest() != buf[-32:]:
+    if len(buf) != size:  # the file changed under us
+        raise PceFormatError(f"{path}: truncated while being read ({len(buf)} of {size} bytes)")
+    return buf, hlen
+
+
+def load_pce(path) -> tuple[R1CS, WitnessProgram]:
+    """Read a PCE file; see the module docstring for the checks.
+
+    The fixed prefix (magic, version, header length) is checked before the rest is read; every
+    header field's type and range is checked before it sizes anything.
+
+    Raises:
+        PceFormatError: any malformed, truncated or corrupted content.
+    """
+    buf, hlen = _read_checked(path)
+    if hashlib.sha256(memoryview(buf)[:-32]).digest() != buf[-32:]:
         raise PceFormatError(f"{path}: checksum mismatch (truncated or corrupted)")
     body = _PRE.size + hlen
-    if body > len(buf) - 32:
-        raise PceFormatError(f"{path}: header length {hlen} exceeds the file")
     try:
         hdr = json.loads(buf[_PRE.size:body].decode())
+    except (ValueError, RecursionError) as e:  # bad JSON or UTF-8 (ValueError both)
+        raise PceFormatError(f"{path}: header is not valid JSON ({type(e).__name__}: {str(e)[:200]})") from None
+    try:
+        if not isinstance(hdr, dict):
+            raise PceFormatError(f"{path}: header is not a JSON object")
         arrays = {}
-        for name, dt, shape, off, nbytes in hdr["arrays"]:
-            if dt not in _DTYPES or off < 0 or body + off + nbytes > len(buf) - 32:
-                raise PceFormatError(f"{path}: array {name} has a bad dtype or lies outside the file")
-            count = int(np.prod(shape, dtype=np.int64))
-            if count * np.dtype(dt).itemsize != nbytes:
-                raise PceFormatError(f"{path}: array {name}: shape {shape} does not match {nbytes} bytes")
+        for name, dt, shape, off, count in _array_table(hdr, path, body, len(buf) - 32):
             a = np.frombuffer(buf, dtype=dt, count=count, offset=body + off).reshape(shape)
             arrays[name] = a.astype(_DTYPES[dt])  # native byte order, owned, writable copy
-        n_pub, n_prv, n_cons = int(hdr["n_public"]), int(hdr["n_private"]), int(hdr["n_constraints"])
+        n_pub = _int(hdr, "n_public", path, 0, _MAX_INDEX)
+        n_prv = _int(hdr, "n_private", path, 0, _MAX_INDEX)
+        n_cons = _int(hdr, "n_constraints", path, 0, _MAX_INDEX)
+        n_slots = _int(hdr, "n_slots", path, 1, _MAX_DIM)
+        if 1 + n_pub + n_prv > _MAX_INDEX:
+            raise PceFormatError(f"{path}: {n_pub} public + {n_prv} private variables exceed 2^31")
         mats = []
         for label in "abc":
             p, cols = arrays[f"{label}.indptr"], arrays[f"{label}.indices"]
             table, index = arrays[f"{label}.table"], arrays[f"{label}.index"]
             if (p.ndim != 1 or p.shape[0] != n_cons + 1 or p[0] != 0 or p[-1] != cols.shape[0]
-                    or np.any(np.diff(p) < 0) or index.shape != cols.shape or table.ndim != 2
+                    or np.any(np.diff(p) < 0) or cols.ndim != 1 or index.shape != cols.shape or table.ndim != 2
                     or table.shape[1] != 4 or (index.size and (index.min() < 0 or index.max() >= table.shape[0]))):
                 raise PceFormatError(f"{path}: malformed CSR matrix {label.upper()}")
             mats.append(CsrMatrix(p, cols, np.ascontiguousarray(table[index]), table, index))
-        names = [n if n is None else str(n) for n in hdr["names"]]
-        if len(names) != n_cons:
-            raise PceFormatError(f"{path}: {len(names)} constraint names for {n_cons} constraints")
+        names = hdr["names"]
+        if not isinstance(names, list) or len(names) != n_cons or any(n is not None and not isinstance(n, str) for n in names):
+            raise PceFormatError(f"{path}: names must be a list of {n_cons} constraint names (strings or null)")
         r1cs = R1CS.build(n_pub, n_prv, *mats, names=names)
         if r1cs.digest != hdr["digest"]:
             raise PceFormatError(f"{path}: circuit digest does not match the stored matrices")
-        inputs = tuple((str(n), tuple(int(d) for d in s)) for n, s in hdr["inputs"])
+        spec = hdr["inputs"]
+        if not isinstance(spec, list) or any(not isinstance(e, list) or len(e) != 2 or not isinstance(e[0], str) for e in spec):
+            raise PceFormatError(f"{path}: inputs must be a list of [name, shape] pairs")
+        inputs = tuple((n, _dims(s, path, f"input {n}", 1)) for n, s in spec)
+        if sum(_prod(s) for _, s in inputs) > _MAX_INDEX:
+            raise PceFormatError(f"{path}: the inputs' shapes hold more than 2^31 values")
         prog = WitnessProgram(
-            code=arrays["code"], consts=arrays["consts"], n_slots=int(hdr["n_slots"]),
+            code=arrays["code"], consts=arrays["consts"], n_slots=n_slots,
             var_slot=arrays["var_slot"], inputs=inputs,
         )
     except PceFormatError:
         raise
-    except (KeyError, TypeError, ValueError, UnicodeDecodeError, R1csFormatError) as e:
-        raise PceFormatError(f"{path}: malformed header or arrays ({e})") from e
+    except KeyError as e:
+        raise PceFormatError(f"{path}: the header or array table lacks {e}") from e
+    except R1csFormatError as e:
+        raise PceFormatError(f"{path}: malformed matrices ({e})") from e
     vs = prog.var_slot
     if (prog.code.ndim != 1 or prog.consts.ndim != 2 or prog.consts.shape[1] != 4 or prog.consts.shape[0] < 1
             or vs.shape != (r1cs.n_vars,) or prog.n_slots < 1 or (vs.size and (vs.min() < 0 or vs.max() >= prog.n_slots))):

@@ -26,7 +26,7 @@ import numpy as np
 
 from cuzk.errors import R1csFormatError
 from cuzk.field import FR, Fr
-from cuzk.synth.binfile import Cursor, check_prime, read_sections, write_container
+from cuzk.synth.binfile import Cursor, check_prime, read_container, write_container
 
 __all__ = ["CsrMatrix", "R1CS", "csr_from_rows", "read_r1cs", "r1cs_digest"]
 
@@ -194,9 +194,8 @@ def read_r1cs(path) -> R1CS:
     1
     """
     where = os.fspath(path)
-    with open(path, "rb") as f:
-        data = f.read()
-    sec = read_sections(data, b"r1cs", (1,), where, error=R1csFormatError)
+    # the header is checked before the rest is read; only sections 1 and 2 are read at all
+    sec = read_container(path, b"r1cs", (1,), where, keep=(1, 2), error=R1csFormatError)
     for sid, name in ((1, "header"), (2, "constraints")):
         if sid not in sec:
             raise R1csFormatError(f"{where}: missing section {sid} ({name})")

@@ -260,3 +260,32 @@ def test_closed_engine_refuses_work():
     with pytest.raises(EngineError, match="closed"):
         e.register("sq2", Square(), Echo())
     e.close()  # idempotent
+
+
+def test_events_carry_their_circuit_and_the_summary_breaks_down_per_circuit(tmp_path):
+    with engine() as e:
+        e.register("seal", Square(), Echo())
+        e.register("post", Square(), Echo())
+        seal = [e.submit("seal", {"x": i, "delay": 0.005}) for i in range(3)]
+        post = e.submit_partitioned("post", [{"x": 1}, {"x": 2}], priority="critical")
+        [f.result(timeout=TIMEOUT) for f in seal + [post]]
+    events = e.timeline.events()
+    by_job = {}
+    for ev in events:
+        if ev.job_id is not None:
+            by_job.setdefault(ev.job_id, set()).add(ev.circuit)
+    assert by_job[post.job_id] == {"post"} and all(by_job[f.job_id] == {"seal"} for f in seal)
+    assert all(ev.detail.get("circuit") is None for ev in events)  # a field, not a detail key
+    s = e.timeline.summary()
+    assert s.circuits["seal"].jobs_done == 3 and s.circuits["post"].jobs_done == 2
+    assert 0 < s.circuits["post"].gpu_utilization <= s.gpu_utilization + 1e-9
+    assert "circuit post" in str(s)
+    assert "post:" in e.timeline.waterfall() and "seal:" in e.timeline.waterfall()
+    path = tmp_path / "run.jsonl"
+    e.timeline.save(path)
+    loaded = cuzk.Timeline.load(path).events()
+    assert [ev.circuit for ev in loaded] == [ev.circuit for ev in events]
+    # a version-1 file (before circuits) still loads
+    v1 = tmp_path / "v1.jsonl"
+    v1.write_text('{"format": "cuzk-timeline", "version": 1}\n{"t_ns": 5, "kind": "JOB_SUBMIT", "job": 1}\n')
+    assert cuzk.Timeline.load(v1).events()[0].circuit is None

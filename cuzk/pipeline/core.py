@@ -85,6 +85,11 @@ class Route:
     prover: Any
     name: str | None = None  #: circuit name carried to status; None for a Pipeline
 
+    @property
+    def circuit_detail(self) -> dict:
+        """``{"circuit": name}`` for timeline records, or ``{}`` without a name."""
+        return {} if self.name is None else {"circuit": self.name}
+
     def synthesize(self, **inputs):
         return self.synthesizer.synthesize(**inputs)
 
@@ -242,7 +247,7 @@ class SchedulerCore:
                 unit = WorkUnit(job, part, inputs, seq, priority, nbytes, route=route, deadline=deadline)
                 job.units.append(unit)
                 self.timeline.record(K.JOB_SUBMIT, job_id, part, None, priority=priority.name,
-                                     **({} if route.name is None else {"circuit": route.name}))
+                                     **route.circuit_detail)
                 self.metrics_registry.inc("submitted")
                 self.queue.put(unit)
         return future
@@ -258,7 +263,8 @@ class SchedulerCore:
     # -- callbacks from the workers (see workers.py) --------------------------------------------
     def _terminal(self, unit: WorkUnit, state: str, kind: K, **detail) -> None:
         unit.state = state
-        self.timeline.record(kind, unit.job.id, unit.partition, threading.current_thread().name, **detail)
+        self.timeline.record(kind, unit.job.id, unit.partition, threading.current_thread().name, **detail,
+                             **unit.route.circuit_detail)
         self.metrics_registry.inc(state)
         job = unit.job
         job.open_units -= 1

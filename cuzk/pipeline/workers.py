@@ -59,26 +59,27 @@ class SynthWorker(threading.Thread):
     def _synthesize(self, unit) -> None:
         core, tl, name = self.core, self.core.timeline, self.name
         job_id, part = unit.job.id, unit.partition
+        c = unit.route.circuit_detail
         if not core.start_unit(unit):
             core.queue.release(unit.nbytes)
             return
         t0 = unit.marks["synth_start_ns"] = tl.now_ns()
-        tl.record_with_cpu(K.SYNTH_START, job_id, part, name)
+        tl.record_with_cpu(K.SYNTH_START, job_id, part, name, **c)
         try:
-            with stage_context(tl, job_id, part, name):
+            with stage_context(tl, job_id, part, name, circuit=unit.route.name):
                 synthesized = unit.route.synthesize(**unit.inputs)
         except BaseException as exc:  # KeyboardInterrupt/SystemExit too: ending the thread lost every job
-            tl.record_with_cpu(K.SYNTH_END, job_id, part, name, error=type(exc).__name__)
+            tl.record_with_cpu(K.SYNTH_END, job_id, part, name, error=type(exc).__name__, **c)
             core.queue.release(unit.nbytes)
             core.fail_unit(unit, exc, "synthesis")
             return
-        tl.record_with_cpu(K.SYNTH_END, job_id, part, name)
+        tl.record_with_cpu(K.SYNTH_END, job_id, part, name, **c)
         seconds = (tl.now_ns() - t0) / 1e9
         unit.marks["synth_s"] = seconds
         core.metrics_registry.observe("synth", seconds)
         core.note_synth_seconds(seconds)
         core.set_state(unit, "waiting_for_gpu")
-        tl.record(K.CHAN_SEND, job_id, part, name)
+        tl.record(K.CHAN_SEND, job_id, part, name, **c)
         core.channel.put((unit, synthesized), unit.order)
         del synthesized  # the channel owns it now; a stale local would count against the bound
 
@@ -112,10 +113,11 @@ class GpuWorker(threading.Thread):
     def _prove(self, unit, synthesized) -> None:
         core, tl, name = self.core, self.core.timeline, self.name
         job_id, part = unit.job.id, unit.partition
+        c = unit.route.circuit_detail
         if not core.still_wanted(unit):
             core.queue.release(unit.nbytes)
             return
-        tl.record(K.GPU_PICKUP, job_id, part, name)
+        tl.record(K.GPU_PICKUP, job_id, part, name, **c)
         self.current = unit
         try:
             prover = unit.route.prover_for(self, unit)  # may load a key: before GPU_START
@@ -126,16 +128,16 @@ class GpuWorker(threading.Thread):
         core.set_state(unit, "proving")
         device_ms: list = []
         t0 = tl.now_ns()
-        tl.record_with_cpu(K.GPU_START, job_id, part, name)
+        tl.record_with_cpu(K.GPU_START, job_id, part, name, **c)
         try:
-            with stage_context(tl, job_id, part, name, device_ms=device_ms):
+            with stage_context(tl, job_id, part, name, device_ms=device_ms, circuit=unit.route.name):
                 proof = prover.prove(synthesized)
         except BaseException as exc:  # as in _synthesize: the future gets it, the worker lives on
-            tl.record_with_cpu(K.GPU_END, job_id, part, name, error=type(exc).__name__)
+            tl.record_with_cpu(K.GPU_END, job_id, part, name, error=type(exc).__name__, **c)
             core.queue.release(unit.nbytes)
             core.fail_unit(unit, exc, "proving")
             return
-        tl.record_with_cpu(K.GPU_END, job_id, part, name)
+        tl.record_with_cpu(K.GPU_END, job_id, part, name, **c)
         seconds = (tl.now_ns() - t0) / 1e9
         unit.marks["prove_s"] = seconds
         if device_ms:

@@ -51,6 +51,7 @@ class Span:
     process_cpu_s: float | None = None  #: CPU seconds of the whole process during the span
     error: str | None = None  #: exception type name if the stage raised
     device_s: float | None = None  #: GPU time inside the span (CUDA events), for device sub-spans
+    circuit: str | None = None  #: the job's circuit (Engine), None in a Pipeline
 
     @property
     def seconds(self) -> float:
@@ -143,7 +144,7 @@ def spans(events: Iterable[Event]) -> tuple[Span, ...]:
             s = stack.pop()
             out.append(Span(stage, e.job_id, e.partition, s.worker or e.worker, s.t_ns, e.t_ns,
                             _cpu_delta(s, e, "thread_cpu_ns"), _cpu_delta(s, e, "process_cpu_ns"),
-                            e.detail.get("error"), _device_s(e)))
+                            e.detail.get("error"), _device_s(e), s.circuit or e.circuit))
     out.sort(key=lambda sp: (sp.start_ns, sp.end_ns))
     return tuple(out)
 
@@ -162,6 +163,7 @@ class JobBreakdown:
     gpu_s: float | None  #: prove span
     total_s: float | None  #: submit -> done/failed/cancelled
     error: str | None = None  #: error type for failed jobs
+    circuit: str | None = None  #: the job's circuit (Engine), None in a Pipeline
 
 
 def job_breakdowns(events: Iterable[Event]) -> tuple[JobBreakdown, ...]:
@@ -174,10 +176,13 @@ def job_breakdowns(events: Iterable[Event]) -> tuple[JobBreakdown, ...]:
     ('failed', 1.0, 2.0, 3.0)
     """
     firsts: dict[tuple, dict[EventKind, Event]] = {}
+    circuits: dict[tuple, str] = {}
     for e in sorted(events, key=lambda ev: ev.t_ns):
         if e.kind in (EventKind.SPAN_START, EventKind.SPAN_END, EventKind.CONCURRENCY):
             continue
         firsts.setdefault(e.unit, {}).setdefault(e.kind, e)
+        if e.circuit is not None:
+            circuits.setdefault(e.unit, e.circuit)
 
     def t(evs, kind):
         ev = evs.get(kind)
@@ -201,7 +206,7 @@ def job_breakdowns(events: Iterable[Event]) -> tuple[JobBreakdown, ...]:
             d(t(evs, EventKind.SYNTH_START), t(evs, EventKind.SYNTH_END)),
             d(t(evs, EventKind.SYNTH_END), t(evs, EventKind.GPU_START)),
             d(t(evs, EventKind.GPU_START), t(evs, EventKind.GPU_END)),
-            d(sub, end), err))
+            d(sub, end), err, circuits.get((job_id, part))))
     return tuple(out)
 
 

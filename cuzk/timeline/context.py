@@ -34,6 +34,7 @@ class StageContext(NamedTuple):
     partition: int | None
     worker: str | None
     device_ms: list | None = None  #: where spans add the ``device_ms`` they note (the job's GPU time)
+    circuit: str | None = None  #: the job's circuit, carried onto the sub-span events
 
 
 _CURRENT: contextvars.ContextVar[StageContext | None] = contextvars.ContextVar("cuzk_stage", default=None)
@@ -50,7 +51,8 @@ def cpu_clocks() -> dict:
 
 @contextlib.contextmanager
 def stage_context(timeline, job_id: Hashable, partition: int | None = None,
-                  worker: str | None = None, device_ms: list | None = None) -> Iterator[StageContext]:
+                  worker: str | None = None, device_ms: list | None = None,
+                  circuit: str | None = None) -> Iterator[StageContext]:
     """Make ``span()`` record onto ``timeline`` for ``job_id`` inside the block.
 
     >>> from cuzk.timeline import Timeline
@@ -61,7 +63,7 @@ def stage_context(timeline, job_id: Hashable, partition: int | None = None,
     >>> [(e.kind.value, e.detail["name"]) for e in tl.events()]
     [('SPAN_START', 'H'), ('SPAN_END', 'H')]
     """
-    ctx = StageContext(timeline, job_id, partition, worker or threading.current_thread().name, device_ms)
+    ctx = StageContext(timeline, job_id, partition, worker or threading.current_thread().name, device_ms, circuit)
     token = _CURRENT.set(ctx)
     try:
         yield ctx
@@ -118,7 +120,8 @@ class span:
         ctx = _CURRENT.get()
         self._ctx = ctx
         if ctx is not None:
-            ctx.timeline.record(EventKind.SPAN_START, ctx.job_id, ctx.partition, ctx.worker, name=self.name)
+            ctx.timeline.record(EventKind.SPAN_START, ctx.job_id, ctx.partition, ctx.worker, name=self.name,
+                                circuit=ctx.circuit)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
@@ -128,10 +131,11 @@ class span:
             if ctx.device_ms is not None and "device_ms" in extra:
                 ctx.device_ms.append(extra["device_ms"])
             if exc_type is None:
-                ctx.timeline.record(EventKind.SPAN_END, ctx.job_id, ctx.partition, ctx.worker, **extra, name=self.name)
+                ctx.timeline.record(EventKind.SPAN_END, ctx.job_id, ctx.partition, ctx.worker, **extra, name=self.name,
+                                    circuit=ctx.circuit)
             else:
                 ctx.timeline.record(EventKind.SPAN_END, ctx.job_id, ctx.partition, ctx.worker,
-                                    **extra, name=self.name, error=exc_type.__name__)
+                                    **extra, name=self.name, error=exc_type.__name__, circuit=ctx.circuit)
         return False
 
     def __call__(self, fn):

@@ -1,6 +1,6 @@
 """Timeline event kinds and the frozen event record.
 
-An event is ``(t_ns, kind, job_id, partition, worker, detail)``: ``t_ns`` is nanoseconds since
+An event is ``(t_ns, kind, job_id, partition, worker, detail, circuit)``: ``t_ns`` is nanoseconds since
 the timeline's epoch, ``detail`` a small dict (CPU clocks on span ends, sub-span names, the
 concurrency chosen by the controller, the error of a failed job).
 
@@ -71,6 +71,7 @@ class Event:
     partition: int | None = None  #: partition index within a partitioned job
     worker: str | None = None  #: name of the thread that recorded it
     detail: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_detail)  #: extra fields
+    circuit: str | None = None  #: the circuit of the job (an Engine's registered name; None in a Pipeline)
 
     @property
     def t_seconds(self) -> float:

@@ -34,11 +34,11 @@ _KINDS = EventKind._value2member_map_
 
 
 def _event(entry: tuple) -> Event:
-    t_ns, kind, job_id, partition, worker, detail, thread_cpu, process_cpu, _seq = entry
+    t_ns, kind, job_id, partition, worker, detail, thread_cpu, process_cpu, _seq, circuit = entry
     detail = dict(detail) if detail else {}
     if thread_cpu is not None:
         detail["thread_cpu_ns"], detail["process_cpu_ns"] = thread_cpu, process_cpu
-    return Event(t_ns, _KINDS[kind], job_id, partition, worker, detail)
+    return Event(t_ns, _KINDS[kind], job_id, partition, worker, detail, circuit)
 
 
 class _HeldListeners:
@@ -111,6 +111,8 @@ class Timeline:
                worker: str | None = None, **detail: Any) -> None:
         """Append one event stamped with the current time (thread-safe; about 1 µs, see docs/perf/pipeline.md).
 
+        ``circuit=name`` among the keywords sets :attr:`Event.circuit` instead of a detail key.
+
         >>> tl = Timeline()
         >>> tl.record(EventKind.GPU_START, job_id=3, worker="cuzk-gpu-0")
         >>> tl.events()[-1].worker
@@ -139,8 +141,12 @@ class Timeline:
             value = kind._value_
         except AttributeError:  # a str or None here would fail deep in analysis, or here as AttributeError
             raise InputError(f"event kind must be a cuzk.timeline.EventKind, got {kind!r}") from None
+        circuit = None
+        if detail is not None and "circuit" in detail:  # record(..., circuit=name): the Event field
+            circuit = detail.pop("circuit")
+            detail = detail or None
         entry = (self._clock() - self.epoch_ns, value, job_id, partition, worker, detail,
-                 thread_cpu_ns, process_cpu_ns, next(self._seq))
+                 thread_cpu_ns, process_cpu_ns, next(self._seq), circuit)
         self._buf.append(entry)
         if self._listeners:
             held = getattr(self._held, "events", None)
@@ -269,7 +275,7 @@ class Timeline:
         last = max((e.t_ns for e in events), default=0)
         tl.epoch_ns -= last  # later records land after the loaded ones
         tl._buf.extend((e.t_ns, e.kind._value_, e.job_id, e.partition, e.worker, dict(e.detail) or None, None, None,
-                        next(tl._seq)) for e in events)
+                        next(tl._seq), e.circuit) for e in events)
         return tl
 
     # -- forwards to analysis / render ----------------------------------------------------

@@ -21,13 +21,15 @@ from cuzk.timeline.events import TERMINAL_KINDS, Event, EventKind
 __all__ = ["waterfall", "plot", "to_chrome_trace", "log_line", "to_html", "unit_label"]
 
 
-def unit_label(job_id: Hashable, partition: int | None) -> str:
-    """Row label: ``P<job>`` for integer ids, the id itself otherwise, ``.k`` for partition k.
+def unit_label(job_id: Hashable, partition: int | None, circuit: str | None = None) -> str:
+    """Row label: ``P<job>`` for integer ids, the id itself otherwise, ``.k`` for partition k,
+    prefixed ``<circuit>:`` when the job has a circuit (an Engine's).
 
-    >>> unit_label(3, None), unit_label("sector-9", 2)
-    ('P3', 'sector-9.2')
+    >>> unit_label(3, None), unit_label("sector-9", 2), unit_label(4, None, "winning")
+    ('P3', 'sector-9.2', 'winning:P4')
     """
     base = f"P{job_id}" if isinstance(job_id, int) and not isinstance(job_id, bool) else str(job_id)
+    base = base if circuit is None else f"{circuit}:{base}"
     return base if partition is None else f"{base}.{partition}"
 
 
@@ -37,7 +39,9 @@ def _units(events: list[Event]) -> dict[tuple, dict]:
     for e in events:
         if e.job_id is None:
             continue
-        u = units.setdefault(e.unit, {"first": e.t_ns, "last": e.t_ns, "end": None, "spans": []})
+        u = units.setdefault(e.unit, {"first": e.t_ns, "last": e.t_ns, "end": None, "spans": [], "circuit": None})
+        if e.circuit is not None:
+            u["circuit"] = e.circuit
         u["first"] = min(u["first"], e.t_ns)
         u["last"] = max(u["last"], e.t_ns)
         if e.kind in TERMINAL_KINDS:
@@ -78,7 +82,7 @@ def waterfall(events: Iterable[Event], width: int = 72, max_rows: int = 40) -> s
     keys = list(units)
     hidden = max(0, len(keys) - max_rows)
     keys = keys[hidden:]
-    labels = {k: unit_label(*k) for k in keys}
+    labels = {k: unit_label(*k, units[k]["circuit"]) for k in keys}
     lw = max(len(x) for x in labels.values())
     lines = [f"{'':<{lw}}  0s{'':>{max(0, width - 12)}}{(t1 - t0) / 1e9:>9.3f}s"]
     for k in keys:

@@ -1,8 +1,9 @@
 """Save and load timelines as JSON lines, so ``cuzk waterfall FILE`` can render a saved run.
 
-Line 1 is a header ``{"format": "cuzk-timeline", "version": 1, ...}``; every further line is one
-event ``{"t_ns", "kind", "job", "partition", "worker", "detail"}``. Job ids that are not JSON
-scalars are written with ``str()``.
+Line 1 is a header ``{"format": "cuzk-timeline", "version": 2, ...}``; every further line is one
+event ``{"t_ns", "kind", "job", "partition", "worker", "detail"}`` plus ``"circuit"`` when the
+event has one (version 2; version-1 files, which have none, still load). Job ids that are not
+JSON scalars are written with ``str()``.
 
     >>> import io, tempfile, os
     >>> from cuzk.timeline.events import Event, EventKind
@@ -26,7 +27,8 @@ from cuzk.timeline.events import Event, EventKind
 __all__ = ["save", "load", "FORMAT", "VERSION", "MAX_LINE_BYTES", "DETAIL_TYPES"]
 
 FORMAT = "cuzk-timeline"
-VERSION = 1
+VERSION = 2
+_READABLE = (1, 2)  # version 1: before events carried their circuit
 
 
 def _scalar(x):
@@ -39,9 +41,11 @@ def save(events: Iterable[Event], path) -> None:
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(json.dumps({"format": FORMAT, "version": VERSION}) + "\n")
         for e in events:
-            f.write(json.dumps({"t_ns": e.t_ns, "kind": e.kind.value, "job": _scalar(e.job_id),
-                                "partition": e.partition, "worker": e.worker,
-                                "detail": {k: _scalar(v) for k, v in e.detail.items()}}) + "\n")
+            d = {"t_ns": e.t_ns, "kind": e.kind.value, "job": _scalar(e.job_id), "partition": e.partition,
+                 "worker": e.worker, "detail": {k: _scalar(v) for k, v in e.detail.items()}}
+            if e.circuit is not None:
+                d["circuit"] = str(e.circuit)
+            f.write(json.dumps(d) + "\n")
     os.replace(tmp, path)
 
 
@@ -109,7 +113,10 @@ def _event(line: str) -> Event:
     if not isinstance(detail, dict):
         raise TypeError("detail must be an object")
     _check_detail(detail)
-    return Event(t_ns, kind, job, part, worker, detail)
+    circuit = d.get("circuit")
+    if circuit is not None and not isinstance(circuit, str):
+        raise TypeError("circuit must be a string or null")
+    return Event(t_ns, kind, job, part, worker, detail, circuit)
 
 
 def load(path) -> list[Event]:
@@ -137,7 +144,7 @@ def load(path) -> list[Event]:
                 header = None
             if not isinstance(header, dict) or header.get("format") != FORMAT:
                 raise TimelineFormatError(f"{path!r} line 1: not a cuzk timeline header")
-            if header.get("version") != VERSION:
+            if header.get("version") not in _READABLE:
                 raise TimelineFormatError(f"{path!r}: unsupported timeline version {header.get('version')!r:.40}")
             n = 1
             while line := f.readline(MAX_LINE_BYTES + 1):

@@ -20,9 +20,28 @@ from cuzk.timeline.analysis import (
 )
 from cuzk.timeline.events import Event, EventKind
 
-__all__ = ["Summary", "summary"]
+__all__ = ["Summary", "CircuitSummary", "summary"]
 
 _NS = 1e9
+
+
+@attrs.frozen
+class CircuitSummary:
+    """One circuit's share of a run (an Engine's timeline): outcomes, its GPU utilization over
+    the run's window, and its per-proof latencies."""
+
+    jobs_done: int
+    jobs_failed: int
+    jobs_cancelled: int
+    gpu_utilization: float  #: union of this circuit's GPU spans / the summary's window
+    synth_seconds: Stats
+    gpu_seconds: Stats
+    queue_wait_seconds: Stats
+    total_seconds: Stats  #: submit -> done, per job/partition
+
+    def __str__(self) -> str:
+        return (f"{self.jobs_done}/{self.jobs_failed}/{self.jobs_cancelled} done/failed/cancelled, "
+                f"GPU {100 * self.gpu_utilization:.1f}%, total {self.total_seconds}")
 
 
 @attrs.frozen
@@ -53,6 +72,8 @@ class Summary:
     concurrency_changes: tuple  #: (t seconds, value, reason) from the auto controller
     #: sub-span name -> :class:`Stats` of its GPU time (CUDA events) per proof; device sub-spans only
     device_seconds: dict = attrs.field(factory=dict)
+    #: circuit name -> :class:`CircuitSummary`, for events that carry a circuit (an Engine's)
+    circuits: dict = attrs.field(factory=dict)
 
     def __str__(self) -> str:
         def f(x, unit="s"):
@@ -81,6 +102,8 @@ class Summary:
             rows.append((f"  {label} share of GPU time", f"{100 * share:.1f}%"))
         for name, st in self.device_seconds.items():
             rows.append((f"  {name} GPU time mean / p50 / p95", str(st)))
+        for name, cs in self.circuits.items():
+            rows.append((f"  circuit {name}", str(cs)))
         for t, value, reason in self.concurrency_changes:
             rows.append((f"  concurrency -> {value} at {t:.3f}s", reason))
         w = max(len(k) for k, _ in rows)
@@ -158,8 +181,21 @@ def summary(events: Iterable[Event], window: tuple[float, float] | None = None) 
     changes = tuple((e.t_ns / _NS, e.detail.get("value"), str(e.detail.get("reason", "")))
                     for e in events if e.kind is EventKind.CONCURRENCY)
 
-    def col(attr):
-        return stats(getattr(b, attr) for b in breakdowns if getattr(b, attr) is not None)
+    def col(attr, circuit=None, any_circuit=True):
+        return stats(getattr(b, attr) for b in breakdowns
+                     if getattr(b, attr) is not None and (any_circuit or b.circuit == circuit))
+
+    per_circuit = {}
+    for name in sorted({b.circuit for b in breakdowns if b.circuit is not None}):
+        mine = [b for b in breakdowns if b.circuit == name]
+        its_gpu = [(s.start_ns, s.end_ns) for s in gpu if s.circuit == name]
+        per_circuit[name] = CircuitSummary(
+            jobs_done=sum(b.status == "done" for b in mine), jobs_failed=sum(b.status == "failed" for b in mine),
+            jobs_cancelled=sum(b.status == "cancelled" for b in mine),
+            gpu_utilization=union_seconds(its_gpu, win) / length if win is not None and length else 0.0,
+            synth_seconds=stats(s.seconds for s in synth if s.circuit == name),
+            gpu_seconds=stats(s.seconds for s in gpu if s.circuit == name),
+            queue_wait_seconds=col("queue_wait_s", name, False), total_seconds=col("total_s", name, False))
 
     return Summary(
         jobs_done=counts["done"], jobs_failed=counts["failed"], jobs_cancelled=counts["cancelled"],
@@ -173,4 +209,5 @@ def summary(events: Iterable[Event], window: tuple[float, float] | None = None) 
         concurrency_changes=changes,
         device_seconds={name: stats(s.device_s for s in all_spans if s.stage == name and s.device_s is not None)
                         for name in sorted({s.stage for s in all_spans if s.device_s is not None})},
+        circuits=per_circuit,
     )

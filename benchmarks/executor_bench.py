@@ -1,0 +1,119 @@
+"""Synthesis throughput of the ``"processes"`` executor with 1 and 2 workers, circom witnesses.
+
+    python3 benchmarks/executor_bench.py [--n 2000] [--jobs 24] [--workers 1 2]
+
+A circom ``Chain(n)`` circuit (n multiplication constraints, tests/circom/circuits/chain.circom)
+is compiled with ``circom2 --r1cs --wasm --prime bls12381`` (cached under tests/circom/build)
+and synthesized by :func:`cuzk.formats.snarkjs_wasm.synthesizer_from_circom`: circom's WASM
+witness calculator driven from Python, which holds the GIL (two threads run slower than one).
+Each worker process builds its own calculator from a picklable factory. ``--jobs`` syntheses are
+submitted from as many threads as there are workers; the prover is absent (throughput of
+synthesis alone). Printed: jobs/s per worker count, the ratio to 1 worker, the threads executor
+with the same thread count for comparison, and the machine's load (shared cores skew ratios).
+
+Without Node.js, ``--gil-python`` uses a pure-Python synthesizer of comparable cost instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import importlib.util
+import os
+import statistics
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("snarkjs_ceremony", ROOT / "scripts" / "snarkjs_ceremony.py")
+ceremony = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ceremony)
+
+
+def compile_chain(n: int) -> tuple[Path, Path]:
+    """(``.r1cs``, ``.wasm``) of ``Chain(n)``, compiled once and cached under tests/circom/build."""
+    ceremony.ensure_toolchain()
+    source = ceremony.chain_source(n)
+    key = hashlib.sha256(source.encode() + ceremony._circuit_files()).hexdigest()[:12]
+    build = ceremony.CIRCOM_DIR / "build" / f"bench-chain{n}-{key}"
+    r1cs, wasm = build / "circuit.r1cs", build / "circuit_js" / "circuit.wasm"
+    if not (r1cs.exists() and wasm.exists()):
+        build.mkdir(parents=True, exist_ok=True)
+        (build / "circuit.circom").write_text(source)
+        rel = build.relative_to(ceremony.CIRCOM_DIR)
+        ceremony._run([ceremony._BIN / "circom2", rel / "circuit.circom", "--r1cs", "--wasm", "--prime", "bls12381",
+                       "-l", "node_modules", "-o", rel], ceremony.CIRCOM_DIR, sys.stderr)
+    return r1cs, wasm
+
+
+class PythonWitness:
+    """Stand-in when Node is missing: a pure-Python loop (GIL held) with a real-shaped result."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def synthesize(self, x: int, k: int):
+        import numpy as np
+
+        from cuzk.synth import Synthesized
+
+        s = x
+        for _ in range(self.n * 40):  # ~ the circom calculator's per-wire Python cost
+            s = (s * s + k) % 1000000007
+        z = np.full((self.n + 3, 4), s, dtype=np.uint64)
+        return Synthesized(z=z, a=z[:self.n], b=z[:self.n], c=z[:self.n], public_inputs=[k], digest="py")
+
+
+def run(ex, jobs: int, threads: int) -> float:
+    """Jobs per second for ``jobs`` syntheses submitted from ``threads`` threads."""
+    ex.synthesize(x=3, k=7)  # warm: first call per worker may load caches
+    with ThreadPoolExecutor(threads) as pool:
+        t = time.perf_counter()
+        outs = list(pool.map(lambda i: ex.synthesize(x=3 + i, k=7), range(jobs)))
+        dt = time.perf_counter() - t
+    assert len({w.public_inputs[0] for w in outs}) >= 1
+    return jobs / dt
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=2000, help="Chain(n) constraints")
+    ap.add_argument("--jobs", type=int, default=24)
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--repeats", type=int, default=3, help="runs per setting (median)")
+    ap.add_argument("--gil-python", action="store_true", help="pure-Python stand-in instead of circom")
+    a = ap.parse_args(argv)
+    from cuzk.engine.executors import make_executor
+
+    if a.gil_python or not ceremony.toolchain_status()[0]:
+        factory = functools.partial(PythonWitness, a.n)
+        what = f"pure-Python GIL-holding stand-in (n={a.n})"
+    else:
+        from cuzk.formats.snarkjs_wasm import synthesizer_from_circom
+
+        r1cs, wasm = compile_chain(a.n)
+        factory = functools.partial(synthesizer_from_circom, str(r1cs), str(wasm))
+        what = f"circom Chain({a.n}) WASM witness + A·z, B·z, C·z"
+    one = factory()
+    t = time.perf_counter()
+    for _ in range(5):
+        one.synthesize(x=3, k=7)
+    print(f"{what}: {(time.perf_counter() - t) / 5 * 1e3:.1f} ms per synthesis in-process; "
+          f"cores {len(os.sched_getaffinity(0))}, load average {os.getloadavg()[0]:.2f}")
+    rates = {}
+    for w in a.workers:
+        with make_executor("processes", factory=factory, workers=w) as ex:
+            rates[w] = statistics.median(run(ex, a.jobs, w) for _ in range(a.repeats))
+        with make_executor("threads", factory=factory, workers=w) as ex:
+            thr = statistics.median(run(ex, a.jobs, w) for _ in range(a.repeats))
+        print(f"workers {w}: processes {rates[w]:.2f} jobs/s ({rates[w] / rates[a.workers[0]]:.2f}× of "
+              f"{a.workers[0]}); threads {thr:.2f} jobs/s", flush=True)
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

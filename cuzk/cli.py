@@ -124,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     from cuzk.cli_groth16 import add_groth16_parser  # `cuzk groth16 prove|verify`, snarkjs-style
 
     add_groth16_parser(sub)
+    from cuzk.cli_keys import add_keys_parser  # `cuzk keys list|clear|load`, the proving-key cache
+
+    add_keys_parser(sub)
     sub.add_parser("info", help="versions, Numba threading layer, cache dir, CUDA, CPUs").set_defaults(fn=_cmd_info)
 
     w = sub.add_parser("waterfall", help="render a timeline saved with Timeline.save()")

@@ -5,6 +5,9 @@ Mirrors snarkjs's argument order, so a script can swap ``snarkjs`` for ``cuzk``:
     cuzk groth16 prove circuit.zkey witness.wtns proof.json public.json
     cuzk groth16 verify verification_key.json public.json proof.json
 
+``prove`` reads the zkey through the key cache (:mod:`cuzk.engine.keycache`): the first prove
+checks every point and caches the key; later ones map it and skip the checks (``--no-cache``
+reads and checks it every time). ``proof.json`` and ``public.json`` are written both or neither.
 ``verify`` prints ``OK!`` and exits 0 for a valid proof, prints ``Invalid proof`` and exits 1
 otherwise (as snarkjs does). Also runnable as ``python -m cuzk.cli_groth16 prove ...``.
 
@@ -38,24 +41,54 @@ def _files(fn):
 
 @_files
 def _cmd_prove(args) -> int:
+    from cuzk.atomic_file import write_together
     from cuzk.formats.snarkjs import read_zkey
-    from cuzk.formats.snarkjs_json import write_proof_json, write_public_json
+    from cuzk.formats.snarkjs_json import proof_to_json, public_to_json
     from cuzk.prover import GpuProver
 
     t0 = time.perf_counter()
-    pk = read_zkey(args.zkey, r1cs=args.r1cs, checked=not args.trusted)
+    if args.trusted or args.no_cache:
+        pk, how = read_zkey(args.zkey, r1cs=args.r1cs, checked=not args.trusted), "read"
+    else:  # checked once, then memory-mapped from the key cache (docs/engine.md, "Key tiers")
+        from cuzk.engine.keycache import KeyCache
+
+        pk, info = KeyCache(args.key_cache).load(args.zkey, kind="zkey", r1cs=args.r1cs, progress=_progress_bar())
+        how = "key cache hit" if info.hit else "checked read, cached"
     t1 = time.perf_counter()
     witness = pk.witness(args.wtns)
     prover = GpuProver(pk, device=args.device, threads=args.threads)
     t2 = time.perf_counter()
     proof = prover.prove(witness)  # verified before it is returned
     t3 = time.perf_counter()
-    write_proof_json(args.proof, proof)
-    write_public_json(args.public, witness.public_inputs)
+    # both files or neither: a proof.json without its public.json would be read as another statement
+    write_together({args.proof: _json_bytes(proof_to_json(proof)),
+                    args.public: _json_bytes(public_to_json(witness.public_inputs))})
     if args.verbose:
-        print(f"read zkey {t1 - t0:.3f} s, witness + prover set-up {t2 - t1:.3f} s, prove {t3 - t2:.3f} s "
+        print(f"zkey ({how}) {t1 - t0:.3f} s, witness + prover set-up {t2 - t1:.3f} s, prove {t3 - t2:.3f} s "
               f"({prover.device})", file=sys.stderr)
     return 0
+
+
+def _json_bytes(obj) -> bytes:
+    import json
+
+    return json.dumps(obj, indent=1).encode()
+
+
+def _progress_bar():
+    """A one-line progress bar on stderr for a long first (checked) read, only on a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    last = [-1]
+
+    def show(stage: str, done: int, total: int) -> None:
+        pct = int(100 * done / total) if total else 100
+        if pct != last[0]:
+            last[0] = pct
+            bar = "#" * (pct // 4)
+            print(f"\r{stage:>5} [{bar:<25}] {pct:3d}%", end="" if pct < 100 else "\n", file=sys.stderr, flush=True)
+
+    return show
 
 
 @_files
@@ -90,6 +123,10 @@ def add_groth16_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=None, help="CPU kernel threads (default: all)")
     p.add_argument("--trusted", action="store_true",
                    help="skip the on-curve/subgroup check of every zkey point (the proof is still verified)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="read and check the zkey every time instead of going through the key cache")
+    p.add_argument("--key-cache", default=None,
+                   help="key-cache directory (default: $CUZK_CACHE_DIR/keys or the user's cache dir)")
     p.add_argument("-v", "--verbose", action="store_true", help="print stage times to stderr")
     p.set_defaults(fn=_cmd_prove)
     v = gsub.add_parser("verify", help="verify a snarkjs proof.json against verification_key.json and public.json")

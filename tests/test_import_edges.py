@@ -43,12 +43,13 @@ ALLOWED: dict[str, set[str] | str] = {
     "errors": set(),
     # not in DESIGN's table: the bounded JSON loader groth16, formats and timeline all share
     "bounded_json": set(),
+    "atomic_file": set(),
     "_runtime": set(),
     "_version": set(),
 }
 
 #: importable from every package
-EVERYWHERE = {"errors", "_runtime", "bounded_json"}
+EVERYWHERE = {"errors", "_runtime", "bounded_json", "atomic_file"}
 
 #: single modules a package may import although their package is not an allowed edge
 MODULE_ALLOWED = {

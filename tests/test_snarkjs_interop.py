@@ -246,3 +246,33 @@ def test_synthesizer_from_circom_matches_snarkjs_witness(art):
         synth.synthesize(**{**inputs, name: [1, 2]})
     with pytest.raises(InputError, match="input values were given"):
         synth.synthesize(**{k: v for k, v in inputs.items() if k != name})
+
+
+def test_cli_prove_goes_through_the_key_cache_and_writes_both_outputs_or_neither(chain, tmp_path, capsys):
+    from cuzk import cli_groth16
+
+    d, _ = chain
+    cache = tmp_path / "keys"
+    proof, public = tmp_path / "proof.json", tmp_path / "public.json"
+    args = [str(d / "circuit.zkey"), str(d / "witness.wtns"), str(proof), str(public), "--device", "cpu",
+            "--key-cache", str(cache), "-v"]
+    assert cli_groth16.main(["prove", *args]) == 0
+    assert "checked read, cached" in capsys.readouterr().err
+    assert cli_groth16.main(["prove", *args]) == 0
+    assert "key cache hit" in capsys.readouterr().err
+    vk = str(d / "verification_key.json")
+    assert cli_groth16.main(["verify", vk, str(public), str(proof)]) == 0
+    capsys.readouterr()
+    # public.json cannot be written (a directory): proof.json is not written either, no temp files
+    before = sorted(p.name for p in tmp_path.iterdir())
+    new_proof, blocked = tmp_path / "p2.json", tmp_path / "adir"
+    blocked.mkdir()
+    assert cli_groth16.main(["prove", str(d / "circuit.zkey"), str(d / "witness.wtns"), str(new_proof), str(blocked),
+                             "--device", "cpu", "--key-cache", str(cache)]) == 1
+    assert "directory" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(before + ["adir"])
+    assert list(blocked.iterdir()) == []
+    # the proof path a directory: nothing left beside it either
+    assert cli_groth16.main(["prove", str(d / "circuit.zkey"), str(d / "witness.wtns"), str(blocked), str(public),
+                             "--device", "cpu", "--key-cache", str(cache)]) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(before + ["adir"])

@@ -34,10 +34,10 @@ import io
 import json
 import os
 import struct
-import tempfile
 
 import numpy as np
 
+from cuzk.atomic_file import atomic_write
 from cuzk.bounded_json import loads_bounded
 from cuzk.curve import G1, G2
 from cuzk.curve.encoding import encoded_size, points_from_bytes, points_to_bytes
@@ -136,24 +136,10 @@ def write_params(pk: ProvingKey, path) -> None:
             f"refusing to write a {pk.convention!r}-convention proving key in the bellperson .params layout: "
             "its h query means something else there and proofs would not verify"
         )
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".cuzk-params-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            _write_vk(out, pk.vk)
-            for name, group in PARAMS_QUERIES:
-                _write_points(out, name, group, getattr(pk, name), counted=True)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it 0600; a parameters file is public data
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_write(path, fsync=True, perms=0o644) as out:  # a parameters file is public data
+        _write_vk(out, pk.vk)
+        for name, group in PARAMS_QUERIES:
+            _write_points(out, name, group, getattr(pk, name), counted=True)
 
 
 # ---------------------------------------------------------------------------- reading

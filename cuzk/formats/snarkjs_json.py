@@ -18,6 +18,7 @@ import os
 import numpy as np
 
 from cuzk import bounded_json
+from cuzk.atomic_file import atomic_write
 from cuzk.curve import G1, G2
 from cuzk.errors import SnarkjsFormatError, UnsupportedCurveError
 from cuzk.field import FQ, FR
@@ -217,10 +218,8 @@ def _load(path, kind: str):
 
 
 def _dump(path, obj) -> None:
-    tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
+    with atomic_write(path, "w") as f:
         json.dump(obj, f, indent=1)
-    os.replace(tmp, path)
 
 
 def read_proof_json(path) -> Proof:

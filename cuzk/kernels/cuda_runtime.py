@@ -28,6 +28,7 @@ import threading
 
 import numpy as np
 
+from cuzk.atomic_file import atomic_write
 from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError, InputError
 
 __all__ = [
@@ -135,9 +136,8 @@ def _compile_cubin(arch: str) -> pathlib.Path:
     finally:
         nvrtc.destroyProgram(prog)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_bytes(cubin)
-    os.replace(tmp, path)  # atomic: concurrent first uses never see half a file
+    with atomic_write(path) as f:  # concurrent first uses never see half a file
+        f.write(cubin)
     return path
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import struct
 
+from cuzk.atomic_file import atomic_write
 from cuzk.errors import SnarkjsFormatError, UnsupportedCurveError
 from cuzk.field import FQ, FR
 
@@ -120,10 +121,8 @@ def write_container(path, magic: bytes, version: int, sections: list[tuple[int, 
     out = [magic, struct.pack("<II", version, len(sections))]
     for sid, body in sections:
         out += [struct.pack("<IQ", sid, len(body)), body]
-    tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
+    with atomic_write(path) as f:
         f.write(b"".join(out))
-    os.replace(tmp, path)
 
 
 def check_prime(value: int, field: str, where: str, *, error: type[Exception] = SnarkjsFormatError) -> None:

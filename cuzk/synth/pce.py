@@ -33,6 +33,7 @@ import struct
 
 import numpy as np
 
+from cuzk.atomic_file import atomic_write
 from cuzk.errors import PceFormatError, R1csFormatError
 from cuzk.field import FR
 from cuzk.field.conversions import is_canonical
@@ -76,13 +77,11 @@ def save_pce(path, r1cs: R1CS, program: WitnessProgram) -> None:
         "names": list(r1cs.names), "arrays": table,
     }).encode()
     h = hashlib.sha256()
-    tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
+    with atomic_write(path) as f:
         for chunk in (_PRE.pack(PCE_MAGIC, PCE_VERSION, 0, len(header)), header, *(a.tobytes() for a in arrays.values())):
             h.update(chunk)
             f.write(chunk)
         f.write(h.digest())
-    os.replace(tmp, path)
 
 
 # Header ranges. Variables and nonzeros are indexed with int32 in the CSR arrays and the

@@ -20,6 +20,7 @@ import math
 import os
 from typing import Iterable
 
+from cuzk.atomic_file import atomic_write
 from cuzk.bounded_json import loads_bounded
 from cuzk.errors import TimelineFormatError
 from cuzk.timeline.events import Event, EventKind
@@ -37,8 +38,7 @@ def _scalar(x):
 
 def save(events: Iterable[Event], path) -> None:
     """Write ``events`` to ``path`` (written to a temp file, then renamed into place)."""
-    tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
+    with atomic_write(path, "w") as f:
         f.write(json.dumps({"format": FORMAT, "version": VERSION}) + "\n")
         for e in events:
             d = {"t_ns": e.t_ns, "kind": e.kind.value, "job": _scalar(e.job_id), "partition": e.partition,
@@ -46,7 +46,6 @@ def save(events: Iterable[Event], path) -> None:
             if e.circuit is not None:
                 d["circuit"] = str(e.circuit)
             f.write(json.dumps(d) + "\n")
-    os.replace(tmp, path)
 
 
 # Longest line accepted: an event is ~200 bytes (an error name, a sub-span name, CPU clocks);

@@ -289,3 +289,47 @@ def test_events_carry_their_circuit_and_the_summary_breaks_down_per_circuit(tmp_
     v1 = tmp_path / "v1.jsonl"
     v1.write_text('{"format": "cuzk-timeline", "version": 1}\n{"t_ns": 5, "kind": "JOB_SUBMIT", "job": 1}\n')
     assert cuzk.Timeline.load(v1).events()[0].circuit is None
+
+
+def _parse_prometheus(text):
+    """Strict enough for the text format: HELP/TYPE before samples, names, labels, values."""
+    import re
+
+    sample = re.compile(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*\})? '
+                        r'(-?[0-9.eE+-]+|NaN|[+-]Inf)$')
+    typed, samples = {}, []
+    for line in text.strip().splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, kind = line.split(" ", 3)
+            typed[name] = kind
+        elif line.startswith("# HELP "):
+            continue
+        else:
+            m = sample.match(line)
+            assert m, line
+            base = re.sub(r"_(bucket|sum|count)$", "", m.group(1))
+            assert m.group(1) in typed or base in typed, line
+            samples.append((m.group(1), line))
+    return typed, samples
+
+
+def test_status_endpoint_serves_json_and_prometheus_metrics():
+    import urllib.request
+
+    with engine() as e:
+        e.register("sq", Square(), Echo())
+        [e.submit("sq", {"x": i}).result(timeout=TIMEOUT) for i in range(3)]
+        host, port = e.serve_status()
+        assert host == "127.0.0.1" and port > 0
+        with urllib.request.urlopen(f"http://{host}:{port}/status", timeout=10) as r:
+            st = json.loads(r.read())
+        assert st["circuits"]["sq"]["done"] == 3 and st["workers"]
+        with urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=10) as r:
+            text = r.read().decode()
+        typed, samples = _parse_prometheus(text)
+        assert typed["cuzk_jobs_done_total"] == "counter"
+        assert typed["cuzk_job_total_seconds"] == "histogram"
+        assert 'cuzk_jobs_done_total{circuit="sq"} 3' in text
+        assert 'cuzk_job_total_seconds_count{circuit="sq"} 3' in text
+    with pytest.raises(OSError):  # stopped on close()
+        urllib.request.urlopen(f"http://{host}:{port}/status", timeout=2)

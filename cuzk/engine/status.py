@@ -6,6 +6,8 @@ timeline, so they never lose history.
     >>> stats.add_circuit("cube")
     >>> stats.snapshot()["cube"]["done"]
     0
+    >>> sorted(stats.histograms()["cube"])
+    ['key_load_s', 'prove_s', 'queue_wait_s', 'synth_s', 'total_s']
 """
 
 from __future__ import annotations
@@ -14,29 +16,27 @@ import threading
 import time
 from concurrent.futures import Future
 
+from cuzk.engine.prometheus import SECONDS_BUCKETS, Histogram, MetricsText
 from cuzk.pipeline.scheduler import UNIT_STATES
 
-__all__ = ["EngineStats", "engine_status", "engine_metrics", "LATENCY_BUCKETS"]
+__all__ = ["EngineStats", "engine_status", "engine_metrics"]
 
-#: Upper bounds (seconds) of the per-circuit latency histograms: WinningPoSt must finish in
-#: seconds, sealing partitions take minutes.
-LATENCY_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
 _OUTCOMES = ("done", "failed", "cancelled", "deduplicated")
 _STAGES = ("queue_wait_s", "key_load_s", "synth_s", "prove_s", "total_s")
 
 
 class EngineStats:
-    """Per-circuit job outcomes and stage-latency histograms (thread-safe)."""
+    """Per-circuit job outcomes and stage-latency histograms of delivered proofs (thread-safe)."""
 
     def __init__(self):
         self._lock = threading.Lock()
         self._counts: dict[str, dict[str, int]] = {}
-        self._hist: dict[str, dict[str, list]] = {}  # circuit -> stage -> [bucket counts..., sum, count]
+        self._hist: dict[str, dict[str, Histogram]] = {}
 
     def add_circuit(self, name: str) -> None:
         with self._lock:
             self._counts[name] = dict.fromkeys(("submitted",) + _OUTCOMES, 0)
-            self._hist[name] = {s: [0] * len(LATENCY_BUCKETS) + [0.0, 0] for s in _STAGES}
+            self._hist[name] = {s: Histogram(SECONDS_BUCKETS) for s in _STAGES}
 
     def deduplicated(self, name: str) -> None:
         with self._lock:
@@ -44,21 +44,14 @@ class EngineStats:
 
     def job_ended(self, name: str, future: Future) -> None:
         outcome = "cancelled" if future.cancelled() else ("failed" if future.exception() is not None else "done")
-        timings = getattr(future, "timings", None)
         with self._lock:
-            counts = self._counts[name]
-            counts["submitted"] += 1
-            counts[outcome] += 1
-            if timings is None or outcome != "done":
-                return
+            self._counts[name]["submitted"] += 1
+            self._counts[name][outcome] += 1
+            hists = self._hist[name]
+        timings = getattr(future, "timings", None)
+        if timings is not None and outcome == "done":
             for stage in _STAGES:
-                value = getattr(timings, stage)
-                row = self._hist[name][stage]
-                for i, bound in enumerate(LATENCY_BUCKETS):
-                    if value <= bound:
-                        row[i] += 1
-                row[-2] += value
-                row[-1] += 1
+                hists[stage].observe(getattr(timings, stage))
 
     def snapshot(self) -> dict:
         with self._lock:
@@ -66,7 +59,8 @@ class EngineStats:
 
     def histograms(self) -> dict:
         with self._lock:
-            return {name: {s: list(row) for s, row in stages.items()} for name, stages in self._hist.items()}
+            hists = {name: dict(h) for name, h in self._hist.items()}
+        return {name: {s: h.snapshot() for s, h in stages.items()} for name, stages in hists.items()}
 
 
 def engine_status(engine) -> dict:
@@ -92,11 +86,10 @@ def engine_status(engine) -> dict:
     queue = engine.core.queue
     key_bytes = sum(engine._route(n).key_bytes_reserved for n in engine.circuits())
     workers = []
-    for t in engine.core._threads:
+    for t in engine.core.threads():
         unit = getattr(t, "current", None)
-        if not hasattr(t, "device"):
-            continue
-        workers.append({"name": t.name, "device": t.device, "alive": t.is_alive(),
+        kind = "prove" if hasattr(t, "device") else "synthesis"
+        workers.append({"name": t.name, "kind": kind, "device": getattr(t, "device", None), "alive": t.is_alive(),
                         "state": "idle" if unit is None else unit.state,
                         "job": None if unit is None else _jsonable(unit.job.id),
                         "circuit": None if unit is None else unit.route.name})
@@ -121,26 +114,31 @@ def _jsonable(x):
 
 def engine_metrics(engine) -> str:
     """See :meth:`cuzk.Engine.metrics`."""
-    from cuzk.engine.prometheus import MetricsText
-
     st = engine_status(engine)
-    out = MetricsText(prefix="cuzk")
-    for outcome in ("submitted",) + _OUTCOMES:
-        out.counter(f"jobs_{outcome}", f"jobs {outcome} per circuit",
-                    {(("circuit", n),): c[outcome] for n, c in engine.stats.snapshot().items()})
-    for state in UNIT_STATES[:4]:
-        out.gauge(f"units_{state}", f"work units {state} now",
-                  {(("circuit", n),): c[state] for n, c in st["circuits"].items()})
-    for stage in _STAGES:
-        out.histogram(f"job_{stage.removesuffix('_s')}_seconds", f"per-proof {stage} of delivered proofs",
-                      LATENCY_BUCKETS, {(("circuit", n),): h[stage] for n, h in engine.stats.histograms().items()})
-    out.gauge("key_bytes", "bytes of each circuit's key held in memory",
-              {(("circuit", n),): k["bytes"] if k["tier"] in ("host", "device") else 0 for n, k in st["keys"].items()})
+    out = MetricsText()
+    for name, counts in engine.stats.snapshot().items():
+        lab = {"circuit": name}
+        for outcome in ("submitted",) + _OUTCOMES:
+            out.counter(f"jobs_{outcome}", f"Jobs {outcome}, per circuit (a partitioned job counts once).",
+                        counts[outcome], labels=lab)
+    for name, c in st["circuits"].items():
+        for state in UNIT_STATES[:4]:
+            out.gauge(f"units_{state}", f"Work units {state} now (a partition is a unit).", c[state],
+                      labels={"circuit": name})
+    for name, stages in engine.stats.histograms().items():
+        for stage, snap in stages.items():
+            out.histogram(f"job_{stage.removesuffix('_s')}_seconds",
+                          f"Per-proof {stage.removesuffix('_s').replace('_', ' ')} seconds of delivered proofs.",
+                          snap, labels={"circuit": name})
+    for name, k in st["keys"].items():
+        out.gauge("key_resident_bytes", "Bytes of the circuit's key held in memory (host or device tier).",
+                  k["bytes"] if k["tier"] in ("host", "device") else 0, labels={"circuit": name, "tier": k["tier"]})
     mem = st["memory"]
-    out.gauge("memory_reserved_bytes", "bytes reserved in the memory budget", {(): mem["reserved"]})
+    out.gauge("memory_reserved_bytes", "Bytes reserved in the memory budget (keys + PCEs + witnesses).",
+              mem["reserved"])
     if mem["budget"] is not None:
-        out.gauge("memory_budget_bytes", "the memory budget", {(): mem["budget"]})
-    out.gauge("workers_busy", "prove workers proving now",
-              {(): sum(1 for w in st["workers"] if w["state"] != "idle")})
-    out.gauge("timeline_dropped_events", "events dropped by the timeline ring buffer", {(): st["timeline"]["dropped"]})
+        out.gauge("memory_budget_bytes", "The engine's memory budget.", mem["budget"])
+    out.gauge("prove_workers_busy", "Prove workers proving now.",
+              sum(1 for w in st["workers"] if w["kind"] == "prove" and w["state"] != "idle"))
+    out.gauge("timeline_dropped_events", "Events dropped by the timeline's ring buffer.", st["timeline"]["dropped"])
     return out.render()

@@ -393,6 +393,11 @@ class SchedulerCore:
         with self._lock:
             return {j.id: tuple(u.state for u in j.units) for j in self._jobs.values()}
 
+    def threads(self) -> list[threading.Thread]:
+        """The worker threads started so far."""
+        with self._lock:
+            return list(self._threads)
+
     def jobs_snapshot(self) -> list[Job]:
         with self._lock:
             return list(self._jobs.values())

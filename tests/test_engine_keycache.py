@@ -67,6 +67,9 @@ def test_params_load_equals_checked_read_and_proves_identically(circuit, tmp_pat
     events = []
     first, info1 = cache.load(params, r1cs=synth.r1cs, progress=lambda *e: events.append(e))
     second, info2 = KeyCache(tmp_path / "cache").load(params, r1cs=synth.r1cs)
+    for _ in range(2):  # a hit sets the entry's atime (last use) and must keep its identity for the memo
+        _, again = cache.load(params, r1cs=synth.r1cs)
+        assert again.hit and again.data_check == "earlier"
     ref = ProvingKey.read(params, r1cs=synth.r1cs)
     assert (info1.hit, info1.data_check, info1.source_check) == (False, "read", "full hash")
     assert (info2.hit, info2.data_check, info2.source_check) == (True, "full", "record+samples")

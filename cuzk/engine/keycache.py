@@ -192,7 +192,8 @@ class KeyCache:
                     note = "; ".join(x for x in (note, why) if x) or None
         if hit:
             with contextlib.suppress(OSError):  # last use for entries(): atime, set explicitly (noatime mounts)
-                os.utime(entry, (time.time(), os.stat(entry).st_mtime))
+                # ns, so mtime_ns (part of the file identity "verified earlier" keys on) stays exact
+                os.utime(entry, ns=(time.time_ns(), os.stat(entry).st_mtime_ns))
         key = self._attach(key, r1cs, src, digest)
         return key, LoadInfo(source=src, kind=kind, hit=hit, path=str(entry) if stored else None,
                              bytes=os.stat(entry).st_size if stored else st.st_size,

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.parametrize("script, args, expect", [
     ("pipeline_experiment.py", ["--synth", "0.02", "--prove", "0.01", "--proofs", "4"], "concurrency 2: GPU utilization"),
-    ("storage_provider_app.py", ["--duration", "0.5", "--synth", "0.02", "--prove", "0.01"], "cuzk_pipeline_done_total"),
+    ("storage_provider_app.py", ["--duration", "0.5", "--synth", "0.02", "--prove", "0.01"], "cuzk_jobs_done_total"),
 ])
 def test_example_runs(tmp_path, script, args, expect):
     extra = ["--out", str(tmp_path)] if script == "pipeline_experiment.py" else []

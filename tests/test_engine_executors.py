@@ -228,3 +228,47 @@ def test_construction_errors_are_clear():
     with pytest.raises(InputError, match="synthesize"):
         make_executor("processes", factory=functools.partial(dict, a=1))
     assert _workers() <= before  # workers of failed constructions are gone
+
+
+# ---------------------------------------------------------------------------- circom (GIL-bound WASM)
+def _circom_chain(n: int):
+    """(.r1cs, .wasm) of circom's Chain(n), compiled once under tests/circom/build (no ceremony)."""
+    import hashlib
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "snarkjs_ceremony.py"
+    spec = importlib.util.spec_from_file_location("snarkjs_ceremony", path)
+    ceremony = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ceremony)
+    ok, why = ceremony.toolchain_status()
+    if not ok:
+        pytest.skip(why)
+    ceremony.ensure_toolchain()
+    source = ceremony.chain_source(n)
+    build = ceremony.CIRCOM_DIR / "build" / f"exec-chain{n}-{hashlib.sha256(source.encode()).hexdigest()[:12]}"
+    r1cs, wasm = build / "circuit.r1cs", build / "circuit_js" / "circuit.wasm"
+    if not wasm.exists():
+        build.mkdir(parents=True, exist_ok=True)
+        (build / "circuit.circom").write_text(source)
+        rel = build.relative_to(ceremony.CIRCOM_DIR)
+        ceremony._run([ceremony._BIN / "circom2", rel / "circuit.circom", "--r1cs", "--wasm", "--prime", "bls12381",
+                       "-l", "node_modules", "-o", rel], ceremony.CIRCOM_DIR, sys.stderr)
+    return r1cs, wasm
+
+
+def test_circom_synthesizer_goes_to_workers_as_is_and_gives_the_in_process_witness():
+    pytest.importorskip("wasmtime", reason="the optional wasmtime extra is not installed")
+    from cuzk.formats.snarkjs_wasm import synthesizer_from_circom
+
+    r1cs, wasm = _circom_chain(40)
+    local = synthesizer_from_circom(r1cs, wasm, check=True)
+    with make_executor("processes", local, workers=2) as ex:  # rebuilt from its R1CS and .wasm path
+        with ThreadPoolExecutor(2) as pool:
+            outs = [f.result(timeout=WAIT) for f in [pool.submit(ex.synthesize, x=x, k=7) for x in (3, 4, 5)]]
+        for x, w in zip((3, 4, 5), outs):
+            _same(w, local.synthesize(x=x, k=7))
+        with pytest.raises(InputError, match="no input signal 'nope'"):
+            ex.synthesize(x=3, k=7, nope=1)
+        assert ex.estimate_bytes() == estimate_synthesized_bytes(local)

@@ -15,10 +15,11 @@ Both executors offer the same blocking call, safe from several threads at once::
 
 * Workers are started when the executor is made (``spawn`` by default, or ``forkserver``; never
   ``fork``: forking a parent whose TBB/OpenMP threads run is unsafe), and each gets the
-  synthesizer once. It is pickled — so it must be picklable — or, for one that is not (circom's
-  calculator holds a WASM instance), pass ``factory=``: a picklable callable that builds it in
-  each worker, e.g. ``functools.partial(synthesizer_from_circom, "c.r1cs", "c.wasm")``. Only
-  this process's own pickles cross to its workers; nothing a user hands us is unpickled.
+  synthesizer once. It is pickled — so it must be picklable (cuzk's circom synthesizer is: it
+  travels as its R1CS and ``.wasm`` path and each worker instantiates the WASM module again) —
+  or, for one that is not, pass ``factory=``: a picklable callable that builds it in each
+  worker, e.g. ``functools.partial(synthesizer_from_circom, "c.r1cs", "c.wasm")``. Only this
+  process's own pickles cross to its workers; nothing a user hands us is unpickled.
 * A job's inputs go to one idle worker; its result's numpy arrays come back through one
   shared-memory segment named by the parent (:mod:`cuzk.engine.shared_arrays`), copied out and
   unlinked; the other fields (public inputs, digest) are pickled. No segment outlives its job,
@@ -42,6 +43,8 @@ so it can stand in for the synthesizer wherever a :class:`~cuzk.pipeline.Pipelin
 
 from __future__ import annotations
 
+import copyreg
+import io
 import logging
 import multiprocessing
 import pickle
@@ -49,7 +52,7 @@ import threading
 from multiprocessing.connection import wait as wait_any
 
 from cuzk.engine.shared_arrays import segment_name, take_arrays, unlink_segment
-from cuzk.engine.synth_worker import worker_main
+from cuzk.engine.synth_worker import reduce_circom, worker_main
 from cuzk.errors import ExecutorClosedError, InputError, RemoteSynthesisError, SynthesisWorkerDied
 from cuzk.pipeline.scheduler import estimate_synthesized_bytes
 
@@ -262,6 +265,19 @@ def _unpack_exception(packed: tuple, pid, when: str) -> BaseException:
     return exc
 
 
+def _dumps(obj) -> bytes:
+    """Pickle for the workers; cuzk's circom synthesizer (whose WASM instance cannot be pickled)
+    travels as its R1CS and ``.wasm`` path and is rebuilt in each worker. A private dispatch
+    table, so nothing global (copyreg) changes."""
+    from cuzk.formats.snarkjs_wasm import CircomSynthesizer
+
+    buf = io.BytesIO()
+    p = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
+    p.dispatch_table = {**copyreg.dispatch_table, CircomSynthesizer: reduce_circom}
+    p.dump(obj)
+    return buf.getvalue()
+
+
 class ProcessExecutor(_EstimateMixin):
     """Synthesis in ``workers`` worker processes; see :func:`make_executor` and the module doc."""
 
@@ -271,7 +287,7 @@ class ProcessExecutor(_EstimateMixin):
                  start_timeout: float = 300.0):
         how, obj = ("synthesizer", synthesizer) if synthesizer is not None else ("factory", factory)
         try:
-            self._payload = pickle.dumps((how, obj), protocol=pickle.HIGHEST_PROTOCOL)
+            self._payload = _dumps((how, obj))
         except Exception as e:
             raise InputError(
                 f"the {how} ({type(obj).__name__}) cannot be sent to a worker process: it is not picklable "

@@ -36,7 +36,20 @@ from cuzk.engine.shared_arrays import put_arrays
 from cuzk.errors import InputError
 from cuzk.pipeline.scheduler import estimate_synthesized_bytes
 
-__all__ = ["worker_main", "pack_exception", "pack_result"]
+__all__ = ["worker_main", "pack_exception", "pack_result", "reduce_circom", "rebuild_circom"]
+
+
+def rebuild_circom(r1cs, wasm_path: str, check: bool):
+    """A :class:`~cuzk.formats.snarkjs_wasm.CircomSynthesizer` built afresh in a worker."""
+    from cuzk.formats.snarkjs_wasm import CircomSynthesizer, CircomWitnessCalculator
+
+    return CircomSynthesizer(r1cs, CircomWitnessCalculator(wasm_path), check=check)
+
+
+def reduce_circom(synth) -> tuple:
+    """Pickle a circom synthesizer as its R1CS, ``.wasm`` path and check flag: its WASM
+    instance cannot be pickled, but each worker can instantiate the module again."""
+    return rebuild_circom, (synth.r1cs, synth.calculator.where, synth.check)
 
 
 def pack_exception(exc: BaseException) -> tuple:

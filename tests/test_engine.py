@@ -333,3 +333,22 @@ def test_status_endpoint_serves_json_and_prometheus_metrics():
         assert 'cuzk_job_total_seconds_count{circuit="sq"} 3' in text
     with pytest.raises(OSError):  # stopped on close()
         urllib.request.urlopen(f"http://{host}:{port}/status", timeout=2)
+
+
+def test_process_synthesis_for_a_synthesizer_that_holds_the_gil():
+    from engine_executor_support import GilSynth
+
+    class Publics:
+        def prove(self, w):
+            return tuple(w.public_inputs)
+
+    with engine() as e:
+        e.register("gil", GilSynth(2000), Publics(), synthesis="processes", concurrency=2)
+        ok = [e.submit("gil", {"x": x}) for x in range(4)]
+        died = e.submit("gil", {"x": 9, "mode": "exit"})
+        bad = e.submit("gil", {"x": 9, "mode": "raise"})
+        assert [f.result(timeout=60)[0] for f in ok] == [0, 1, 2, 3]
+        assert type(died.exception(timeout=60)).__name__ == "SynthesisWorkerDied"
+        assert isinstance(bad.exception(timeout=60), ValueError)
+        assert e.submit("gil", {"x": 5}).result(timeout=60)[0] == 5  # the dead worker was replaced
+        assert e.status()["circuits"]["gil"]["synthesis"] == "processes"

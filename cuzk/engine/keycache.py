@@ -25,6 +25,10 @@ the default): a key damaged in memory after the check yields an error, not a bad
 cache directory itself is trusted like the code: whoever can write it can replace keys (the
 checksums detect damage, not tampering). It is created ``0700``.
 
+Cache files are never modified in place: they are replaced by rename or removed (both safe while
+a process has the old file mapped). Do not edit or truncate one by hand while a process uses it:
+a mapped page past a truncation raises SIGBUS in that process.
+
 Concurrency: a fill holds an ``flock`` on ``<entry>.lock``, so a second process loading the same
 source waits and then maps the first one's file instead of repeating an hours-long checked read;
 the file is written to a temporary file and renamed, so even without the lock (a filesystem
@@ -196,7 +200,7 @@ class KeyCache:
                 os.utime(entry, ns=(time.time_ns(), os.stat(entry).st_mtime_ns))
         key = self._attach(key, r1cs, src, digest)
         return key, LoadInfo(source=src, kind=kind, hit=hit, path=str(entry) if stored else None,
-                             bytes=os.stat(entry).st_size if stored else st.st_size,
+                             bytes=_size(entry) if stored else st.st_size,
                              seconds=time.perf_counter() - t0, source_check=source_check, data_check=data_check,
                              note=note)
 
@@ -225,7 +229,8 @@ class KeyCache:
             return 0, 0
         for folder in (self.directory, self._sources, self.directory / "matched"):
             for p in list(folder.glob("*")) if folder.is_dir() else []:
-                if p.is_file() and (folder.name == "matched" or p.suffix in (_SUFFIX, ".lock", ".json", ".tmp")):
+                ours = folder == self.directory / "matched" or p.suffix in (_SUFFIX, ".lock", ".json", ".tmp")
+                if p.is_file() and ours:
                     with contextlib.suppress(FileNotFoundError):
                         n = p.stat().st_size
                         p.unlink()
@@ -338,6 +343,13 @@ class KeyCache:
         if mapped is None:
             raise KeyCacheError(f"the key cache entry just written cannot be read back ({why})")
         return mapped, True, None
+
+
+def _size(path) -> int:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:  # cleared by another process since: the mapping stays valid
+        return 0
 
 
 def _stage(progress, stage: str):

@@ -1,7 +1,8 @@
-"""``cuzk keys list|clear|load``: look at and manage the proving-key cache (:mod:`cuzk.engine.keycache`).
+"""``cuzk keys list|load|prune|clear``: look at and manage the proving-key cache (:mod:`cuzk.engine.keycache`).
 
-    cuzk keys list                       # entries, least recently used first
+    cuzk keys list                       # entries, most recently used first
     cuzk keys load porep.params          # fill (first time: checked read) or hit; prints timings
+    cuzk keys prune 100G                 # remove least recently used entries down to 100 GiB
     cuzk keys clear                      # remove every entry
 
 ``--dir`` picks another cache directory (default: ``$CUZK_CACHE_DIR/keys`` or the user's cache
@@ -61,6 +62,30 @@ def _cmd_clear(args) -> int:
     return 0
 
 
+def _bytes(text: str) -> int:
+    """argparse type: ``123``, ``10K``, ``5M``, ``100G``, ``2T`` (powers of 1024)."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    num, unit = (t[:-1], t[-1]) if t and t[-1] in units else (t, "")
+    try:
+        value = float(num) * units[unit]
+    except ValueError:
+        value = -1
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a size such as 500M or 100G, got {text!r}")
+    return int(value)
+
+
+def _cmd_prune(args) -> int:
+    cache = _cache(args)
+    removed = cache.prune(args.max_size)
+    for e in removed:
+        print(f"removed {e.path} ({_size(e.bytes)}{', damaged' if e.error else ''})")
+    left = sum(e.bytes for e in cache.entries())
+    print(f"removed {len(removed)} entries; {_size(left)} left in {cache.directory}")
+    return 0
+
+
 def _cmd_load(args) -> int:
     def progress(stage, done, total):
         if args.verbose:
@@ -76,12 +101,15 @@ def _cmd_load(args) -> int:
 
 
 def add_keys_parser(subparsers) -> argparse.ArgumentParser:
-    """Add the ``keys`` command (``list``, ``clear``, ``load``) to an argparse subparsers object."""
-    k = subparsers.add_parser("keys", help="list, fill or clear the proving-key cache")
+    """Add the ``keys`` command (``list``, ``load``, ``prune``, ``clear``) to an argparse subparsers object."""
+    k = subparsers.add_parser("keys", help="list, fill, prune or clear the proving-key cache")
     k.add_argument("--dir", default=None, help="cache directory (default: $CUZK_CACHE_DIR/keys or ~/.cache/cuzk/keys)")
     ksub = k.add_subparsers(dest="keys_command", required=True)
     ksub.add_parser("list", help="cached keys, most recently used first").set_defaults(fn=_cmd_list)
     ksub.add_parser("clear", help="remove every cached key").set_defaults(fn=_cmd_clear)
+    pr = ksub.add_parser("prune", help="remove least recently used keys until the cache fits a size")
+    pr.add_argument("max_size", type=_bytes, help="e.g. 500M, 100G")
+    pr.set_defaults(fn=_cmd_prune)
     ld = ksub.add_parser("load", help="load a .params/.zkey through the cache (fills it the first time)")
     ld.add_argument("source")
     ld.add_argument("--kind", choices=("params", "zkey"), default=None, help="default: from the file's first bytes")
@@ -91,7 +119,7 @@ def add_keys_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m cuzk.cli_keys list|clear|load ...``; returns the exit status (1 on an error)."""
+    """``python -m cuzk.cli_keys list|load|prune|clear ...``; returns the exit status (1 on an error)."""
     parser = argparse.ArgumentParser(prog="cuzk keys")
     sub = parser.add_subparsers(dest="command", required=True)
     add_keys_parser(sub)

@@ -331,7 +331,28 @@ def test_cli_keys_load_list_clear(circuit, tmp_path, capsys):
     assert cli_keys.main(["--dir", d, "list"]) == 0
     out = capsys.readouterr().out
     assert str(params) in out and "1 entries" in out
+    assert cli_keys.main(["--dir", d, "prune", "1G"]) == 0
+    assert "removed 0 entries" in capsys.readouterr().out
+    assert cli_keys._bytes("1.5K") == 1536 and cli_keys._bytes("2GiB") == 2 << 30 and cli_keys._bytes("7") == 7
+    with pytest.raises(SystemExit):
+        cli_keys.main(["--dir", d, "prune", "lots"])
+    capsys.readouterr()
     assert cli_keys.main(["--dir", d, "clear"]) == 0
     assert "removed" in capsys.readouterr().out and KeyCache(d).entries() == []
     assert cli_keys.main(["--dir", d, "load", str(tmp_path / "missing.params")]) == 1
     assert "cuzk keys load: error:" in capsys.readouterr().err
+
+
+def test_prune_removes_damaged_then_least_recently_used(circuit, tmp_path):
+    _, params, zkey, _ = circuit
+    cache = KeyCache(tmp_path)
+    _, ip = cache.load(params)
+    _, iz = cache.load(zkey)
+    os.utime(ip.path, ns=(10**18, os.stat(ip.path).st_mtime_ns))  # params used later than zkey
+    assert cache.prune(ip.bytes + iz.bytes) == []
+    gone = cache.prune(ip.bytes)
+    assert [e.path for e in gone] == [iz.path] and [e.path for e in cache.entries()] == [ip.path]
+    os.truncate(ip.path, 10)
+    assert [e.path for e in cache.prune(10**12)] == [ip.path] and cache.entries() == []
+    with pytest.raises(InputError):
+        cache.prune(-1)

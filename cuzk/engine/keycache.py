@@ -221,6 +221,27 @@ class KeyCache:
                 out.append(EntryInfo(str(p), None, None, None, st.st_size, st.st_atime, error=str(e)))
         return sorted(out, key=lambda e: e.last_use)
 
+    def prune(self, max_bytes: int) -> list[EntryInfo]:
+        """Remove damaged entries, then least recently used ones until the entries take at most
+        ``max_bytes``; returns what was removed. Mapped keys stay valid (as for :meth:`clear`).
+
+        Raises:
+            InputError: ``max_bytes`` is not an int >= 0.
+        """
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
+            raise InputError(f"max_bytes must be an int >= 0, got {max_bytes!r}")
+        entries = self.entries()
+        total = sum(e.bytes for e in entries)
+        removed = []
+        for e in sorted(entries, key=lambda e: (e.error is None, e.last_use)):  # damaged first, then LRU
+            if e.error is None and total <= max_bytes:
+                break
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(e.path)
+            total -= e.bytes
+            removed.append(e)
+        return removed
+
     def clear(self) -> tuple[int, int]:
         """Remove every entry, lock, source record and leftover temporary file; ``(files, bytes)``
         removed. Keys already mapped by a process stay valid (POSIX keeps unlinked files open)."""

@@ -54,6 +54,9 @@ class GilSynth:
             with open(pidfile, "w") as f:
                 f.write(str(os.getpid()))
             time.sleep(120)
+        if pidfile is not None:  # "ok" with a pidfile: say the job started
+            with open(pidfile, "w") as f:
+                f.write(str(os.getpid()))
         acc = x
         for i in range(self.n):
             acc = (acc * 31 + i) % 1000003

@@ -272,3 +272,15 @@ def test_circom_synthesizer_goes_to_workers_as_is_and_gives_the_in_process_witne
         with pytest.raises(InputError, match="no input signal 'nope'"):
             ex.synthesize(x=3, k=7, nope=1)
         assert ex.estimate_bytes() == estimate_synthesized_bytes(local)
+
+
+def test_close_waits_for_the_running_job_then_stops_every_worker(tmp_path):
+    ex = make_executor("processes", GilSynth(3_000_000), workers=2)
+    pids = set(ex.pids)
+    pidfile = str(tmp_path / "pid")
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(ex.synthesize, x=9, pidfile=pidfile)
+        _wait_for_pid(pidfile)
+        ex.close(wait=True)
+        assert running.result(timeout=WAIT).public_inputs[0] == 9  # finished, not failed
+    assert not pids & _workers()

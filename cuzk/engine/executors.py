@@ -299,6 +299,7 @@ class ProcessExecutor(_EstimateMixin):
         self._ctx = multiprocessing.get_context(start_method)
         self._cond = threading.Condition()
         self._closed = False
+        self._stopping = 0  # workers being stopped after close() by the thread that used them
         self._lost: str | None = None  # why the last worker could not be replaced
         self._next_index = workers
         started = [_Worker(self._ctx, self._payload, i) for i in range(workers)]
@@ -336,15 +337,24 @@ class ProcessExecutor(_EstimateMixin):
             return self._idle.pop(i)
 
     def _release(self, w: _Worker | None) -> None:
+        stop = False
         with self._cond:
             if w is not None:
-                self._live.add(w)
                 if self._closed:
                     self._live.discard(w)
-                    w.stop(5)
+                    self._stopping += 1
+                    stop = True
                 else:
+                    self._live.add(w)
                     self._idle.append(w)
             self._cond.notify_all()
+        if stop:  # outside the lock: joining takes up to seconds; close() waits for it
+            try:
+                w.stop(5)
+            finally:
+                with self._cond:
+                    self._stopping -= 1
+                    self._cond.notify_all()
 
     def _replace(self, dead: _Worker, why: str) -> _Worker | None:
         """A new worker in place of ``dead`` (not waited for: it becomes ready while queued)."""
@@ -415,5 +425,5 @@ class ProcessExecutor(_EstimateMixin):
             for w in busy:
                 w.proc.kill()  # its caller sees the death and raises ExecutorClosedError
         with self._cond:
-            while self._live:
+            while self._live or self._stopping:
                 self._cond.wait()

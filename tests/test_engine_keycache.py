@@ -356,3 +356,14 @@ def test_prune_removes_damaged_then_least_recently_used(circuit, tmp_path):
     assert [e.path for e in cache.prune(10**12)] == [ip.path] and cache.entries() == []
     with pytest.raises(InputError):
         cache.prune(-1)
+
+
+def test_threads_loading_one_source_fill_it_once(circuit, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    _, params, _, _ = circuit
+    cache = KeyCache(tmp_path)
+    with ThreadPoolExecutor(3) as pool:
+        results = [f.result(timeout=120) for f in [pool.submit(cache.load, params) for _ in range(3)]]
+    assert [info.hit for _, info in results].count(False) == 1  # flock excludes other fds of this process too
+    assert all(same_key(results[0][0], key) for key, _ in results)

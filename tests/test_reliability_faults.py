@@ -10,7 +10,7 @@ import pytest
 from cuzk.errors import InputError
 from cuzk.pipeline import Pipeline
 from pipeline_support import (  # noqa: F401  (no_leaked_threads is autouse)
-    TIMEOUT, FakeProver, FakeSynthesizer, cuzk_threads, no_leaked_threads, wait_until,
+    FakeProver, FakeSynthesizer, cuzk_threads, no_leaked_threads, wait_until,
 )
 from reliability.kinds import ERROR_KINDS
 from reliability.run import fault_run
@@ -44,8 +44,8 @@ def test_fault_run_covers_every_fault_and_outcome(ci_run):
     settings = {k: {v for (kk, v) in t.configs if kk == k} for k in ("concurrency", "lookahead", "gpu_workers")}
     assert settings == {"concurrency": {1, 2, 3, "auto"}, "lookahead": {0, 1, 2}, "gpu_workers": {1, 2, 3}}
     acts = " ".join(t.actions)
-    for what in ("close (driver, mid-run", "close (done-callback", "cancel (listener)", "cancel (driver, later) refused",
-                 "job id reused", "submit (ls)", "submit (cb)", "callback raise_base"):
+    for what in ("close (driver, mid-run", "close (done-callback", "cancel (listener)",
+                 "cancel (driver, later) refused", "job id reused", "submit (ls)", "submit (cb)", "callback raise_base"):
         assert what in acts, what
     assert t.notes["worker caught a done-callback's BaseException (logged as internal error)"] > 0
 

@@ -5,6 +5,16 @@ The driver and oracle only ever call ``submit``, ``submit_partitioned``, ``cance
 at another front end (the Engine in ``cuzk/engine/``) means writing one more adapter with the
 same methods and a factory like :func:`pipeline_target`.
 
+What an adapter for :class:`cuzk.Engine` has to translate (checked against engine.py as of
+this commit): ``register`` one circuit with the fake stages (``key`` = the fake prover) and
+``concurrency`` an int ("auto" is a Pipeline feature); ``gpu_workers`` is
+``workers_per_device`` on ``device="cpu"``; ``job_id`` is ``request_id``, which is idempotent
+(a known id returns the *same* future), so pass ``request_retention_s=0`` for the Pipeline's
+"reuse after completion" meaning, or teach the driver that a reused id may return the old
+future; a closed engine raises ``EngineError``, which the adapter turns into
+``PipelineClosedError``; ``status()`` is a dict per circuit, to be mapped onto
+:class:`StatusView`; the worker threads are ``engine.core._threads``.
+
     >>> from reliability.stages import Registry, FaultSynthesizer, FaultProver
     >>> from reliability.plan import UnitSpec
     >>> reg = Registry()

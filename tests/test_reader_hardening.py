@@ -331,3 +331,16 @@ def test_container_reader_skips_sections_it_does_not_need(tmp_path):
     peak, err = traced_peak(snarkjs.read_r1cs, tmp_path / "c.r1cs")
     assert err is None and peak < 4 * MiB
     assert snarkjs.read_r1cs(tmp_path / "c.r1cs").digest == r1cs.digest
+
+
+# ------------------------------------------------------------------ found by the fuzzer
+def test_r1cs_wire_count_must_match_the_wire_label_section(tmp_path):
+    # a 500-byte .r1cs claimed 2^30 wires and was accepted; Density.from_r1cs then allocated 1 GiB
+    Synthesizer(Cube()).r1cs.write(tmp_path / "c.r1cs")
+    data = bytearray((tmp_path / "c.r1cs").read_bytes())
+    # header section (1) is first: magic, version, n_sec, (id, size), then n8=32, prime, nVars
+    n_vars_at = 12 + 12 + 4 + 32
+    struct.pack_into("<I", data, n_vars_at, (1 << 30) + 5)
+    (tmp_path / "big.r1cs").write_bytes(data)
+    with pytest.raises(R1csFormatError, match="wire-label section"):
+        snarkjs.read_r1cs(tmp_path / "big.r1cs")

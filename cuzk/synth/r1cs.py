@@ -182,7 +182,8 @@ def read_r1cs(path) -> R1CS:
     The one ``.r1cs`` reader (:func:`cuzk.formats.snarkjs.read_r1cs` is this function). Wires
     keep circom's order (ONE, outputs, public inputs, private inputs, internal), which is cuzk's
     ``[ONE, public..., private...]`` with the outputs counted as public. Sections other than the
-    header (1) and the constraints (2), e.g. circom's wire-to-label map (3), are ignored.
+    header (1) and the constraints (2) are ignored, except that circom's wire-to-label map (3),
+    when present, must hold one u64 per wire (so the header's wire count is backed by bytes).
 
     Raises:
         UnsupportedCurveError: the file is for bn128 (``circom`` without ``--prime bls12381``).
@@ -194,8 +195,8 @@ def read_r1cs(path) -> R1CS:
     1
     """
     where = os.fspath(path)
-    # the header is checked before the rest is read; only sections 1 and 2 are read at all
-    sec = read_container(path, b"r1cs", (1,), where, keep=(1, 2), error=R1csFormatError)
+    # the header is checked before the rest is read; sections past 3 are skipped unread
+    sec = read_container(path, b"r1cs", (1,), where, keep=(1, 2, 3), error=R1csFormatError)
     for sid, name in ((1, "header"), (2, "constraints")):
         if sid not in sec:
             raise R1csFormatError(f"{where}: missing section {sid} ({name})")
@@ -211,6 +212,10 @@ def read_r1cs(path) -> R1CS:
     n_public = n_out + n_pub
     if n_vars < 1 + n_public:
         raise R1csFormatError(f"{where}: {n_public} public wires (outputs + public inputs) but only {n_vars} wires")
+    # the wire-label map holds one u64 per wire: it backs nVars with bytes, so a 500-byte file
+    # cannot claim 2^32 wires (which everything sized per wire, setup included, would allocate)
+    if 3 in sec and len(sec[3]) != 8 * n_vars:
+        raise R1csFormatError(f"{where}: the wire-label section (3) holds {len(sec[3])} bytes, expected 8 x {n_vars} wires")
     rows = _read_constraints(sec[2], n_cons, n_vars, where)
     # circom's wire order already is cuzk's: no renumbering (an identity permutation sized by the
     # header's nVars would let a corrupt count allocate gigabytes)

@@ -1,6 +1,6 @@
 """Fault injection through ``cuzk.Pipeline`` (issue 12): a short run of the harness that
 ``benchmarks/fault_run.py`` runs long, checks that its oracle can fail, and minimal
-reproducers of the defects it found (strict xfail until the lead fixes them)."""
+reproducers of the defects it found (fixed in cuzk/pipeline/core.py; now regression tests)."""
 
 import concurrent.futures
 import threading
@@ -114,13 +114,7 @@ def test_the_oracle_catches_a_planted_defect(make_target, violation):
     assert tally.violations[violation] > 0, tally.table("planted")
 
 
-# -- minimal reproducers of the defects the run found (issue 12) ----------------------------
-def _known(kind: str) -> str:
-    # When the fix lands this test passes (strict: reported as a failure): remove the marker AND
-    # the KNOWN_DEFECTS entry, so the fault run stops tolerating that violation.
-    return f"{kind}: {KNOWN_DEFECTS[kind]} (tolerated by the fault run via reliability.tally.KNOWN_DEFECTS)"
-
-
+# -- minimal reproducers of the four defects the first long run found, now regression tests ----
 def _blocked_pipeline():
     """A pipeline whose one synthesis worker is stuck on job 0 until ``gate`` is set."""
     gate = threading.Event()
@@ -130,7 +124,7 @@ def _blocked_pipeline():
     return pipe, gate
 
 
-@pytest.mark.xfail(strict=True, reason=_known("wait-blind"))
+# was a strict xfail ("wait-blind") until the fix in cuzk/pipeline/core.py
 def test_concurrent_futures_wait_sees_a_cancelled_job():
     pipe, gate = _blocked_pipeline()
     try:
@@ -143,7 +137,7 @@ def test_concurrent_futures_wait_sees_a_cancelled_job():
         pipe.close()
 
 
-@pytest.mark.xfail(strict=True, reason=_known("close-interrupted"))
+# was a strict xfail ("close-interrupted") until the fix in cuzk/pipeline/core.py
 def test_close_cancel_futures_completes_whatever_a_callback_raises():
     pipe, gate = _blocked_pipeline()
     try:
@@ -159,7 +153,7 @@ def test_close_cancel_futures_completes_whatever_a_callback_raises():
         pipe.close()
 
 
-@pytest.mark.xfail(strict=True, reason=_known("auto-id-refused"))
+# was a strict xfail ("auto-id-refused") until the fix in cuzk/pipeline/core.py
 def test_submit_without_job_id_never_collides_with_an_explicit_int_id():
     pipe, gate = _blocked_pipeline()  # job 0 took auto id 1
     try:
@@ -171,7 +165,7 @@ def test_submit_without_job_id_never_collides_with_an_explicit_int_id():
         pipe.close()
 
 
-@pytest.mark.xfail(strict=True, reason=_known("reuse-refused"))
+# was a strict xfail ("reuse-refused") until the fix in cuzk/pipeline/core.py
 def test_a_cancelled_jobs_id_is_free_in_its_done_callback():
     pipe, gate = _blocked_pipeline()
     seen = {}

@@ -17,7 +17,7 @@ import time
 from concurrent.futures import Future
 
 from cuzk.engine.prometheus import SECONDS_BUCKETS, Histogram, MetricsText
-from cuzk.pipeline.scheduler import UNIT_STATES
+from cuzk.pipeline.scheduler import LIVE_STATES
 
 __all__ = ["EngineStats", "engine_status", "engine_metrics"]
 
@@ -65,7 +65,7 @@ class EngineStats:
 
 def engine_status(engine) -> dict:
     """See :meth:`cuzk.Engine.status`."""
-    per_circuit = {name: dict.fromkeys(UNIT_STATES[:4], 0) for name in engine.circuits()}
+    per_circuit = {name: dict.fromkeys(LIVE_STATES, 0) for name in engine.circuits()}
     for job in engine.core.jobs_snapshot():
         name = getattr(job.route, "name", None)
         if name in per_circuit:
@@ -122,7 +122,7 @@ def engine_metrics(engine) -> str:
             out.counter(f"jobs_{outcome}", f"Jobs {outcome}, per circuit (a partitioned job counts once).",
                         counts[outcome], labels=lab)
     for name, c in st["circuits"].items():
-        for state in UNIT_STATES[:4]:
+        for state in LIVE_STATES:
             out.gauge(f"units_{state}", f"Work units {state} now (a partition is a unit).", c[state],
                       labels={"circuit": name})
     for name, stages in engine.stats.histograms().items():

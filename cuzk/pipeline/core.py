@@ -61,13 +61,17 @@ class ProofFuture(Future):
         self._on_cancel = None
 
     def cancel(self) -> bool:
+        hook = self._on_cancel
+        return hook() if hook is not None else super().cancel()
+
+    def _cancel_now(self) -> bool:
+        """``Future.cancel`` itself, then the waiters of ``wait()``/``as_completed()`` are told
+        (a queued job never reaches ``set_running_or_notify_cancel`` otherwise)."""
         try:
-            return super().cancel()  # a done-callback's BaseException propagates from here
+            return super().cancel()  # runs the done-callbacks; their BaseException propagates
         finally:
-            hook = self._on_cancel
-            if hook is not None and self.cancelled():  # the queued units go, whatever the callbacks did
-                self._on_cancel = None
-                hook()
+            if self.cancelled():
+                self.set_running_or_notify_cancel()
 
     def __repr__(self) -> str:
         return f"<ProofFuture job_id={self.job_id!r} {super().__repr__()[1:-1]}>"
@@ -228,28 +232,42 @@ class SchedulerCore:
             hash(job_id)
         except TypeError:
             raise InputError(f"job_id must be hashable, got {type(job_id).__name__}") from None
-        with self._locked():
-            if self._closed:
-                raise PipelineClosedError("submit() on a closed pipeline")
-            seq = next(self._seq)
-            job_id = seq if job_id is None else job_id
-            if job_id in self._jobs:
-                raise InputError(f"job id {job_id!r} is already in use by an unfinished job")
-            future = ProofFuture(job_id, len(inputs_list) if partitioned else None)
-            job = Job(job_id, future, len(inputs_list), partitioned, route)
-            job.submitted_ns = self.timeline.now_ns()
-            if meta:
-                job.meta.update(meta)
-            future._on_cancel = lambda: self._cancel_job(job)
-            self._jobs[job_id] = job
-            for k, inputs in enumerate(inputs_list):
-                part = k if partitioned else None
-                unit = WorkUnit(job, part, inputs, seq, priority, nbytes, route=route, deadline=deadline)
-                job.units.append(unit)
-                self.timeline.record(K.JOB_SUBMIT, job_id, part, None, priority=priority.name,
-                                     **route.circuit_detail)
-                self.metrics_registry.inc("submitted")
-                self.queue.put(unit)
+        hold = self.timeline.deferred_listeners()
+        hold.__enter__()  # listeners hear of the submit after the lock is released
+        try:
+            with self._lock:
+                if self._closed:
+                    raise PipelineClosedError("submit() on a closed pipeline")
+                seq = next(self._seq)
+                if job_id is None:
+                    job_id = seq
+                    while job_id in self._jobs:  # a user's explicit int id (or True) may hold it
+                        job_id = seq = next(self._seq)
+                elif job_id in self._jobs:
+                    raise InputError(f"job id {job_id!r} is already in use by an unfinished job")
+                future = ProofFuture(job_id, len(inputs_list) if partitioned else None)
+                job = Job(job_id, future, len(inputs_list), partitioned, route)
+                job.submitted_ns = self.timeline.now_ns()
+                if meta:
+                    job.meta.update(meta)
+                future._on_cancel = lambda: self._cancel_job(job)
+                self._jobs[job_id] = job
+                for k, inputs in enumerate(inputs_list):
+                    part = k if partitioned else None
+                    unit = WorkUnit(job, part, inputs, seq, priority, nbytes, route=route, deadline=deadline)
+                    job.units.append(unit)
+                    self.timeline.record(K.JOB_SUBMIT, job_id, part, None, priority=priority.name,
+                                         **route.circuit_detail)
+                    self.metrics_registry.inc("submitted")
+                    self.queue.put(unit)
+        except BaseException:
+            hold.__exit__(None, None, None)
+            raise
+        try:
+            hold.__exit__(None, None, None)
+        except BaseException:  # a listener's Ctrl-C on this thread: the caller never gets the
+            job.future.cancel()  # future, so the job must not run unseen
+            raise
         return future
 
     def cancel(self, job: ProofFuture | Hashable) -> bool:
@@ -271,11 +289,18 @@ class SchedulerCore:
         if job.open_units == 0 and self._jobs.get(job.id) is job:
             del self._jobs[job.id]
 
-    def _cancel_job(self, job: Job) -> None:
-        with self._locked():
-            job.finished = True
-            for u in self.queue.remove(lambda u: u.job is job):
-                self._terminal(u, "cancelled", K.JOB_CANCELLED, reason="cancelled")
+    def _cancel_job(self, job: Job) -> bool:
+        """``job.future.cancel()``: while no unit started, take the job's units out of the queue
+        and its id out of the table *first*, then cancel the future (its done-callbacks may
+        resubmit under the same id); else ``Future.cancel`` decides (False once running)."""
+        with self.timeline.deferred_listeners():
+            with self._lock:
+                wanted = not job.started and not job.finished
+                if wanted:
+                    job.finished = job.started = True  # started: nobody else calls set_running_...
+                    for u in self.queue.remove(lambda u: u.job is job):
+                        self._terminal(u, "cancelled", K.JOB_CANCELLED, reason="cancelled")
+            return job.future._cancel_now() if wanted else Future.cancel(job.future)
 
     def start_unit(self, unit: WorkUnit) -> bool:
         """A synthesis worker took ``unit``: False (and the unit is cancelled or failed) if it
@@ -289,11 +314,11 @@ class SchedulerCore:
                 self._terminal(unit, "cancelled", K.JOB_CANCELLED, reason="job already finished")
                 return False
             if not job.started:
-                if not job.future.set_running_or_notify_cancel():
+                job.started = True
+                if not job.future.set_running_or_notify_cancel():  # cancelled by Future.cancel directly
                     job.finished = True
                     self._terminal(unit, "cancelled", K.JOB_CANCELLED, reason="cancelled")
                     return False
-                job.started = True
             unit.state = "synthesizing"
             return True
 
@@ -331,6 +356,10 @@ class SchedulerCore:
                 job.finished = True
                 for u in self.queue.remove(lambda u: u.job is job):
                     self._terminal(u, "cancelled", K.JOB_CANCELLED, reason=f"partition {unit.partition} failed")
+                for u in job.units:  # proofs made, never delivered
+                    if u.state == "proved":
+                        self._terminal(u, "cancelled", K.JOB_CANCELLED,
+                                       reason=f"discarded: partition {unit.partition} failed")
             where = "" if unit.partition is None else f" partition {unit.partition}"
             try:
                 _add_note(exc, f"cuzk pipeline: {stage} of job {job.id!r}{where} failed in "
@@ -342,9 +371,10 @@ class SchedulerCore:
     def complete_unit(self, unit: WorkUnit, proof: Any) -> None:
         """Store ``unit``'s proof; resolve the future when the job's last partition is done.
 
-        A partition proved after its job already failed (or was cancelled) is recorded as
-        ``JOB_CANCELLED`` with ``reason="discarded: ..."``, not ``JOB_DONE``: ``JOB_DONE`` events
-        count delivered proofs.
+        ``JOB_DONE`` events count delivered proofs: a partition's proof waits in state
+        ``"proved"`` until the whole job is delivered, and all its partitions record ``JOB_DONE``
+        then; a partition proved after (or waiting when) its job failed or was cancelled is
+        recorded as ``JOB_CANCELLED`` with ``reason="discarded: ..."``.
         """
         with self.timeline.deferred_listeners():
             with self._lock:
@@ -353,11 +383,13 @@ class SchedulerCore:
                     self._terminal(unit, "cancelled", K.JOB_CANCELLED,
                                    reason="discarded: the job had already failed or was cancelled")
                     return
-                self._terminal(unit, "done", K.JOB_DONE)
                 job.results[unit.partition or 0] = proof
                 job.remaining -= 1
                 if job.remaining:
+                    unit.state = "proved"
                     return
+                for u in job.units:
+                    self._terminal(u, "done", K.JOB_DONE)
                 job.finished = True
                 result = list(job.results) if job.partitioned else job.results[0]
                 job.results = []
@@ -406,6 +438,8 @@ class SchedulerCore:
     def close(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Stop accepting jobs. Queued jobs are drained, or cancelled with ``cancel_futures=True``
         (jobs already started always finish). With ``wait`` block until every worker exited.
+        A done-callback that raises while its job is cancelled here does not stop the close: the
+        other jobs are cancelled and the workers stopped, then its exception is raised.
         Calling it again is harmless. Called on one of the core's own threads (a future's
         done-callback runs there) it cannot wait: the other workers may be waiting on that very
         thread, so it returns at once and the workers finish the remaining jobs by themselves.
@@ -415,15 +449,21 @@ class SchedulerCore:
             jobs = list(self._jobs.values())
             threads = list(self._threads)
             no_synth = self._synth_alive == 0
+        raised = None
         if cancel_futures:
             for job in jobs:
-                job.future.cancel()
+                try:
+                    job.future.cancel()
+                except BaseException as exc:  # a done-callback's: cancel the rest, close, then raise it
+                    raised = raised or exc
         self.queue.close()
         if no_synth:  # no synthesis worker will ever close the channel
             self.channel.close()
         if wait and threading.current_thread() not in threads:
             for t in threads:
                 t.join()
+        if raised is not None:
+            raise raised
 
     @property
     def closed(self) -> bool:

@@ -27,10 +27,14 @@ import attrs
 
 from cuzk.errors import InputError, PipelineClosedError
 
-__all__ = ["Priority", "WorkUnit", "JobQueue", "ConcurrencyGate", "UNIT_STATES", "estimate_synthesized_bytes"]
+__all__ = ["Priority", "WorkUnit", "JobQueue", "ConcurrencyGate", "UNIT_STATES", "LIVE_STATES",
+           "estimate_synthesized_bytes"]
 
-#: Life of a work unit, in order; the last three are terminal.
-UNIT_STATES = ("queued", "synthesizing", "waiting_for_gpu", "proving", "done", "failed", "cancelled")
+#: Life of a work unit, in order; the last three are terminal. "proved": a partition's proof
+#: waits for its job's other partitions (it becomes "done" when the whole job is delivered).
+UNIT_STATES = ("queued", "synthesizing", "waiting_for_gpu", "proving", "proved", "done", "failed", "cancelled")
+#: The states of a unit still on its way (status() counts them per state).
+LIVE_STATES = UNIT_STATES[:5]
 
 
 class Priority(enum.IntEnum):

@@ -352,3 +352,17 @@ def test_process_synthesis_for_a_synthesizer_that_holds_the_gil():
         assert isinstance(bad.exception(timeout=60), ValueError)
         assert e.submit("gil", {"x": 5}).result(timeout=60)[0] == 5  # the dead worker was replaced
         assert e.status()["circuits"]["gil"]["synthesis"] == "processes"
+
+
+def test_budget_accounting_counts_pce_key_and_witnesses(cube, tmp_path):
+    synth, pk, vk = cube
+    from cuzk.engine.circuit import pce_bytes
+
+    assert pce_bytes(synth) > 0
+    with engine(memory_budget=1 << 30) as e:
+        e.register("cube", synth, pk)
+        mem = e.status()["memory"]
+        assert mem["pce"] == pce_bytes(synth) and mem["reserved"] >= mem["pce"]
+        e.submit("cube", Cube().sample_inputs(seed=4)).result(timeout=60)
+        after = e.status()["memory"]
+        assert after["witnesses"] == 0  # released when the proof was done

@@ -22,6 +22,9 @@ import threading
 import time
 from typing import Any
 
+import attrs
+import numpy as np
+
 from cuzk.errors import InputError, KeyMismatchError
 from cuzk.groth16.keys import ProvingKey
 from cuzk.pipeline.core import Route
@@ -56,20 +59,23 @@ def key_kind(key) -> str:
 
 
 def pce_bytes(synthesizer) -> int:
-    """Bytes of the synthesizer's pre-compiled circuit (CSR matrices and witness program)."""
-    total = 0
-    for owner in (getattr(synthesizer, "r1cs", None), getattr(synthesizer, "pce", None)):
-        for value in vars(owner).values() if owner is not None and hasattr(owner, "__dict__") else ():
-            total += _array_bytes(value)
-    return total
+    """Bytes of the arrays of a synthesizer's pre-compiled circuit: its R1CS (CSR matrices) and
+    witness program (``synthesizer.r1cs``, ``synthesizer.program``; 0 for other synthesizers)."""
+    return sum(_arrays_nbytes(getattr(synthesizer, name, None)) for name in ("r1cs", "program"))
 
 
-def _array_bytes(value) -> int:
-    nbytes = getattr(value, "nbytes", None)
-    if isinstance(nbytes, int):
-        return nbytes
-    if hasattr(value, "__dict__") and not isinstance(value, type):
-        return sum(getattr(v, "nbytes", 0) for v in vars(value).values() if isinstance(getattr(v, "nbytes", 0), int))
+def _arrays_nbytes(obj, depth: int = 3) -> int:
+    """numpy bytes reachable from ``obj`` through attributes (attrs or plain) and sequences."""
+    if obj is None or depth < 0 or isinstance(obj, (str, bytes, int, float)):
+        return 0
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if isinstance(obj, (list, tuple)):
+        return sum(_arrays_nbytes(v, depth - 1) for v in obj)
+    if attrs.has(type(obj)):
+        return sum(_arrays_nbytes(getattr(obj, f.name), depth - 1) for f in attrs.fields(type(obj)))
+    if hasattr(obj, "__dict__") and not isinstance(obj, type):
+        return sum(_arrays_nbytes(v, depth - 1) for v in vars(obj).values())
     return 0
 
 
@@ -212,12 +218,7 @@ class CircuitRoute(Route):
 
 
 def _key_nbytes(pk: ProvingKey) -> int:
-    total = 0
-    for value in vars(pk).values() if hasattr(pk, "__dict__") else ():
-        total += _array_bytes(value)
-    if not total:  # slotted attrs classes
-        import attrs
+    """Host bytes of a key's arrays, as the key cache stores them."""
+    from cuzk.engine.keyarrays import key_to_arrays
 
-        for f in attrs.fields(type(pk)):
-            total += _array_bytes(getattr(pk, f.name))
-    return total
+    return sum(a.nbytes for a in key_to_arrays(pk)[0].values())

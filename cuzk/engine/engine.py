@@ -210,6 +210,8 @@ class Engine:
                 route.executor = make_executor("processes", synthesizer, workers=concurrency)
             self._routes[name] = route
             self.core.queue.reserve(route.pce_bytes)
+            if route.kind == "object":  # the host's ProvingKey is in memory already: count it
+                self.resize_reservation(route, route.estimated_key_bytes())
             self.stats.add_circuit(name)
         self.core.start_workers(route, synth_workers=concurrency)
 

@@ -8,8 +8,10 @@ and synthesized by :func:`cuzk.formats.snarkjs_wasm.synthesizer_from_circom`: ci
 witness calculator driven from Python, which holds the GIL (two threads run slower than one).
 Each worker process builds its own calculator from a picklable factory. ``--jobs`` syntheses are
 submitted from as many threads as there are workers; the prover is absent (throughput of
-synthesis alone). Printed: jobs/s per worker count, the ratio to 1 worker, the threads executor
-with the same thread count for comparison, and the machine's load (shared cores skew ratios).
+synthesis alone). All settings (processes and threads, each worker count) are made up front and
+their runs alternate round by round, so load changes on a shared machine hit them alike.
+Printed: jobs/s per setting (median over rounds), the median per-round ratio to 1 worker, and
+the machine's load.
 
 Without Node.js, ``--gil-python`` uses a pure-Python synthesizer of comparable cost instead.
 """
@@ -67,14 +69,13 @@ class PythonWitness:
         return Synthesized(z=z, a=z[:self.n], b=z[:self.n], c=z[:self.n], public_inputs=[k], digest="py")
 
 
-def run(ex, jobs: int, threads: int) -> float:
-    """Jobs per second for ``jobs`` syntheses submitted from ``threads`` threads."""
-    ex.synthesize(x=3, k=7)  # warm: first call per worker may load caches
-    with ThreadPoolExecutor(threads) as pool:
-        t = time.perf_counter()
-        outs = list(pool.map(lambda i: ex.synthesize(x=3 + i, k=7), range(jobs)))
-        dt = time.perf_counter() - t
-    assert len({w.public_inputs[0] for w in outs}) >= 1
+def run(ex, jobs: int, pool: ThreadPoolExecutor) -> float:
+    """Jobs per second for ``jobs`` syntheses submitted through ``pool`` (kept across runs, so a
+    threads executor's per-thread synthesizers are built once)."""
+    t = time.perf_counter()
+    outs = list(pool.map(lambda i: ex.synthesize(x=3 + i, k=7), range(jobs)))
+    dt = time.perf_counter() - t
+    assert len(outs) == jobs
     return jobs / dt
 
 
@@ -103,14 +104,28 @@ def main(argv=None) -> int:
         one.synthesize(x=3, k=7)
     print(f"{what}: {(time.perf_counter() - t) / 5 * 1e3:.1f} ms per synthesis in-process; "
           f"cores {len(os.sched_getaffinity(0))}, load average {os.getloadavg()[0]:.2f}")
-    rates = {}
+    # every setting is made once and the runs alternate between them, so a load change on a
+    # shared machine hits all settings alike; the ratio is the median of per-round ratios
+    made = {(kind, w): make_executor(kind, factory=factory, workers=w) for w in a.workers
+            for kind in ("processes", "threads")}
+    pools = {key: ThreadPoolExecutor(key[1]) for key in made}
+    try:
+        for key, ex in made.items():
+            run(ex, 4 * key[1], pools[key])  # every worker and pool thread has served once
+        rounds = []
+        for _ in range(a.repeats):
+            rounds.append({key: run(ex, a.jobs, pools[key]) for key, ex in made.items()})
+    finally:
+        for key, ex in made.items():
+            pools[key].shutdown()
+            ex.close()
+    base = a.workers[0]
     for w in a.workers:
-        with make_executor("processes", factory=factory, workers=w) as ex:
-            rates[w] = statistics.median(run(ex, a.jobs, w) for _ in range(a.repeats))
-        with make_executor("threads", factory=factory, workers=w) as ex:
-            thr = statistics.median(run(ex, a.jobs, w) for _ in range(a.repeats))
-        print(f"workers {w}: processes {rates[w]:.2f} jobs/s ({rates[w] / rates[a.workers[0]]:.2f}× of "
-              f"{a.workers[0]}); threads {thr:.2f} jobs/s", flush=True)
+        proc = statistics.median(r[("processes", w)] for r in rounds)
+        thr = statistics.median(r[("threads", w)] for r in rounds)
+        ratio = statistics.median(r[("processes", w)] / r[("processes", base)] for r in rounds)
+        print(f"workers {w}: processes {proc:.2f} jobs/s, {ratio:.2f}× of {base} worker(s) (median of "
+              f"{a.repeats} paired rounds); threads {thr:.2f} jobs/s", flush=True)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     return 0
 

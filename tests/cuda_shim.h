@@ -96,6 +96,8 @@ inline uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) {
 }
 
 // ---- device intrinsics used by the kernels
+inline uint32_t min(uint32_t a, uint32_t b) { return a < b ? a : b; }  // CUDA's integer min/max overloads
+inline uint32_t max(uint32_t a, uint32_t b) { return a < b ? b : a; }
 inline unsigned __brev(unsigned x) {
     unsigned r = 0;
     for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);

@@ -25,7 +25,8 @@ _GROUPS = {
 @pytest.fixture(scope="module")
 def rt():
     rt = host_runtime.get_runtime()
-    assert (rt.msm_task_len, rt.msm_fold) == (4, 2)  # small, so these sizes need several tree levels
+    # small, so these sizes cut buckets across slices and need several tree and fold levels
+    assert (rt.msm_slice, rt.msm_tree_fold, rt.msm_fold) == (4, 2, 2)
     return rt
 
 
@@ -89,22 +90,68 @@ def test_segment_length_must_be_a_power_of_two(rt):
         _run(rt, "g1", [None], [1], 4, 3)
 
 
-def test_one_heavy_bucket_is_split_into_tasks_and_summed_in_a_tree(rt, monkeypatch):
-    # 200 copies of (P, k): every window puts 200 points in one bucket: 50 tasks of the host
-    # runtime's 4 points, whose partials are folded two at a time over several tree levels
+def test_one_heavy_bucket_is_cut_into_slices_and_summed_in_a_tree(rt, monkeypatch):
+    # 200 copies of (P, k): every window puts 200 points in one bucket, cut into ~50 slices of
+    # the host runtime's 4 pairs; the fix-up takes their pieces from heavy-tree nodes
     pts, logs, scalars = _instance("g1", 8, seed=1)
     k = scalars[3] or 12345
     pts2, logs2, sc2 = pts + [pts[1]] * 200, logs + [logs[1]] * 200, scalars + [k] * 200
-    merges, launch = [], rt.launch
+    levels, launch = [], rt.launch
 
     def counting_launch(name, *args, **kw):
-        if name == "g1_msm_bucket_merge":
-            merges.append(args[0])
+        if name == "g1_msm_heavy_tree":
+            levels.append(args[2][4])
         return launch(name, *args, **kw)
 
     monkeypatch.setattr(rt, "launch", counting_launch)
     np.testing.assert_array_equal(_run(rt, "g1", pts2, sc2), _expected("g1", logs2, sc2))
-    assert len(merges) >= 6  # 50 -> 25 -> 13 -> 7 -> 4 -> 2 partials, the bucket merge, then segments
+    assert levels == [1, 2, 3, 4, 5]  # 208 pairs in a bucket at most: 52 slices, nodes of up to 2^5
+
+
+@pytest.mark.parametrize("slice_len,tree_fold,fold", [(1, 2, 2), (3, 3, 4), (5, 4, 8), (64, 2, 2)])
+def test_slice_tree_and_fold_sizes_do_not_change_the_sum(slice_len, tree_fold, fold):
+    # heavy and light buckets, slices shorter and longer than the buckets, odd slice lengths
+    rt = host_runtime.HostRuntime(host_runtime.build())
+    rt.msm_slice, rt.msm_tree_fold, rt.msm_fold = slice_len, tree_fold, fold
+    pts, logs, scalars = _instance("g1", 24, seed=slice_len)
+    pts, logs, scalars = pts + [pts[2]] * 40, logs + [logs[2]] * 40, scalars + [7] * 40
+    np.testing.assert_array_equal(_run(rt, "g1", pts, scalars, 5), _expected("g1", logs, scalars))
+
+
+def test_exclusive_scan_across_several_block_levels(rt):
+    # the host runtime scans 256 values per block: 70,000 values need three levels of blocks
+    from cuzk.kernels import cuda_msm
+
+    x = np.random.default_rng(1).integers(0, 5000, size=70_000).astype(np.uint32)
+    out, cursor = np.empty(70_000, np.uint32), np.empty(70_000, np.uint32)
+    cuda_msm._exclusive_scan(rt, x, len(x), out, cursor)
+    want = (np.cumsum(x, dtype=np.uint64) - x).astype(np.uint32)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(cursor, want)
+
+
+def test_phase_marks_cover_the_plan(rt):
+    from cuzk.kernels.cuda_msm import MSM_PHASES
+
+    pts, logs, scalars = _instance("g1", 16, seed=4)
+    marks = []
+    arr, sc = pyref.g1_to_array(pts), pyref.canon_limbs(scalars)
+    got = cuda.run_msm(rt, "g1", arr.view(np.uint32), sc.view(np.uint32), 16, marks=marks)
+    np.testing.assert_array_equal(got, _expected("g1", logs, scalars))
+    assert [name for name, _ in marks] == ["start", *MSM_PHASES]
+    assert all(rt.elapsed_ms(a, b) >= 0 for (_, a), (_, b) in zip(marks, marks[1:]))
+
+
+def test_too_many_pairs_are_refused_before_any_launch(rt, monkeypatch):
+    from cuzk.kernels import cuda_msm
+
+    monkeypatch.setattr(rt, "launch", lambda *a, **k: pytest.fail("launched"))
+    n = cuda_msm.MSM_MAX_POINTS + 1
+    with pytest.raises(InputError, match="2\\^32 \\(bucket, point\\) pairs.*at most 268,435,455 points"):
+        cuda.run_msm(rt, "g1", None, None, n)
+    with pytest.raises(InputError, match="c=13"):
+        cuda.run_msm(rt, "g1", None, None, (1 << 32) // 20 + 1, c=13)
+    cuda_msm.check_msm_size(cuda_msm.MSM_MAX_POINTS)  # the limit itself is fine
 
 
 def test_degenerate_sums(rt):

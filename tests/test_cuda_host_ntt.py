@@ -65,12 +65,43 @@ def test_snarkjs_generator(rt):
     assert _run(rt, vals, 4, gen=5) == _dft(vals, FR.root_of_unity_for(4, 5))
 
 
-@pytest.mark.parametrize("max_stages", [1, 3, 10])
-def test_pass_split_does_not_change_the_result(max_stages):
-    # one stage per launch, uneven splits, and everything in one shared-memory pass
-    rt = host_runtime.HostRuntime(host_runtime.build(), ntt_max_stages=max_stages)
+@pytest.mark.parametrize("max_stages,columns", [(1, 1), (3, 1), (10, 1), (3, 8), (2, 4), (4, 8)])
+def test_pass_split_does_not_change_the_result(max_stages, columns):
+    # one stage per launch, uneven splits, everything in one shared-memory pass, and blocks of
+    # several columns (first pass: bit-reversed column order; later passes: consecutive columns)
+    rt = host_runtime.HostRuntime(host_runtime.build(), ntt_max_stages=max_stages, ntt_columns=columns)
     vals = [random.Random(5).randrange(r) for _ in range(64)]
     assert _run(rt, vals, 6, 7) == _dft(vals, FR.root_of_unity_for(6, 7), 7)
+
+
+def test_pass_plan_is_balanced_and_strided_passes_take_eight_columns():
+    for log_n in range(1, 29):
+        plan = cuda.ntt_plan(log_n)
+        ks = [k for _, k, _ in plan]
+        assert sum(ks) == log_n and max(ks) - min(ks) <= 1  # even split: no pass of a few stages
+        assert [s0 for s0, _, _ in plan] == [sum(ks[:i]) for i in range(len(ks))]
+        if log_n <= 10:
+            assert plan == [(0, log_n, 1)]  # one pass, every element of a block in shared memory
+        else:
+            assert len(plan) == -(-log_n // 7) and all(c == 8 for _, _, c in plan)
+        for _, k, c in plan:  # a block's threads and tile fit the launch bound and 32 KiB
+            assert c << (k - 1) <= cuda.BLOCK["BLOCK_NTT"] and (c << k) * 32 <= 32 << 10
+    assert cuda.ntt_plan(21) == [(0, 7, 8), (7, 7, 8), (14, 7, 8)]  # was 10 + 10 + 1 stage(s)
+    assert cuda.ntt_plan(24, 10, 1) == [(0, 8, 1), (8, 8, 1), (16, 8, 1)]
+
+
+def test_strided_passes_read_and_write_runs_of_consecutive_elements(monkeypatch):
+    # the element indices one block touches, from the kernel's own launch on the host: with 8
+    # columns every pass moves runs of 8 consecutive elements (a warp's 256-byte loads)
+    rt = host_runtime.HostRuntime(host_runtime.build(), ntt_max_stages=3, ntt_columns=8)
+    vals = [random.Random(6).randrange(r) for _ in range(1 << 9)]
+    plan = cuda.ntt_plan(9, 3, 8)
+    assert plan == [(0, 3, 8), (3, 3, 8), (6, 3, 8)]
+    for s0, k, c in plan[1:]:  # row j of column ci: (ci mod 2^s0) + (j << s0) + (ci >> s0 << s0 + k)
+        block0 = sorted((ci % (1 << s0)) + (j << s0) + ((ci >> s0) << (s0 + k)) for ci in range(c) for j in range(1 << k))
+        runs = [block0[i : i + c] for i in range(0, len(block0), c)]
+        assert all(run == list(range(run[0], run[0] + c)) for run in runs)
+    assert _run(rt, vals, 9, 7) == _dft(vals, FR.root_of_unity_for(9, 7), 7)
 
 
 def test_matches_cpu_backend_when_present(rt):

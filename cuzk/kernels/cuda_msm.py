@@ -1,13 +1,17 @@
 """The Pippenger MSM launch plan of the CUDA backend (``msm.cu``), on any runtime.
 
-Counting sort of (bucket, point) pairs → tasks of at most 64 points → bucket accumulation →
-tree merge of each bucket's task partials → running-sum segments per window → tree fold →
-the window sums back to the host, combined there by the Numba kernel (c·(nw − 1) dependent
-doublings: milliseconds for one GPU thread, ~0.1 ms on the CPU). :mod:`cuzk.kernels.cuda`
-holds the checked public functions (``msm_g1``, ``msm_g2``).
+Counting sort of the (bucket, point) pairs (digit count → prefix sum → scatter) → equal slices of
+the sorted pairs, one thread each → cut buckets summed from their pieces (a tree for heavy
+buckets) → running-sum segments per window → fold levels → the window sums back to the host,
+combined there by the Numba kernel (c·(nw − 1) dependent doublings: milliseconds for one GPU
+thread, ~0.1 ms on the CPU). Every step is a kernel of the module: no CuPy element-wise kernel
+(compiled by CuPy on first use) and no host round trip before the window sums come back.
+:mod:`cuzk.kernels.cuda` holds the checked public functions (``msm_g1``, ``msm_g2``).
 
     >>> msm_window_bits(1 << 20)
     16
+    >>> MSM_MAX_POINTS == (1 << 28) - 1
+    True
 """
 
 from __future__ import annotations
@@ -19,14 +23,19 @@ from cuzk.kernels.cuda_runtime import BLOCK
 from cuzk.kernels.cuda_runtime import grid_size as _grid
 from cuzk.kernels import msm_kernels_g1, msm_kernels_g2
 
-__all__ = ["msm_window_bits", "run_msm"]
+__all__ = ["msm_window_bits", "msm_windows", "check_msm_size", "run_msm", "MSM_MAX_POINTS", "MSM_PHASES"]
 
-_BLOCK = BLOCK["BLOCK_ELEMENTWISE"]  # digit kernels; cu/launch.cuh: the kernels' __launch_bounds__
-_MSM_TASK_LEN = 64  # a bucket with more points is split into several tasks (duplicates, skew)
-_MSM_SEGMENT_LEN = 32  # buckets per running-sum segment: ~B/32 threads per window stay busy
-_MSM_FOLD = 16  # partials summed per thread at each tree level (heavy buckets, window segments)
+_BLOCK = BLOCK["BLOCK_ELEMENTWISE"]  # digit and scan kernels; cu/launch.cuh: the kernels' __launch_bounds__
 _MSM_BLOCK = BLOCK["BLOCK_CURVE"]  # G2 point kernels use ~255 registers per thread
+_SCAN_PER_THREAD = 8  # msm_scan_blocks: consecutive values summed by one thread
+_MSM_SLICE = 32  # sorted pairs per accumulation thread (the mean bucket size at 2^20, c = 16)
+_MSM_TREE_FOLD = 4  # heavy-bucket tree: slices (then nodes) summed per node
+_MSM_SEGMENT_LEN = 8  # buckets per running-sum thread: 4096 threads per window at c = 16
+_MSM_FOLD = 4  # window-sum entries combined per thread and fold level
+_PAIR_LIMIT = 1 << 32  # uint32 positions into the sorted pairs (msm.cu)
 
+#: Phases of one MSM, in order, as ``run_msm(..., marks=[])`` reports them.
+MSM_PHASES = ("sort", "accumulate", "merge", "segments", "fold", "host combine")
 
 
 def msm_window_bits(n: int) -> int:
@@ -34,91 +43,142 @@ def msm_window_bits(n: int) -> int:
     return max(4, min(16, n.bit_length() - 4))
 
 
-def _split_runs(xp, counts, size: int):
-    """Cut each bucket's run of ``counts[b]`` consecutive items into pieces of at most ``size``.
+def msm_windows(c: int) -> int:
+    """Signed-digit windows of width c over a 255-bit scalar (room for the last carry)."""
+    return 255 // c + 1
 
-    Returns ``(off, m, bucket, within)``: ``off[b]..off[b+1]`` are bucket b's pieces, m pieces in
-    all, piece p belongs to ``bucket[p]`` and starts ``within[p]`` items into its bucket's run.
+
+#: The most points one CUDA MSM takes at its default window width: nw·n (bucket, point) pairs
+#: must stay below 2^32 (c = 16 → 16 windows → n < 2^28).
+MSM_MAX_POINTS = (_PAIR_LIMIT - 1) // msm_windows(16)
+
+
+def check_msm_size(n: int, c: int | None = None) -> None:
+    """Refuse an MSM whose (bucket, point) pairs would overflow the kernels' uint32 positions.
+
+    Raises:
+        InputError: nw·n ≥ 2^32 (n > ``MSM_MAX_POINTS`` at the default window width).
     """
-    chunks = -(-counts // size)
-    off = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(chunks)])
-    m = int(off[-1])
-    if not m:
-        return off, 0, None, None
-    idx = xp.arange(m, dtype=np.int64)
-    bucket = xp.searchsorted(off, idx, side="right") - 1  # cupy.repeat cannot take device counts
-    return off, m, bucket, (idx - off[bucket]) * size
+    c = c or msm_window_bits(n)
+    nw = msm_windows(c)
+    if nw * n >= _PAIR_LIMIT:
+        raise InputError(f"MSM of {n:,} points x {nw} windows (c={c}) exceeds the 2^32 (bucket, point) pairs the "
+                         f"CUDA kernels index: at most {(_PAIR_LIMIT - 1) // nw:,} points; split the MSM")
 
 
-def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None, segment_len: int | None) -> np.ndarray:
+def _exclusive_scan(rt, x, n: int, out, cursor) -> None:
+    """out[i] = x[0] + ... + x[i-1] for i < n, and cursor = a copy (uint32 device arrays)."""
+    xp = rt.xp
+    blk = getattr(rt, "scan_block", _BLOCK)  # the tests' runtime uses few threads per block
+    chunk = _SCAN_PER_THREAD * blk
+    nblk = -(-n // chunk)
+    sums = xp.empty(nblk, dtype=np.uint32)
+    rt.launch("msm_scan_blocks", nblk, blk, (x, n, out, sums))
+    if nblk == 1:
+        offs = xp.zeros(1, dtype=np.uint32)
+    else:
+        offs = xp.empty(nblk, dtype=np.uint32)
+        _exclusive_scan(rt, sums, nblk, offs, offs)
+    rt.launch("msm_scan_add", nblk, blk, (out, n, offs, cursor))
+
+
+def _tree_levels(n: int, nslices: int, slice_len: int, fold: int) -> int:
+    """Heavy-tree levels worth building: a bucket holds at most n pairs (one per scalar in its
+    window), so it cuts across at most n / slice_len + 2 slices."""
+    levels, span = 0, fold
+    while span <= min(nslices, -(-n // slice_len)):
+        levels, span = levels + 1, span * fold
+    return levels
+
+
+def _tree_size(nslices: int, fold: int, levels: int) -> int:
+    return sum(nslices // fold**m for m in range(1, levels + 1))
+
+
+def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None, segment_len: int | None,
+                  marks: list | None) -> np.ndarray:
     fw = 12 if group == "g1" else 24  # 32-bit words per coordinate
     pw = 4 * fw  # XYZZ point
     xp = rt.xp
     c = c or msm_window_bits(n)
-    nw = 255 // c + 1  # room for the signed-digit carry out of bit 254
+    check_msm_size(n, c)
+    nw = msm_windows(c)
     B = 1 << (c - 1)
     nb = nw * B
-    if nw * n >= 1 << 32:
-        raise InputError(f"{n} points x {nw} windows exceed the 2^32 (bucket, point) pairs the kernels index")
-    counts = xp.zeros(nb, dtype=np.uint32)
+
+    def mark(phase):
+        if marks is not None:
+            marks.append((phase, rt.mark()))
+
+    if marks is not None:
+        marks.append(("start", rt.mark()))
+    # counting sort: bucket sizes, their exclusive prefix sum (starts[nb] = number of pairs), scatter
+    counts = xp.zeros(nb + 1, dtype=np.uint32)  # one extra zero: the scan's last entry is the total
+    starts = xp.empty(nb + 1, dtype=np.uint32)
+    cursor = xp.empty(nb + 1, dtype=np.uint32)
     svals = xp.empty(max(1, nw * n), dtype=np.uint32)  # at most one pair per (window, scalar)
     if n:
         rt.launch("msm_digit_count", _grid(n, _BLOCK), _BLOCK, (scalars, n, c, nw, counts))
-    counts = counts.astype(np.int64)
-    starts = xp.cumsum(counts) - counts
+    _exclusive_scan(rt, counts, nb + 1, starts, cursor)
     if n:
-        cursor = starts.astype(np.uint32)
         rt.launch("msm_digit_scatter", _grid(n, _BLOCK), _BLOCK, (scalars, n, c, nw, cursor, svals))
-    task_len = getattr(rt, "msm_task_len", _MSM_TASK_LEN)  # the tests' runtime makes these small
-    fold = getattr(rt, "msm_fold", _MSM_FOLD)
-    task_off, ntasks, tb, within = _split_runs(xp, counts, task_len)
-    partial = xp.empty((max(ntasks, 1), pw), dtype=np.uint32)
-    if ntasks:
-        t_start = (starts[tb] + within).astype(np.uint32)
-        t_len = xp.minimum(counts[tb] - within, task_len).astype(np.uint32)
-        args = (points, svals, t_start, t_len, partial, ntasks)
-        rt.launch(f"{group}_msm_bucket_acc", _grid(ntasks, _MSM_BLOCK), _MSM_BLOCK, args)
-    # Real witnesses put most points in a few buckets (every scalar 1 lands in bucket 0 of
-    # window 0), so a bucket can own thousands of task partials: sum them in a tree, at most
-    # `fold` per thread and level, never in one long serial loop.
-    per = task_off[1:] - task_off[:-1]
-    while ntasks and int(per.max()) > fold:
-        new_off, m, gb, within = _split_runs(xp, per, fold)
-        bounds = xp.concatenate([task_off[gb] + within, task_off[-1:]]).astype(np.uint32)
-        folded = xp.empty((m, pw), dtype=np.uint32)
-        rt.launch(f"{group}_msm_bucket_merge", _grid(m, _MSM_BLOCK), _MSM_BLOCK, (partial, bounds, folded, m))
-        partial, task_off, per, ntasks = folded, new_off, new_off[1:] - new_off[:-1], m
+    mark("sort")
+    # equal slices of the sorted pairs (the number of pairs stays on the device: threads past it exit)
+    S = getattr(rt, "msm_slice", _MSM_SLICE)  # the tests' runtime makes these small
+    tfold = getattr(rt, "msm_tree_fold", _MSM_TREE_FOLD)
+    nslices = max(1, -(-(nw * n) // S))
     buckets = xp.empty((nb, pw), dtype=np.uint32)
-    args = (partial, task_off.astype(np.uint32), buckets, nb)
-    rt.launch(f"{group}_msm_bucket_merge", _grid(nb, _MSM_BLOCK), _MSM_BLOCK, args)
-    nseg = max(1, B // (segment_len or _MSM_SEGMENT_LEN))
-    seg = xp.empty((nw * nseg, pw), dtype=np.uint32)
-    args = (buckets, B, nw, nseg, seg)
-    rt.launch(f"{group}_msm_window_segments", _grid(nw * nseg, _MSM_BLOCK), _MSM_BLOCK, args)
-    while nseg > 1:  # fold segments into window sums, a tree level at a time (nseg is 2^k)
-        g = min(fold, nseg)
-        m = seg.shape[0] // g
-        folded = xp.empty((m, pw), dtype=np.uint32)
-        off = xp.arange(0, m * g + 1, g, dtype=np.uint32)
-        rt.launch(f"{group}_msm_bucket_merge", _grid(m, _MSM_BLOCK), _MSM_BLOCK, (seg, off, folded, m))
-        seg, nseg = folded, nseg // g
+    head = xp.empty((nslices, pw), dtype=np.uint32)
+    tail = xp.empty((nslices, pw), dtype=np.uint32)
+    head_key = xp.empty(nslices, dtype=np.uint32)
+    args = (points, svals, starts, nb, S, nslices, buckets, head, tail, head_key)
+    rt.launch(f"{group}_msm_bucket_acc", _grid(nslices, _MSM_BLOCK), _MSM_BLOCK, args)
+    mark("accumulate")
+    levels = _tree_levels(n, nslices, S, tfold)
+    tree = xp.empty((max(1, _tree_size(nslices, tfold, levels)), pw), dtype=np.uint32)
+    for level in range(1, levels + 1):
+        nodes = nslices // tfold**level
+        args = (head, head_key, nslices, tfold, level, tree)
+        rt.launch(f"{group}_msm_heavy_tree", _grid(nodes, _MSM_BLOCK), _MSM_BLOCK, args)
+    args = (starts, nb, S, nslices, head, tail, tree, tfold, levels, buckets)
+    rt.launch(f"{group}_msm_bucket_fixup", _grid(nb, _MSM_BLOCK), _MSM_BLOCK, args)
+    mark("merge")
+    # each window's sum_j (j+1)*bucket_j: segments of L buckets, then fold levels
+    L = min(segment_len or _MSM_SEGMENT_LEN, B)
+    per = B // L
+    seg = xp.empty((nw * per * 2, pw), dtype=np.uint32)
+    rt.launch(f"{group}_msm_window_segments", _grid(nw * per, _MSM_BLOCK), _MSM_BLOCK, (buckets, B, nw, L, seg))
+    mark("segments")
+    fold = getattr(rt, "msm_fold", _MSM_FOLD)
+    while per > 1:
+        out_per = per // min(fold, per)
+        folded = xp.empty((nw * out_per * 2, pw), dtype=np.uint32)
+        rt.launch(f"{group}_msm_window_fold", _grid(nw * out_per, _MSM_BLOCK), _MSM_BLOCK, (seg, per, fold, nw, folded))
+        seg, per = folded, out_per
+    mark("fold")
     # The Horner combination is c*(nw - 1) dependent doublings: a single GPU thread spends
     # milliseconds on it, the CPU kernel ~0.1 ms. XYZZ words are the same Montgomery limbs.
-    sums = rt.asnumpy(seg).view(np.uint64).reshape((nw, 4) + ((6,) if group == "g1" else (2, 6)))
-    return (msm_kernels_g1 if group == "g1" else msm_kernels_g2).combine(np.ascontiguousarray(sums), c)
+    sums = rt.asnumpy(seg).reshape(nw, 2, pw)[:, 0]
+    sums = np.ascontiguousarray(sums).view(np.uint64).reshape((nw, 4) + ((6,) if group == "g1" else (2, 6)))
+    out = (msm_kernels_g1 if group == "g1" else msm_kernels_g2).combine(sums, c)
+    mark("host combine")
+    return out
 
 
-def run_msm(rt, group: str, points, scalars, n: int, c: int | None = None,
-            segment_len: int | None = None) -> np.ndarray:
+def run_msm(rt, group: str, points, scalars, n: int, c: int | None = None, segment_len: int | None = None,
+            marks: list | None = None) -> np.ndarray:
     """Launch plan of the MSM on ``rt`` (``points``/``scalars`` uint32 ``rt`` arrays); returns the
     affine result as host uint64 ``(2, 6)`` / ``(2, 2, 6)`` (zeros = infinity).
 
     ``c`` (window width) and ``segment_len`` (buckets per running-sum thread, a power of two)
-    override the defaults; the tests and ``benchmarks/gpu_check.py --sweep`` use them.
+    override the defaults; the tests and ``benchmarks/gpu_check.py``'s sweep use them. ``marks``,
+    a list, receives ``(phase, rt.mark())`` at the start and after each of :data:`MSM_PHASES`
+    (``rt.elapsed_ms(a, b)`` turns two marks into milliseconds).
+
+    Raises:
+        InputError: ``segment_len`` not a power of two; nw·n ≥ 2^32 (:func:`check_msm_size`).
     """
     if segment_len is not None and (segment_len < 1 or segment_len & (segment_len - 1)):
         raise InputError(f"segment_len must be a power of two, got {segment_len}")
     with rt.context():
-        return _run_msm_body(rt, group, points, scalars, n, c, segment_len)
-
-
+        return _run_msm_body(rt, group, points, scalars, n, c, segment_len, marks)

@@ -29,13 +29,19 @@ const entry kernels[] = {
     CUZK_KERNEL(ntt_stages, true),
     CUZK_KERNEL(ntt_h_pointwise, false),
     CUZK_KERNEL(msm_digit_count, false),
+    CUZK_KERNEL(msm_scan_blocks, true),
+    CUZK_KERNEL(msm_scan_add, false),
     CUZK_KERNEL(msm_digit_scatter, false),
     CUZK_KERNEL(g1_msm_bucket_acc, false),
-    CUZK_KERNEL(g1_msm_bucket_merge, false),
+    CUZK_KERNEL(g1_msm_heavy_tree, false),
+    CUZK_KERNEL(g1_msm_bucket_fixup, false),
     CUZK_KERNEL(g1_msm_window_segments, false),
+    CUZK_KERNEL(g1_msm_window_fold, false),
     CUZK_KERNEL(g2_msm_bucket_acc, false),
-    CUZK_KERNEL(g2_msm_bucket_merge, false),
+    CUZK_KERNEL(g2_msm_heavy_tree, false),
+    CUZK_KERNEL(g2_msm_bucket_fixup, false),
     CUZK_KERNEL(g2_msm_window_segments, false),
+    CUZK_KERNEL(g2_msm_window_fold, false),
 #endif
 };
 }  // namespace

@@ -58,7 +58,7 @@ class HostRuntime:
 
     xp = np
 
-    def __init__(self, lib_path: pathlib.Path, ntt_max_stages: int = 4):
+    def __init__(self, lib_path: pathlib.Path, ntt_max_stages: int = 4, ntt_columns: int = 2):
         self.lib = ctypes.CDLL(str(lib_path))
         self.lib.cuzk_host_launch.restype = ctypes.c_int
         self.lib.cuzk_host_launch.argtypes = [
@@ -71,9 +71,13 @@ class HostRuntime:
         # few threads per shared-memory block keep std::thread counts small on CI, and force
         # several passes (so the strided passes are exercised) at test sizes.
         self.ntt_max_stages = ntt_max_stages
-        # tiny MSM tasks and folds, so test-sized inputs already need several tree levels
-        self.msm_task_len = 4
+        self.ntt_columns = ntt_columns
+        # tiny MSM slices and folds, so test-sized inputs already cut buckets, build heavy-tree
+        # levels and fold window sums several times; few threads per scan block (std::threads)
+        self.msm_slice = 4
+        self.msm_tree_fold = 2
         self.msm_fold = 2
+        self.scan_block = 32
 
     def kernel_names(self) -> list[str]:
         return [self.lib.cuzk_host_kernel_name(i).decode() for i in range(self.lib.cuzk_host_kernel_count())]
@@ -134,6 +138,15 @@ class HostRuntime:
     @staticmethod
     def timer():
         return _WallTimer()
+
+    @staticmethod
+    def mark() -> float:
+        """A point in time between launches (kernels run synchronously here: wall clock)."""
+        return time.perf_counter()
+
+    @staticmethod
+    def elapsed_ms(a: float, b: float) -> float:
+        return (b - a) * 1e3
 
 
 class _HostEvent:

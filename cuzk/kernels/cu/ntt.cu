@@ -25,42 +25,61 @@ fr_powers(uint32_t* x, const uint32_t* in, const uint32_t* base, const uint32_t*
     }
 }
 
-// DIT stages s0 .. s0+k-1 on bit-reversed data, from `in` to `out` (the same array after the
-// first pass); 2^(k-1) threads per block, each block owns the 2^k elements
-// low + (j << s0) + (high << (s0+k)), j < 2^k, for block = high*2^s0 + low; dynamic shared
-// memory 2^k * 32 bytes. bitrev_in: the first pass (s0 = 0) reads in[bitrev(i)], so the
-// bit-reversal permutation costs no pass of its own.
+// Bit-reversal of the low `bits` bits of x (bits may be 0).
+__device__ __forceinline__ uint32_t ntt_bitrev(uint32_t x, uint32_t bits) { return bits ? __brev(x) >> (32 - bits) : 0; }
+
+// DIT stages s0 .. s0+k-1 on bit-reversed data, from `in` to `x` (the same array after the first
+// pass). The n elements form 2^(log_n-k) columns of 2^k rows (row j of column ci: low + (j << s0)
+// + (high << (s0+k)), ci = low + (high << s0)); block b owns the C = 2^cols_log consecutive
+// columns b*C .., 2^(k-1) * C threads (one per butterfly), dynamic shared memory 2^k * C * 32
+// bytes. Lanes take consecutive columns, so a warp's loads and stores cover C consecutive
+// elements (C >= 8: whole 256-byte runs) instead of one element per stride. The first pass
+// (s0 = 0) reads in[bitrev(i)]: the columns are then taken in bit-reversed order, so their reads
+// are consecutive, and it stores row-major per column (each column is 2^k consecutive elements).
 extern "C" __global__ void __launch_bounds__(CUZK_BLOCK_NTT)
 ntt_stages(const uint32_t* in, uint32_t* x, const uint32_t* twiddles, uint32_t log_n, uint32_t s0, uint32_t k,
-    uint32_t bitrev_in) {
-    CUZK_DYN_SHARED(fr_t, tile);
+    uint32_t cols_log) {
+    CUZK_DYN_SHARED(fr_t, tile);  // tile[j * C + col]: row j of the block's column col
     fr_t* v = (fr_t*)x;
     const fr_t* src = (const fr_t*)in;
     const fr_t* tw = (const fr_t*)twiddles;
+    const uint32_t C = 1u << cols_log, T = C << (k - 1);  // columns and threads of this block
+    const uint32_t col_bits = log_n - k;                  // log2 of the number of columns
     const uint32_t tid = threadIdx.x;
-    const uint32_t low = blockIdx.x & ((1u << s0) - 1);
-    const uint32_t high = blockIdx.x >> s0;
-    const uint32_t base = low + (high << (s0 + k));
-    const uint32_t half = 1u << (k - 1);
-    const uint32_t i0 = base + (tid << s0), i1 = base + ((tid + half) << s0);
-    tile[tid] = src[bitrev_in ? (__brev(i0) >> (32 - log_n)) : i0];
-    tile[tid + half] = src[bitrev_in ? (__brev(i1) >> (32 - log_n)) : i1];
+    const uint32_t first_col = blockIdx.x << cols_log;
+    // element index of row j of the block's column col (s0 > 0; the first pass maps columns itself)
+    auto elem = [&](uint32_t col, uint32_t j) {
+        const uint32_t ci = first_col + col;
+        return (ci & ((1u << s0) - 1)) + (j << s0) + ((ci >> s0) << (s0 + k));
+    };
+    for (uint32_t e = tid; e < 2 * T; e += T) {  // load: lane -> column, then row
+        const uint32_t col = e & (C - 1), j = e >> cols_log;
+        tile[e] = s0 ? src[elem(col, j)] : src[(ntt_bitrev(j, k) << col_bits) + first_col + col];
+    }
     __syncthreads();
+    const uint32_t col = tid & (C - 1), bf = tid >> cols_log;
+    const uint32_t low = s0 ? (first_col + col) & ((1u << s0) - 1) : 0;
     for (uint32_t t = 0; t < k; t++) {
         const uint32_t s = s0 + t;  // global stage: butterflies pair i and i + 2^s
-        const uint32_t pos = tid & ((1u << t) - 1);
-        const uint32_t j0 = ((tid >> t) << (t + 1)) + pos;
+        const uint32_t pos = bf & ((1u << t) - 1);
+        const uint32_t j0 = ((bf >> t) << (t + 1)) + pos;
         const uint32_t j1 = j0 + (1u << t);
         // twiddle w_{2^(s+1)}^(i0 mod 2^s) = w_n^((i0 mod 2^s) << (log_n - 1 - s))
         const uint32_t e = (low + (pos << s0)) << (log_n - 1 - s);
-        const fr_t u = tile[j0];
-        const fr_t w = fr_t::mul(tile[j1], tw[e]);
-        tile[j0] = fr_t::add(u, w);
-        tile[j1] = fr_t::sub(u, w);
+        const fr_t u = tile[j0 * C + col];
+        const fr_t w = fr_t::mul(tile[j1 * C + col], tw[e]);
+        tile[j0 * C + col] = fr_t::add(u, w);
+        tile[j1 * C + col] = fr_t::sub(u, w);
         __syncthreads();
     }
-    v[i0] = tile[tid];
-    v[i1] = tile[tid + half];
+    for (uint32_t e = tid; e < 2 * T; e += T) {
+        if (s0) {  // store as loaded: lane -> column
+            v[elem(e & (C - 1), e >> cols_log)] = tile[e];
+        } else {  // column ci = bitrev(first_col + c) holds the 2^k consecutive elements ci << k ..: lane -> row
+            const uint32_t c = e >> k, j = e & ((1u << k) - 1);
+            v[(ntt_bitrev(first_col + c, col_bits) << k) + j] = tile[j * C + c];
+        }
+    }
 }
 
 // out[i] = (a[i] * b[i] - c[i]) * z_inv for i < n (Groth16 H on the coset); one thread per element.

@@ -21,8 +21,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cuzk.engine import prometheus, status_http
-from cuzk.engine.prometheus import Histogram, HistogramSnapshot, MetricsText, add_pipeline_metrics
+from cuzk import prometheus
+from cuzk.engine import status_http
+from cuzk.prometheus import Histogram, HistogramSnapshot, MetricsText, add_pipeline_metrics
 from cuzk.engine.status_http import serve_status, to_jsonable
 from cuzk.errors import InputError
 from cuzk.pipeline.metrics import PipelineMetrics
@@ -257,7 +258,7 @@ def test_pipeline_metrics_render_as_the_pipeline_does_with_labels():
     add_pipeline_metrics(m, pm, labels={"circuit": 'po"rep'})
     add_pipeline_metrics(m, pm, labels={"circuit": "post"})
     mine = parse_exposition(m.render())
-    theirs = parse_exposition(pm.to_prometheus() + "\n")
+    theirs = parse_exposition(pm.to_prometheus())
     strip = lambda fams: {(s, tuple(sorted((k, v) for k, v in lab.items() if k != "circuit")), v)  # noqa: E731
                           for f in fams.values() for s, lab, v in f["samples"]}
     assert strip(mine) == strip(theirs)  # same names and values, ours labelled per circuit

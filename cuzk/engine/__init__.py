@@ -4,7 +4,7 @@ Building blocks, each usable on its own:
 
 * :mod:`cuzk.engine.keycache` — the disk tier of proving keys (checked once, then memory-mapped);
 * :mod:`cuzk.engine.executors` — where synthesis runs: the calling threads, or worker processes;
-* :mod:`cuzk.engine.status_http` and :mod:`cuzk.engine.prometheus` — the status endpoint and
+* :mod:`cuzk.engine.status_http` and :mod:`cuzk.prometheus` — the status endpoint and
   the metrics text.
 
     >>> from cuzk.engine.keycache import KeyCache        # doctest: +SKIP

@@ -16,7 +16,7 @@ import threading
 import time
 from concurrent.futures import Future
 
-from cuzk.engine.prometheus import SECONDS_BUCKETS, Histogram, MetricsText
+from cuzk.prometheus import SECONDS_BUCKETS, Histogram, MetricsText
 from cuzk.pipeline.scheduler import LIVE_STATES
 
 __all__ = ["EngineStats", "engine_status", "engine_metrics"]

@@ -7,7 +7,7 @@
   converted: attrs instances and mappings become objects, tuples/sets/numpy arrays lists, enums
   their name, numpy scalars numbers, NaN and infinities ``null``, anything else its ``str()``;
 * ``GET /metrics`` → ``get_metrics()``'s text (``text/plain; version=0.0.4``, see
-  :mod:`cuzk.engine.prometheus`);
+  :mod:`cuzk.prometheus`);
 * any other path → 404; another method → 405.
 
 A callback that raises gives a 500 with one line naming the exception type (the traceback is
@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from cuzk.engine.prometheus import CONTENT_TYPE as METRICS_TYPE
+from cuzk.prometheus import CONTENT_TYPE as METRICS_TYPE
 from cuzk.errors import InputError
 
 __all__ = ["serve_status", "StatusServer", "to_jsonable"]

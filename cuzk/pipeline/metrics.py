@@ -34,25 +34,23 @@ class PipelineMetrics:
         return total / n if n else float("nan")
 
     def to_prometheus(self, prefix: str = "cuzk_pipeline") -> str:
-        """Prometheus text format (counters ``_total``, gauges, stage summaries ``_sum``/``_count``).
+        """Prometheus text format (counters ``_total``, gauges, stage summaries ``_sum``/``_count``),
+        rendered by cuzk's one exposition writer (:mod:`cuzk.prometheus`); ``prefix`` starts with
+        ``cuzk_``.
 
-        >>> print(PipelineMetrics({"done": 3}, {"queued": 1}, {}).to_prometheus())
+        >>> print(PipelineMetrics({"done": 3}, {"queued": 1}, {}).to_prometheus(), end="")
+        # HELP cuzk_pipeline_done_total Work units proved.
         # TYPE cuzk_pipeline_done_total counter
         cuzk_pipeline_done_total 3
+        # HELP cuzk_pipeline_queued Current queued.
         # TYPE cuzk_pipeline_queued gauge
         cuzk_pipeline_queued 1
         """
-        lines = []
-        for name, value in self.counters.items():
-            lines += [f"# TYPE {prefix}_{name}_total counter", f"{prefix}_{name}_total {value}"]
-        for name, value in self.gauges.items():
-            lines += [f"# TYPE {prefix}_{name} gauge", f"{prefix}_{name} {value}"]
-        if self.stage_seconds:
-            lines.append(f"# TYPE {prefix}_stage_seconds summary")
-            for stage, (n, total) in self.stage_seconds.items():
-                lines += [f'{prefix}_stage_seconds_sum{{stage="{stage}"}} {total:.9g}',
-                          f'{prefix}_stage_seconds_count{{stage="{stage}"}} {n}']
-        return "\n".join(lines)
+        from cuzk.prometheus import MetricsText, add_pipeline_metrics
+
+        m = MetricsText()
+        add_pipeline_metrics(m, self, prefix=prefix.removeprefix("cuzk_") + "_")
+        return m.render()
 
 
 class MetricsRegistry:

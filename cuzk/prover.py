@@ -98,6 +98,9 @@ class GpuProver:
         self._backend = load_backend(device)
         self._pvk = prepare_verifying_key(pk.vk)
         self._bases = self._resident_bases()
+        warm_up = getattr(self._backend, "warm_up", None)
+        if warm_up is not None:  # load every kernel and the host combine now, not in the first proof
+            warm_up(device_id)
 
     def _resident_bases(self) -> Bases:
         upload = getattr(self._backend, "upload_points", None)

@@ -267,8 +267,19 @@ def test_raw_device_scalars_are_checked_on_the_device(host_as_device, monkeypatc
         cuda.msm_g1(pts, bad)
 
 
-def test_pinned_pool_reuses_buffers_only_after_their_copy_is_done():
-    from cuzk.kernels.cuda_runtime import PinnedPool
+class _Ev:
+    """A copy's event: ``done`` once the test says so, or when waited on."""
+
+    def __init__(self):
+        self.done, self.waited = False, 0
+
+    def synchronize(self):
+        self.waited += 1
+        self.done = True
+
+
+def test_pinned_ring_reuses_chunks_only_after_their_copy_is_done():
+    from cuzk.kernels.cuda_staging import PinnedRing
 
     made = []
 
@@ -276,56 +287,104 @@ def test_pinned_pool_reuses_buffers_only_after_their_copy_is_done():
         made.append(n)
         return bytearray(n)
 
-    class Ev:
-        done = False
-
-    pool = PinnedPool(alloc, max_bytes=4 << 20)
-    mem, buf = pool.take(100)
+    ring = PinnedRing(alloc, chunk=1 << 20, count=2)
+    m1, buf = ring.acquire()
     assert buf.size == 1 << 20 and made == [1 << 20]
-    ev = Ev()
-    pool.give_back(mem, buf.size, ev)
-    pool.take(10)  # the first buffer's copy is still in flight: a new one
-    assert len(made) == 2
-    ev.done = True
-    mem3, _ = pool.take(10)
-    assert mem3 is mem and len(made) == 2  # reused once its event completed
+    e1 = _Ev()
+    ring.release(m1, e1)
+    m2, _ = ring.acquire()  # the first chunk's copy is in flight: a second chunk is pinned
+    e2 = _Ev()
+    ring.release(m2, e2)
+    assert len(made) == 2 and m2 is not m1
+    e2.done = True
+    assert ring.acquire()[0] is m2 and e1.waited == 0  # a finished chunk first, no waiting
+    ring.release(m2, None)
+    assert ring.acquire()[0] is m2
+    m3, _ = ring.acquire()  # both chunks exist, m1's copy still runs: wait for it, never pin a third
+    assert m3 is m1 and e1.waited == 1 and len(made) == 2 and ring.allocated == 2 << 20
 
 
-def test_pinned_pool_out_of_host_memory_frees_idle_buffers_then_names_the_problem():
-    import weakref
+def test_staging_goes_through_the_ring_in_chunks_that_overlap_the_copies():
+    from cuzk.kernels.cuda_staging import PinnedRing, stage_through_ring
 
+    class Stream:
+        """Copies happen when their event is waited on (a copy engine behind the host)."""
+
+        def __init__(self):
+            self.pending, self.done = [], 0
+
+        def record(self):
+            ev, n = _Ev(), len(self.pending)
+            ev.synchronize = lambda: self.run(n)
+            return ev
+
+        def run(self, upto):
+            while self.done < upto:
+                self.pending[self.done]()
+                self.done += 1
+
+    class Ptr:
+        def __init__(self, dst, off=0):
+            self.dst, self.off = dst, off
+
+        def __add__(self, k):
+            return Ptr(self.dst, self.off + k)
+
+        def copy_from_host_async(self, src, nbytes, stream):
+            import ctypes
+
+            dst, off = self.dst, self.off
+            stream.pending.append(lambda: ctypes.memmove(dst.ctypes.data + off, src, nbytes))
+
+    ring = PinnedRing(bytearray, chunk=64, count=2)
+    src = np.arange(1000, dtype=np.uint8)
+    dst, stream = np.zeros(1000, np.uint8), Stream()
+    last = stage_through_ring(ring, src, Ptr(dst), stream)
+    assert ring.allocated == 128  # 16 chunks through 2 pinned ones: each refilled only after its copy
+    last.synchronize()
+    np.testing.assert_array_equal(dst, src)
+
+
+def test_pinned_ring_out_of_host_memory_makes_do_or_names_the_problem():
     from cuzk.errors import DeviceOutOfMemoryError
-    from cuzk.kernels.cuda_runtime import PinnedPool
+    from cuzk.kernels.cuda_staging import PinnedRing
 
     class CUDARuntimeError(RuntimeError):  # what CuPy raises when cudaHostAlloc fails
         pass
 
-    class Pinned(bytearray):
-        pass
-
-    live = []  # weak references: a buffer the pool lets go of gives its bytes back
+    budget = [1]
 
     def alloc(n):
-        if n + sum(len(b()) for b in live if b() is not None) > 3 << 20:
+        if not budget[0]:
             raise CUDARuntimeError("cudaErrorMemoryAllocation: out of memory")
-        mem = Pinned(n)
-        live.append(weakref.ref(mem))
-        return mem
+        budget[0] -= 1
+        return bytearray(n)
 
-    pool = PinnedPool(alloc)
-    mem, buf = pool.take(2 << 20)
-    pool.give_back(mem, buf.size, None)  # idle from now on
-    del mem, buf
-    pool.take(3 << 20)  # fails once, drops the idle buffer, succeeds
-    assert pool.allocated == 3 << 20
-    with pytest.raises(DeviceOutOfMemoryError, match="cannot pin 4,194,304 bytes"):
-        pool.take(4 << 20)
+    ring = PinnedRing(alloc, chunk=1 << 20, count=4)
+    mem, _ = ring.acquire()
+    ev = _Ev()
+    ring.release(mem, ev)
+    assert ring.acquire()[0] is mem and ev.waited == 1  # no second chunk to be had: wait for the first
+    assert ring.count == 1
+    with pytest.raises(DeviceOutOfMemoryError, match="cannot pin 1,048,576 bytes"):
+        PinnedRing(lambda n: alloc(n), chunk=1 << 20).acquire()
 
     def broken(n):
         raise CUDARuntimeError("cudaErrorInvalidValue")
 
     with pytest.raises(CUDARuntimeError):  # not a memory problem: not relabelled
-        PinnedPool(broken).take(10)
+        PinnedRing(broken).acquire()
+
+
+def test_msm_size_limit_is_the_documented_one(host_as_device):
+    # the kernels index nw*n (bucket, point) pairs in 32 bits: 2^28 - 1 points at c = 16
+    assert cuda.MSM_MAX_POINTS == (1 << 28) - 1
+    big = cuda.MSM_MAX_POINTS + 1
+    pts = cuda.DevicePoints(None, big, "g1", 0)
+    sc = cuda.DeviceArray(np.broadcast_to(np.zeros(8, np.uint32), (big, 8)), host_as_device)  # no memory
+    with pytest.raises(InputError, match="268,435,456 points x 16 windows.*at most 268,435,455 points"):
+        cuda.msm_g1(pts, sc)
+    assert "2^28 - 1" in cuda.msm_g1.__doc__
 
 
 def test_staging_and_device_arrays_reject_bad_input(host_as_device):

@@ -18,14 +18,21 @@ pytestmark = pytest.mark.skipif(not host_runtime.shutil.which("g++"), reason="g+
 
 @pytest.fixture
 def fake_gpu(monkeypatch):
+    from cuzk.kernels.cuda_staging import PinnedRing
+
     fake = fake_cupy.make_fake_cupy(host_runtime.get_runtime())
     monkeypatch.setitem(sys.modules, "cupy", fake)
     monkeypatch.setattr(cuda_runtime, "_compile_cubin", lambda arch: pathlib.Path(f"/nonexistent/cuzk_sm{arch}.cubin"))
     monkeypatch.setattr(cuda_runtime, "_RUNTIMES", {})
     rt = cuda.get_runtime(0)
     assert isinstance(rt, cuda_runtime.CupyRuntime) and rt.xp is fake
-    rt.ntt_max_stages = 4  # few std::threads per shared-memory block on the host
-    return rt
+    rt.ntt_max_stages, rt.ntt_columns = 4, 2  # few std::threads per shared-memory block on the host
+    rt.pinned = PinnedRing(bytearray, chunk=128, count=2)  # arrays of a few rows already take several chunks
+    yield rt
+    import gc
+
+    gc.collect()  # free what the test dropped, so a reuse of its blocks is checked too
+    assert fake.hazards == [], fake.hazards  # no block reused while another stream may still read it
 
 
 def test_staged_copies_land_only_when_waited_on(fake_gpu):
@@ -33,7 +40,10 @@ def test_staged_copies_land_only_when_waited_on(fake_gpu):
 
     x = Fr.random(16, np.random.default_rng(1))
     d, = cuda.stage(x)
-    assert not (np.asarray(d.array).view(np.uint64) == x).any()  # in flight: a kernel would read poison
+    # 512 bytes through a ring of two 128-byte chunks: chunks 3 and 4 wait for the copies of 1 and 2
+    # (never refilled while on the wire), so only the last two are still in flight on return
+    landed = (np.asarray(d.array).view(np.uint64) == x).all(axis=1)
+    assert landed[:8].all() and not landed[8:].any()  # in flight: a kernel would read poison
     assert d.event is not None and not d.event.done
     y = cuda.ntt(d, shift=7)  # waits on d's event first
     assert d.event.done
@@ -54,9 +64,9 @@ def test_gpu_prover_on_the_cupy_runtime_matches_the_cpu(fake_gpu):
     prover = cuzk.GpuProver(pk, device="cuda")
     proof = prover.prove(w, r=5, s=6)
     assert proof == create_proof(pk, w, 5, 6, backend="cpu") and verify(vk, [35], proof)
-    assert fake_gpu.pinned.allocated > 0  # a, b, c and the scalars went through pinned buffers
-    prover.prove(w, r=5, s=6)  # the second proof reuses them
-    assert fake_gpu.pinned.allocated <= 6 << 20
+    assert fake_gpu.pinned.allocated > 0  # a, b, c and the scalars went through the pinned ring
+    prover.prove(w, r=5, s=6)  # the second proof reuses its chunks: nothing more is pinned
+    assert fake_gpu.pinned.allocated == 2 * 128
 
 
 def test_g2_msm_on_the_cpu_runs_beside_the_gpu_and_gives_the_same_proof(fake_gpu):
@@ -144,3 +154,81 @@ def test_strided_cupy_input_is_copied_before_the_kernels_see_it(fake_gpu, monkey
     y = cuda.ntt(strided, shift=7)
     np.testing.assert_array_equal(np.asarray(y.array).view(np.uint64), cpu.ntt(x, shift=7))
     assert y.event is not None  # the caller's stream and other threads can order after it
+
+
+def test_twiddle_tables_are_per_stream_so_eviction_never_frees_a_table_another_stream_reads(fake_gpu, monkeypatch):
+    # Thread B transforms with a table and returns without synchronising (its kernels may still
+    # be queued on a GPU); thread A then evicts tables and allocates blocks of the same size on
+    # its own stream. Had B used A's table, A's pool would hand the freed table's block straight
+    # back to A: the fake records that as a hazard (checked when the fixture ends).
+    import threading
+
+    monkeypatch.setattr(cuda, "_TWIDDLE_TABLES", 2)
+    x = Fr.random(32, np.random.default_rng(7))
+    a = cuda.ntt(x)  # thread A (this one) makes the 2^5 table
+    b_ready, a_done = threading.Event(), threading.Event()
+
+    def thread_b():
+        d, = cuda.stage(x)
+        cuda.ntt(d)  # a DeviceArray in: no synchronisation at the end
+        keys = {k[1] for k in fake_gpu.cache if k[0] == "twiddles"}
+        assert len(keys) == 2  # its own table, not A's
+        b_ready.set()
+        a_done.wait(10)
+
+    t = threading.Thread(target=thread_b)
+    t.start()
+    assert b_ready.wait(10)
+    for log_n in (3, 4, 5, 3, 4, 5):  # evicts both 2^5 tables, then reallocates blocks of their size
+        cuda.ntt(Fr.random(1 << log_n, np.random.default_rng(log_n)), inverse=True)
+    a_done.set()
+    t.join(10)
+    np.testing.assert_array_equal(a, cuda.ntt(x))
+    assert sum(1 for k in fake_gpu.cache if k[0] == "twiddles") <= 2
+
+
+def test_sync_mode_names_the_failing_kernel_and_a_sticky_error_stops_every_later_call(fake_gpu, monkeypatch):
+    from cuzk.errors import BackendUnavailableError
+
+    monkeypatch.setenv("CUZK_CUDA_SYNC", "1")
+    assert cuda_runtime.sync_mode()
+    fake_gpu.sync_launches = True  # what CupyRuntime reads from CUZK_CUDA_SYNC at creation
+    x = Fr.random(16, np.random.default_rng(2))
+    fake_gpu.xp.fault = "ntt_stages"
+    with pytest.raises(BackendUnavailableError, match=r"kernel ntt_stages \(grid .*cudaErrorIllegalAddress.*sticky"):
+        cuda.ntt(x)
+    with pytest.raises(BackendUnavailableError, match="unusable: kernel ntt_stages"):
+        cuda.msm_g1(np.zeros((1, 2, 6), np.uint64), np.zeros((1, 4), np.uint64))  # fails at once, names the culprit
+    fake_gpu.xp.hazards.clear()
+
+
+def test_without_sync_mode_a_fault_surfaces_at_the_next_sync_with_a_hint(fake_gpu):
+    from cuzk.errors import BackendUnavailableError
+
+    assert not fake_gpu.sync_launches
+    fake_gpu.xp.fault = "fr_powers"
+    # the fault surfaces at the next CUDA call (here the next launch, as on a GPU), which can only
+    # say "this kernel or one before it" and how to find out
+    with pytest.raises(BackendUnavailableError, match="or a kernel launched before it.*CUZK_CUDA_SYNC=1.*sticky"):
+        cuda.ntt(Fr.random(8, np.random.default_rng(3)), shift=7)
+    assert "unusable" in str(pytest.raises(BackendUnavailableError, fake_gpu.synchronize).value)
+    fake_gpu.xp.hazards.clear()
+
+
+def test_warm_up_loads_every_kernel_and_runs_the_plans(fake_gpu):
+    cuda.warm_up(0)
+    assert set(fake_gpu._kernels) == set(cuda_runtime.launch_bounds())
+    attrs = fake_gpu.kernel_attributes()
+    assert set(attrs) == set(cuda_runtime.launch_bounds()) and all("num_regs" in a for a in attrs.values())
+
+
+def test_raw_cupy_scalars_are_checked_by_a_module_kernel(fake_gpu, monkeypatch):
+    from cuzk.errors import FieldValueError
+
+    monkeypatch.setattr(cuda, "_is_cupy", lambda a: isinstance(a, fake_cupy.FakeArray))
+    bad = np.zeros((3, 8), np.uint32)
+    bad[1] = np.frombuffer(Fr.modulus.to_bytes(32, "little"), np.uint32)  # exactly r
+    bad[2, 7] = 0xFFFFFFFF
+    with pytest.raises(FieldValueError, match="2 device rows are not canonical"):
+        cuda.msm_g1(np.zeros((3, 2, 6), np.uint64), fake_gpu.asarray(bad))
+

@@ -25,7 +25,7 @@ from cuzk.errors import FieldValueError, InputError
 from cuzk.field.params import FQ, FR
 from cuzk.field.prime_field import Fr as FR_ARRAY
 from cuzk.kernels.checks import check_field_rows, check_points
-from cuzk.kernels.cuda_msm import msm_window_bits, run_msm  # noqa: F401  (re-exported)
+from cuzk.kernels.cuda_msm import MSM_MAX_POINTS, check_msm_size, msm_window_bits, run_msm  # noqa: F401
 from cuzk.kernels.cuda_elementwise import ArithOp, EcOp, ec_op, field_op, xyzz_to_affine  # noqa: F401
 from cuzk.kernels.cuda_runtime import (  # noqa: F401  (re-exported: part of this backend's API)
     BLOCK,
@@ -67,6 +67,8 @@ __all__ = [
     "run_msm",
     "msm_window_bits",
     "xyzz_to_affine",
+    "warm_up",
+    "MSM_MAX_POINTS",
 ]
 
 _BLOCK = BLOCK["BLOCK_ELEMENTWISE"]  # cu/launch.cuh: the kernels' __launch_bounds__
@@ -89,19 +91,24 @@ _CONSTANTS = 64  # cached single-element Fr constants per runtime (shifts, 1/n, 
 
 
 def _cached(rt, key: tuple, bound: int, make):
-    """``rt.cache[key]``, made by ``make()`` on first use. Entries of one kind (``key[0]``) are
-    bounded: the oldest go first. GPU workers share the runtime, each with its own stream, so a
-    new entry is synchronised before any other thread's stream can read it (the lock is
-    reentrant: making a twiddle table uploads constants)."""
+    """``rt.cache[key]``, made by ``make()`` on first use by the calling thread's stream.
+
+    Entries are per stream (the runtime's ``stream_key``): GPU workers share the runtime, each
+    with its own stream, and CuPy returns a freed block to the pool of the stream that allocated
+    it, where that stream reuses it at once. A table shared across streams and evicted (or
+    dropped by a thread still holding it) could be overwritten by its maker's next allocation
+    while another stream's queued kernels still read it; a table only its own stream reads is
+    reused only in that stream's order. Entries of one kind (``key[0]``) are bounded across all
+    streams: the oldest go first. The lock is reentrant: making a twiddle table uploads constants.
+    """
+    key = (key[0], getattr(rt, "stream_key", lambda: 0)(), *key[1:])
     with rt.cache_lock:
         d = rt.cache.get(key)
         if d is None:
             same = [k for k in rt.cache if k[0] == key[0]]
             for k in same[: max(0, len(same) - bound + 1)]:
                 rt.cache.pop(k)
-            d = make()
-            rt.synchronize()
-            rt.cache[key] = d
+            d = rt.cache[key] = make()
     return d
 
 
@@ -376,26 +383,21 @@ def _check_msm(points, scalars, tail: tuple):
         n = len(points)
     if n != m:
         raise InputError(f"{n} points but {m} scalars")
-    if n >= 1 << 31:
-        raise InputError(f"MSM of {n} points exceeds the 2^31 - 1 the kernels index")
+    check_msm_size(n)  # nw*n (bucket, point) pairs must fit the kernels' uint32 positions
     return points, sc
 
 
-_R_WORDS = np.frombuffer(FR.modulus.to_bytes(32, "little"), dtype=np.uint32)
-
-
 def _check_canonical_on_device(rt, x, what: str) -> None:
-    """Every row of the uint32 (n, 8) device array ``x`` is < r (lexicographic from the top word)."""
-    xp = rt.xp
+    """Every row of the uint32 (n, 8) device array ``x`` is < r (``fr_count_noncanonical``, a
+    kernel of the module: no CuPy kernel to compile on first use)."""
     with rt.context():
-        lt = xp.zeros(x.shape[0], dtype=bool)
-        eq = xp.ones(x.shape[0], dtype=bool)
-        for i in range(7, -1, -1):
-            lt |= eq & (x[:, i] < int(_R_WORDS[i]))
-            eq &= x[:, i] == int(_R_WORDS[i])
-        bad = int(xp.count_nonzero(~lt))
-    if bad:
-        raise FieldValueError(f"{what}: {bad} device rows are not canonical Fr integers (>= r)")
+        bad = rt.xp.zeros(1, dtype=np.uint32)
+        n = x.shape[0]
+        if n:
+            rt.launch("fr_count_noncanonical", grid_size(n, _BLOCK), _BLOCK, (x, n, bad))
+        count = int(rt.asnumpy(bad)[0])
+    if count:
+        raise FieldValueError(f"{what}: {count} device rows are not canonical Fr integers (>= r)")
 
 
 def _msm(group: str, points, scalars, tail: tuple) -> np.ndarray:
@@ -475,7 +477,9 @@ def msm_g1(points, scalars, threads=None):
 
     Args:
         points: ``(n, 2, 6)`` uint64 affine Montgomery (all-zero rows = infinity), or
-            :class:`DevicePoints` from :func:`upload_points` (already on the device).
+            :class:`DevicePoints` from :func:`upload_points` (already on the device);
+            n <= ``MSM_MAX_POINTS`` = 2^28 - 1 (the kernels index the nw*n (bucket, point)
+            pairs in 32 bits: 16 windows at c = 16).
         scalars: ``(n, 4)`` uint64 canonical (not Montgomery) Fr integers.
         threads: accepted for parity with the CPU backend; unused.
 
@@ -484,6 +488,7 @@ def msm_g1(points, scalars, threads=None):
 
     Raises:
         FieldValueError: bad shapes/dtypes, mismatched lengths, unreduced limbs.
+        InputError: more than ``MSM_MAX_POINTS`` points, or points and scalars of different lengths.
         BackendUnavailableError, DeviceOutOfMemoryError.
 
     >>> msm_g1(points, scalars)  # doctest: +SKIP
@@ -500,3 +505,20 @@ def msm_g2(points, scalars, threads=None):
     >>> msm_g2(points, scalars)  # doctest: +SKIP
     """
     return _msm("g2", points, scalars, (2, 2, 6))
+
+
+def warm_up(device_id: int = 0) -> None:
+    """Make the first proof on ``device_id`` as fast as the next: load the module (NVRTC compile
+    or cached cubin) and every kernel in it, and run a tiny NTT and G1/G2 MSM so the host side
+    (the Numba window-sum combine, CuPy's allocator) is ready too. ``GpuProver`` calls it.
+
+    >>> warm_up(0)  # doctest: +SKIP
+    """
+    rt = get_runtime(device_id)
+    rt.preload()
+    x = rt.asarray(np.zeros((4, 8), np.uint32))
+    run_ntt(rt, x, 2, FR.root_of_unity_for(2), 7, True)
+    sc = rt.asarray(np.arange(32, dtype=np.uint32).reshape(4, 8) % 7)
+    for group, words in (("g1", 48), ("g2", 96)):
+        run_msm(rt, group, rt.asarray(np.zeros((4, words), np.uint32)), sc, 4)  # points at infinity
+    rt.synchronize()

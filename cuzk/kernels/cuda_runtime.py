@@ -7,9 +7,14 @@ same sources. CuPy is imported only inside these functions.
 
 Streams are per thread: each GPU worker of a pipeline that shares a device gets its own
 compute stream and copy stream, so two proofs interleave on the GPU instead of queueing on one
-stream. Host-to-device copies of per-proof data go through page-locked (pinned) buffers on the
-copy stream; the compute stream waits on an event per array right before its first use, so the
-first NTT starts while the rest is still in flight.
+stream. Host-to-device copies of per-proof data go through a ring of pinned chunks on the copy
+stream (:mod:`cuzk.kernels.cuda_staging`); the compute stream waits on an event per array right
+before its first use, so the first NTT starts while the rest is still in flight.
+
+Debugging: ``CUZK_CUDA_SYNC=1`` makes every launch wait for its kernel, so a failure names it. A
+sticky CUDA error (an illegal address, a trap: the context is unusable afterwards) marks the
+runtime broken, and every later call raises at once with the name of the kernel that broke it
+instead of failing in some unrelated call.
 
     >>> from cuzk.kernels.cuda_runtime import is_available
     >>> isinstance(is_available()[0], bool)
@@ -21,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import itertools
 import os
 import pathlib
 import re
@@ -30,10 +36,11 @@ import numpy as np
 
 from cuzk.atomic_file import atomic_write
 from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError, InputError
+from cuzk.kernels.cuda_staging import PinnedRing, stage_through_ring
 
 __all__ = [
     "CU_DIR", "KERNEL_FILES", "BLOCK", "launch_bounds", "check_launch", "grid_size", "cubin_cache_dir", "source_hash",
-    "is_available", "DeviceArray", "PinnedPool", "CupyRuntime", "get_runtime",
+    "is_available", "DeviceArray", "PinnedRing", "CupyRuntime", "get_runtime", "sync_mode",
 ]
 
 CU_DIR = pathlib.Path(__file__).resolve().parent / "cu"
@@ -191,62 +198,21 @@ class DeviceArray:
         return f"DeviceArray(shape={tuple(self.array.shape)}, pending={self.event is not None})"
 
 
-class PinnedPool:
-    """Reusable page-locked host buffers (pinning is slow: ~1 ms per 10 MB, so never per proof).
+def sync_mode() -> bool:
+    """Whether ``CUZK_CUDA_SYNC=1``: every launch waits for its kernel (debugging; slow)."""
+    return os.environ.get("CUZK_CUDA_SYNC", "") == "1"
 
-    ``take(nbytes)`` returns a uint8 numpy view of a free buffer of at least ``nbytes``;
-    ``give_back(buf, event)`` makes it free again once ``event`` (the copy reading it) is done.
-    ``alloc(nbytes)`` returns an object with ``.ptr`` owning the pinned memory.
-    """
 
-    def __init__(self, alloc, max_bytes: int = 2 << 30):
-        self._alloc, self._max = alloc, max_bytes
-        self._free: list = []  # (nbytes, mem)
-        self._busy: list = []  # (event, nbytes, mem)
-        self._lock = threading.Lock()
-        self.allocated = 0
-
-    def _reap(self) -> None:
-        still = []
-        for ev, nbytes, mem in self._busy:
-            if ev is None or ev.done:
-                self._free.append((nbytes, mem))
-            else:
-                still.append((ev, nbytes, mem))
-        self._busy = still
-
-    def take(self, nbytes: int):
-        with self._lock:
-            self._reap()
-            fits = [i for i, (size, _) in enumerate(self._free) if size >= nbytes]
-            if fits:
-                i = min(fits, key=lambda j: self._free[j][0])
-                size, mem = self._free.pop(i)
-            else:
-                size = max(nbytes, 1 << 20)
-                while self._free and self.allocated + size > self._max:  # drop idle buffers first
-                    self.allocated -= self._free.pop()[0]
-                mem = self._pin(size)
-                self.allocated += size
-        return mem, np.frombuffer(mem, dtype=np.uint8, count=size)
-
-    def _pin(self, size: int):
-        for last in (False, True):
-            try:
-                return self._alloc(size)
-            except Exception as e:  # CuPy reports a failed cudaHostAlloc as a CUDARuntimeError
-                if not (isinstance(e, MemoryError) or "MemoryAllocation" in str(e)):
-                    raise
-                if last or not self._free:
-                    raise DeviceOutOfMemoryError(
-                        f"cannot pin {size:,} bytes of host memory for staging ({self.allocated:,} pinned): {e}"
-                    ) from e
-                self.allocated -= sum(n for n, _ in self._free)  # drop idle buffers, then try once more
-                self._free.clear()
-
-    def give_back(self, mem, nbytes: int, event) -> None:
-        with self._lock:
-            self._busy.append((event, nbytes, mem))
+# CUDA errors after which the context is unusable: every later call in the process fails too.
+# CuPy names them as the runtime API does (stream sync) or as the driver API does (launches).
+_STICKY = ("cudaErrorIllegalAddress", "cudaErrorLaunchFailure", "cudaErrorIllegalInstruction",
+           "cudaErrorMisalignedAddress", "cudaErrorInvalidAddressSpace", "cudaErrorInvalidPc",
+           "cudaErrorHardwareStackError", "cudaErrorAssert", "cudaErrorECCUncorrectable", "cudaErrorLaunchTimeout",
+           "CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+           "CUDA_ERROR_MISALIGNED_ADDRESS", "CUDA_ERROR_INVALID_ADDRESS_SPACE", "CUDA_ERROR_INVALID_PC",
+           "CUDA_ERROR_HARDWARE_STACK_ERROR", "CUDA_ERROR_ASSERT", "CUDA_ERROR_ECC_UNCORRECTABLE",
+           "CUDA_ERROR_LAUNCH_TIMEOUT")
+_STREAM_KEYS = itertools.count(1)  # per-thread stream identities (id() of a dead stream may be reused)
 
 
 class CupyRuntime:
@@ -267,7 +233,10 @@ class CupyRuntime:
         self.cache_lock = threading.RLock()  # reentrant: building a twiddle table uploads constants
         self._local = threading.local()
         self._kernels: dict = {}  # name -> RawKernel (get_function builds a new one per call)
-        self.pinned = PinnedPool(cupy.cuda.alloc_pinned_memory)
+        self.pinned = PinnedRing(cupy.cuda.alloc_pinned_memory)
+        self.sync_launches = sync_mode()
+        self.broken: str | None = None  # why the context is unusable (a sticky error), once it is
+        self.kernel_log: list | None = None  # (name, start event, end event) per launch while a list
         with cupy.cuda.Device(device_id) as dev:
             arch = dev.compute_capability
             try:
@@ -291,7 +260,14 @@ class CupyRuntime:
             with self.xp.cuda.Device(self.device_id):
                 loc.stream = self.xp.cuda.Stream(non_blocking=True)
                 loc.copy_stream = self.xp.cuda.Stream(non_blocking=True)
+                loc.key = next(_STREAM_KEYS)
         return loc.stream, loc.copy_stream
+
+    def stream_key(self) -> int:
+        """An identity of the calling thread's streams (cache entries are per stream: see
+        ``cuzk.kernels.cuda._cached``)."""
+        self._streams()
+        return self._local.key
 
     @property
     def stream(self):
@@ -313,32 +289,72 @@ class CupyRuntime:
 
     def launch(self, name: str, grid: int, block: int, args, smem: int = 0) -> None:
         check_launch(name, block, smem)
+        self._check_usable()
         # Every scalar parameter of the kernels is uint32_t: CuPy would pass a Python int as
         # int64 (8 bytes) and shift every later parameter. Arrays go as their data pointer.
         conv = tuple(np.uint32(a) if isinstance(a, (int, np.integer)) else a for a in args)
+        log = self.kernel_log
         with self.xp.cuda.Device(self.device_id), self.stream:
-            self._kernel(name)((int(grid),), (int(block),), conv, shared_mem=int(smem))
+            what = f"kernel {name} (grid {grid}, block {block}, smem {smem})"
+            with self._cuda_errors(what if self.sync_launches else what + " or a kernel launched before it"):
+                start = self.stream.record() if log is not None else None
+                self._kernel(name)((int(grid),), (int(block),), conv, shared_mem=int(smem))
+                if log is not None:
+                    log.append((name, start, self.stream.record()))
+                if self.sync_launches:
+                    self.stream.synchronize()
+
+    def _check_usable(self) -> None:
+        if self.broken is not None:
+            raise BackendUnavailableError(f"the CUDA context of device {self.device_id} is unusable: {self.broken}")
+
+    @contextlib.contextmanager
+    def _cuda_errors(self, what: str):
+        """Turn a CUDA error inside the block into BackendUnavailableError naming ``what``; a
+        sticky one also marks the runtime broken."""
+        try:
+            yield
+        except Exception as e:  # CuPy's CUDARuntimeError / CUDADriverError carry the error name
+            text = str(e)
+            if isinstance(e, (MemoryError, BackendUnavailableError)) or not ("cudaError" in text or "CUDA_ERROR" in text):
+                raise
+            where = what if self.sync_launches else what + (" (set CUZK_CUDA_SYNC=1 to make each launch wait and "
+                                                            "name the kernel that failed)")
+            if any(k in text for k in _STICKY):
+                self.broken = f"{where} failed with {e} (a sticky error: restart the process)"
+                raise BackendUnavailableError(self.broken) from e
+            raise BackendUnavailableError(f"{where} failed: {e}") from e
+
+    def kernel_attributes(self) -> dict[str, dict]:
+        """{kernel: CuPy ``RawKernel.attributes``} (``num_regs``, ``local_size_bytes``, ...) of every
+        kernel in the module: what ptxas made of each one on this device."""
+        return {name: dict(self._kernel(name).attributes) for name in sorted(launch_bounds())}
+
+    def preload(self) -> None:
+        """Load every kernel of the module now (CUDA loads functions lazily at their first use)."""
+        for name in launch_bounds():
+            self._kernel(name)
 
     def asarray(self, a):
         with self.xp.cuda.Device(self.device_id), self.stream:
             return self.xp.ascontiguousarray(self.xp.asarray(a))
 
     def asnumpy(self, a) -> np.ndarray:
-        with self.xp.cuda.Device(self.device_id):
+        self._check_usable()
+        with self.xp.cuda.Device(self.device_id), self._cuda_errors("a kernel since the last synchronisation"):
             out = self.xp.asnumpy(a, stream=self.stream)
             self.stream.synchronize()
         return out
 
-
     def stage(self, a: np.ndarray) -> DeviceArray:
-        """Start copying host array ``a`` to the device through a pinned buffer; returns at once."""
+        """Start copying host array ``a`` to the device through the pinned ring; returns once the
+        last chunk is queued (the host fills a chunk while the previous one is on the wire)."""
+        self._check_usable()
         a = np.ascontiguousarray(a)
         stream, copy = self._streams()
         if a.nbytes == 0:  # nothing to copy (and no pointer to copy from)
             with self.xp.cuda.Device(self.device_id), stream:
                 return DeviceArray(self.xp.empty(a.shape, a.dtype), self)
-        mem, buf = self.pinned.take(a.nbytes)
-        buf[: a.nbytes] = a.reshape(-1).view(np.uint8)  # the one host copy; the DMA reads pinned memory
         with self.xp.cuda.Device(self.device_id):
             # CuPy's pool keeps one free list per stream and reuses a block at once on the stream
             # it was allocated on. Allocated on the copy stream, a block freed by a staged array is
@@ -348,9 +364,7 @@ class CupyRuntime:
             with copy:
                 dev = self.xp.empty(a.shape, a.dtype)
             copy.wait_event(stream.record())
-            dev.data.copy_from_host_async(buf.ctypes.data, a.nbytes, stream=copy)
-            event = copy.record()
-        self.pinned.give_back(mem, buf.size, event)
+            event = stage_through_ring(self.pinned, a, dev.data, copy)
         return DeviceArray(dev, self, event)
 
     def wait(self, d: DeviceArray):
@@ -381,11 +395,23 @@ class CupyRuntime:
 
     def synchronize(self) -> None:
         """Block until the calling thread's compute stream is idle."""
-        self.stream.synchronize()
+        self._check_usable()
+        with self._cuda_errors("a kernel since the last synchronisation"):
+            self.stream.synchronize()
 
     def timer(self):
         """``with rt.timer() as t: ...`` then ``t.ms``: CUDA events around the enclosed launches."""
         return _EventTimer(self)
+
+    def mark(self):
+        """An event on the calling thread's compute stream, between launches (phase timings)."""
+        with self.xp.cuda.Device(self.device_id):
+            return self.stream.record()
+
+    def elapsed_ms(self, a, b) -> float:
+        """Milliseconds of GPU time between two :meth:`mark` events (waits for ``b``)."""
+        b.synchronize()
+        return self.xp.cuda.get_elapsed_time(a, b)
 
 
 class _EventTimer:

@@ -1,12 +1,23 @@
 """A stand-in for the slice of CuPy that ``cuzk.kernels.cuda_runtime.CupyRuntime`` uses, over numpy
 and the host build of the kernels, so the GPU runtime's own code (per-thread streams, pinned
-staging, events, timers, module loading) runs in CI.
+staging, events, timers, module loading, error handling) runs in CI.
 
 Copies are lazy, like a real copy engine: ``copy_from_host_async`` only queues the copy on its
 stream, and it happens when an event recorded after it is waited on (``wait_event``,
 ``Event.synchronize``) or the stream is synchronised. A plan that launched a kernel on a staged
 array without waiting for its event would read the poison that fake ``empty`` fills new arrays
 with, and the proof would not verify.
+
+Memory follows CuPy's pool: a block freed goes back to the free list of the stream it was
+allocated on, and the next allocation of its size on that stream gets it at once. Every use of
+a block (a kernel argument, a copy, a read back) is recorded with its stream and position; when
+a block is handed out again, a use by another stream that the new owner never ordered itself
+after (an event of that stream waited on, or the host having synchronised it) is a *hazard*:
+on a GPU that stream's queued kernels could still be reading what the new owner overwrites.
+``fake.hazards`` lists them; the tests expect none.
+
+``fake.fault = "kernel_name"`` makes the next launch of that kernel fail like an illegal memory
+access: the error surfaces at the next synchronisation and every call after it (sticky).
 
     >>> fake = make_fake_cupy(host_runtime)   # doctest: +SKIP
     >>> monkeypatch.setitem(sys.modules, "cupy", fake)   # doctest: +SKIP
@@ -18,10 +29,15 @@ import ctypes
 import threading
 import time
 import types
+import weakref
 
 import numpy as np
 
 __all__ = ["make_fake_cupy", "FakeArray"]
+
+
+class CUDARuntimeError(RuntimeError):
+    """CuPy's ``cupy.cuda.runtime.CUDARuntimeError``: the message starts with the error's name."""
 
 
 class _Device:
@@ -36,6 +52,12 @@ class _Device:
         return False
 
 
+class _State:
+    """What the fake device holds besides memory: a sticky error, once one happened."""
+
+    sticky: str | None = None
+
+
 class _Event:
     def __init__(self, stream, upto: int):
         self.stream, self.upto, self.t = stream, upto, time.perf_counter()
@@ -46,17 +68,28 @@ class _Event:
 
     def synchronize(self) -> None:
         self.stream.flush(self.upto)
+        self.stream.host_synced = max(self.stream.host_synced, self.upto)
 
 
 class _Stream:
     _current = threading.local()
+    state = _State  # replaced per fake module
 
     def __init__(self, non_blocking: bool = False):
         self.ops: list = []
         self.executed = 0
         self.lock = threading.Lock()
+        self.waited: dict = {}  # other stream -> position of its last event this stream waited on
+        self.host_synced = 0  # position up to which the host waited for this stream
+
+    def enqueue(self, op) -> int:
+        with self.lock:
+            self.ops.append(op)
+            return len(self.ops)
 
     def flush(self, upto: int | None = None) -> None:
+        if self.state.sticky:
+            raise CUDARuntimeError(self.state.sticky)
         with self.lock:
             upto = len(self.ops) if upto is None else upto
             while self.executed < upto:
@@ -69,9 +102,11 @@ class _Stream:
 
     def wait_event(self, event: _Event) -> None:
         event.stream.flush(event.upto)  # kernels here run at once, so the wait happens now
+        self.waited[event.stream] = max(self.waited.get(event.stream, 0), event.upto)
 
     def synchronize(self) -> None:
         self.flush()
+        self.host_synced = len(self.ops)
 
     def __enter__(self):  # per thread, like CuPy's current stream
         prev = getattr(_Stream._current, "stack", None)
@@ -83,25 +118,75 @@ class _Stream:
         return False
 
 
-_NULL = _Stream()  # the legacy default stream: current where no `with stream:` is open
-
-
-def _current_stream() -> _Stream:
+def _current_stream(null) -> _Stream:
     stack = getattr(_Stream._current, "stack", None)
-    return stack[-1] if stack else _NULL
+    return stack[-1] if stack else null
+
+
+class _Block:
+    """A pool block: the stream that owns it and the (stream, position) of every use."""
+
+    def __init__(self, nbytes: int, stream):
+        self.nbytes, self.stream, self.uses = nbytes, stream, []
+
+
+class _Pool:
+    def __init__(self):
+        self.free: dict = {}  # (stream, nbytes) -> [blocks]
+        self.by_owner: dict = {}  # id(numpy owner array) -> block
+        self.hazards: list[str] = []
+        self.lock = threading.Lock()
+
+    def allocate(self, shape, dtype, stream):
+        nbytes = max(1, int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize)
+        with self.lock:
+            blocks = self.free.get((stream, nbytes))
+            block = blocks.pop() if blocks else _Block(nbytes, stream)
+            for user, pos in block.uses:  # handed out again: were all other streams' uses ordered before?
+                if user is not stream and stream.waited.get(user, 0) < pos and user.host_synced < pos:
+                    self.hazards.append(f"a {nbytes}-byte block read by another stream (op {pos}) was reused "
+                                        "by its owner stream without waiting for that stream")
+            block.uses = []
+        owner = np.empty(shape, dtype)  # fresh memory; the block is the pool's bookkeeping identity
+        owner.view(np.uint8).reshape(-1).fill(0xA5)  # poisoned, like uninitialised device memory
+        with self.lock:
+            self.by_owner[id(owner)] = block
+        weakref.finalize(owner, self._release, id(owner), block)
+        return owner.view(FakeArray)
+
+    def _release(self, key, block) -> None:
+        with self.lock:
+            self.by_owner.pop(key, None)
+            self.free.setdefault((block.stream, block.nbytes), []).append(block)
+
+    def use(self, arr, stream, pos: int) -> None:
+        owner = arr if arr.base is None else arr.base
+        while isinstance(owner, np.ndarray) and owner.base is not None and id(owner) not in self.by_owner:
+            owner = owner.base
+        with self.lock:
+            block = self.by_owner.get(id(owner))
+            if block is not None:
+                block.uses.append((stream, pos))
 
 
 class _Ptr:
-    def __init__(self, arr):
-        self.arr = arr
+    def __init__(self, arr, offset: int = 0):
+        self.arr, self.offset = arr, offset
+
+    def __add__(self, k: int) -> "_Ptr":  # MemoryPointer arithmetic (staging in chunks)
+        return _Ptr(self.arr, self.offset + k)
 
     def copy_from_host_async(self, src: int, nbytes: int, stream=None) -> None:
-        dst = self.arr.ctypes.data
-        stream.ops.append(lambda: ctypes.memmove(dst, src, nbytes))
+        dst = self.arr.ctypes.data + self.offset
+        assert self.offset + nbytes <= self.arr.nbytes, "copy past the end of the device array"
+        pos = stream.enqueue(lambda: ctypes.memmove(dst, src, nbytes))
+        self.arr.pool.use(self.arr, stream, pos)
 
 
 class FakeArray(np.ndarray):
     """A numpy array that answers CuPy's ``.data`` (a device pointer) and ``.device``."""
+
+    pool: _Pool  # set on the class made per fake module
 
     @property
     def data(self):  # noqa: D401 - CuPy's MemoryPointer, for copy_from_host_async
@@ -112,30 +197,57 @@ class FakeArray(np.ndarray):
         return _Device(0)
 
 
-def _wrap(fn):
-    def call(*args, **kw):
-        out = fn(*args, **kw)
-        return out.view(FakeArray) if isinstance(out, np.ndarray) else out
-
-    return call
-
-
 def make_fake_cupy(host_rt) -> types.ModuleType:
     """A module object named ``cupy`` whose kernels run on ``host_rt`` (tests' HostRuntime)."""
     cp = types.ModuleType("cupy")
     cp.__version__ = "fake-host"
-    def empty(shape, dtype=float):  # poisoned, like uninitialised device memory, never zeros by luck
-        out = np.empty(shape, dtype)
-        out.view(np.uint8).fill(0xA5)
-        return out.view(FakeArray)
+    pool, state = _Pool(), type("State", (_State,), {})
+    array_cls = type("FakeArray", (FakeArray,), {"pool": pool})
+    stream_cls = type("Stream", (_Stream,), {"state": state})
+    null = stream_cls()  # the legacy default stream: current where no `with stream:` is open
+
+    def current():
+        return _current_stream(null)
+
+    def empty(shape, dtype=float):
+        return pool.allocate(shape, dtype, current()).view(array_cls)
+
+    def _fill(src):
+        out = empty(src.shape, src.dtype)
+        out[...] = src
+        pool.use(out, current(), current().enqueue(lambda: None))
+        return out
+
+    def asarray(a, dtype=None):
+        if isinstance(a, FakeArray) and (dtype is None or a.dtype == dtype):
+            return a
+        return _fill(np.asarray(a, dtype=dtype))
+
+    def ascontiguousarray(a, dtype=None):
+        if isinstance(a, FakeArray) and a.flags.c_contiguous and (dtype is None or a.dtype == dtype):
+            return a
+        return _fill(np.ascontiguousarray(a, dtype=dtype))
+
+    def zeros(shape, dtype=float):  # a memset: no kernel to compile
+        out = empty(shape, dtype)
+        out.view(np.uint8).reshape(-1).fill(0)
+        return out
 
     cp.empty = empty
     cp.empty_like = lambda a: empty(a.shape, a.dtype)
-    for name in ("zeros", "ones", "array", "asarray", "ascontiguousarray", "arange", "concatenate",
-                 "cumsum", "searchsorted", "minimum"):
-        setattr(cp, name, _wrap(getattr(np, name)))
-    cp.count_nonzero = np.count_nonzero
-    cp.asnumpy = lambda a, stream=None: np.array(a, copy=True).view(np.ndarray)
+    cp.zeros = zeros
+    cp.asarray = asarray
+    cp.ascontiguousarray = ascontiguousarray
+    cp.hazards = pool.hazards
+    cp.fault = None
+
+    def asnumpy(a, stream=None):
+        s = stream or current()
+        s.flush()
+        pool.use(a, s, s.enqueue(lambda: None))
+        return np.array(a, copy=True).view(np.ndarray)
+
+    cp.asnumpy = asnumpy
 
     class RawKernel:
         """Rejects what real CuPy would pass wrongly: CuPy sends a Python int as an int64 and a
@@ -145,8 +257,12 @@ def make_fake_cupy(host_rt) -> types.ModuleType:
         def __init__(self, name):
             self.name = name
             self.max_dynamic_shared_size_bytes = 48 * 1024
+            self.attributes = {"num_regs": 0, "local_size_bytes": 0, "shared_size_bytes": 0,
+                               "max_threads_per_block": 1024}
 
         def __call__(self, grid, block, args, *, shared_mem=0):
+            if state.sticky:  # a real launch after a sticky error fails at once
+                raise CUDARuntimeError(state.sticky)
             if not (isinstance(grid, tuple) and isinstance(block, tuple)):
                 raise TypeError(f"{self.name}: grid and block must be tuples, got {grid!r}, {block!r}")
             for i, a in enumerate(args):
@@ -157,6 +273,15 @@ def make_fake_cupy(host_rt) -> types.ModuleType:
                     raise TypeError(f"{self.name}: argument {i} is {type(a).__name__}, not np.uint32 or a device array")
             if shared_mem > self.max_dynamic_shared_size_bytes:
                 raise RuntimeError(f"{self.name}: {shared_mem} B of dynamic shared memory without the opt-in")
+            s = current()
+            pos = s.enqueue(lambda: None)
+            for a in args:
+                if isinstance(a, FakeArray):
+                    pool.use(a, s, pos)
+            if cp.fault == self.name:  # the launch succeeds; the kernel traps: reported at the next sync
+                cp.fault = None
+                state.sticky = "cudaErrorIllegalAddress: an illegal memory access was encountered"
+                return
             host_rt.launch(self.name, grid[0], block[0], args, shared_mem)
 
     class RawModule:
@@ -173,11 +298,12 @@ def make_fake_cupy(host_rt) -> types.ModuleType:
     cp.RawModule = RawModule
     cuda = types.SimpleNamespace()
     cuda.Device = _Device
-    cuda.Stream = _Stream
-    cuda.get_current_stream = _current_stream
+    cuda.Stream = stream_cls
+    cuda.get_current_stream = current
     cuda.alloc_pinned_memory = bytearray
     cuda.get_elapsed_time = lambda a, b: (b.t - a.t) * 1e3
     cuda.runtime = types.SimpleNamespace(
+        CUDARuntimeError=CUDARuntimeError,
         getDeviceCount=lambda: 1,
         runtimeGetVersion=lambda: 13000,
         getDeviceProperties=lambda i: {"name": b"fake GPU (host build)", "multiProcessorCount": 1,

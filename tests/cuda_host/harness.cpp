@@ -28,6 +28,7 @@ const entry kernels[] = {
     CUZK_KERNEL(fr_powers, false),
     CUZK_KERNEL(ntt_stages, true),
     CUZK_KERNEL(ntt_h_pointwise, false),
+    CUZK_KERNEL(fr_count_noncanonical, false),
     CUZK_KERNEL(msm_digit_count, false),
     CUZK_KERNEL(msm_scan_blocks, true),
     CUZK_KERNEL(msm_scan_add, false),

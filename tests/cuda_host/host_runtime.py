@@ -13,6 +13,7 @@ import atexit
 import contextlib
 import ctypes
 import functools
+import itertools
 import pathlib
 import shutil
 import subprocess
@@ -22,11 +23,12 @@ import time
 
 import numpy as np
 
-from cuzk.kernels.cuda_runtime import DeviceArray, check_launch
+from cuzk.kernels.cuda_runtime import DeviceArray, check_launch, launch_bounds
 
 __all__ = ["HostRuntime", "build", "get_runtime", "ROOT"]
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+_STREAM_KEYS = itertools.count(1)
 SHIM = ROOT / "tests" / "cuda_shim.h"
 HARNESS = ROOT / "tests" / "cuda_host" / "harness.cpp"
 
@@ -67,6 +69,9 @@ class HostRuntime:
         self.lib.cuzk_host_kernel_name.restype = ctypes.c_char_p
         self.cache: dict = {}
         self.cache_lock = threading.RLock()  # reentrant: building a twiddle table uploads constants
+        self._local = threading.local()  # per-thread "stream" identity, as CupyRuntime.stream_key
+        self.kernel_log: list | None = None  # (name, start, end) wall times per launch while a list
+        self.sync_launches = False  # launches run to completion here anyway
         self.staged: list = []  # events of stage() calls, to check that every copy was waited on
         # few threads per shared-memory block keep std::thread counts small on CI, and force
         # several passes (so the strided passes are exercised) at test sizes.
@@ -82,8 +87,23 @@ class HostRuntime:
     def kernel_names(self) -> list[str]:
         return [self.lib.cuzk_host_kernel_name(i).decode() for i in range(self.lib.cuzk_host_kernel_count())]
 
+    def stream_key(self) -> int:
+        if getattr(self._local, "key", None) is None:
+            self._local.key = next(_STREAM_KEYS)
+        return self._local.key
+
+    def preload(self) -> None:
+        missing = set(launch_bounds()) - set(self.kernel_names())
+        if missing:
+            raise KeyError(f"kernels not registered in {HARNESS.name}: {sorted(missing)}")
+
+    @staticmethod
+    def kernel_attributes() -> dict:
+        return {}  # ptxas facts exist only for a device build
+
     def launch(self, name: str, grid: int, block: int, args, smem: int = 0) -> None:
         check_launch(name, block, smem)  # what a device would refuse, refused here too
+        log, t0 = self.kernel_log, time.perf_counter()
         holders = []
         params = (ctypes.c_void_p * len(args))()
         for i, a in enumerate(args):
@@ -97,6 +117,8 @@ class HostRuntime:
             params[i] = ctypes.cast(ctypes.pointer(h), ctypes.c_void_p)
         if self.lib.cuzk_host_launch(name.encode(), int(grid), int(block), int(smem), params) != 0:
             raise KeyError(f"kernel {name} is not registered in {HARNESS.name}")
+        if log is not None:
+            log.append((name, t0, time.perf_counter()))
 
     @staticmethod
     def context():

@@ -122,13 +122,14 @@ def cubin_cache_dir() -> pathlib.Path:
     return pathlib.Path(base)
 
 
-def _compile_cubin(arch: str) -> pathlib.Path:
+def _compile_cubin(arch: str, defines: tuple[str, ...] = ()) -> pathlib.Path:
     """Compile all kernels into one cubin for ``sm_<arch>`` with NVRTC (no device needed),
-    or reuse the cached one; returns its path."""
+    or reuse the cached one; returns its path. ``defines`` (e.g. ``("CUZK_CHAIN_ONLY",)``,
+    field.cuh's per-instruction chains instead of whole PTX blocks) build a variant."""
     from cupy_backends.cuda.libs import nvrtc
 
     src = "".join(f'#include "{f}"\n' for f in KERNEL_FILES)
-    opts = [f"--gpu-architecture=sm_{arch}", "-std=c++17", f"--include-path={CU_DIR}"]
+    opts = [f"--gpu-architecture=sm_{arch}", "-std=c++17", f"--include-path={CU_DIR}"] + [f"-D{d}" for d in defines]
     path = cubin_cache_dir() / f"cuzk_sm{arch}_{source_hash(*opts, str(nvrtc.getVersion()))[:24]}.cubin"
     if path.exists():
         return path
@@ -221,7 +222,7 @@ class CupyRuntime:
     >>> rt = get_runtime(0)  # doctest: +SKIP
     """
 
-    def __init__(self, device_id: int = 0):
+    def __init__(self, device_id: int = 0, defines: tuple[str, ...] = ()):
         ok, reason = is_available(device_id)
         if not ok:
             raise BackendUnavailableError(reason)
@@ -240,7 +241,7 @@ class CupyRuntime:
         with cupy.cuda.Device(device_id) as dev:
             arch = dev.compute_capability
             try:
-                self.module = cupy.RawModule(path=str(_compile_cubin(arch)))
+                self.module = cupy.RawModule(path=str(_compile_cubin(arch, defines)))
                 # RawModule(path=) loads lazily: load now, so a cubin this driver rejects falls
                 # back to CuPy's own compile here instead of failing at the first launch
                 self.module.get_function("fr_batch_op")
@@ -249,7 +250,8 @@ class CupyRuntime:
             except Exception as first:  # an NVRTC binding this CuPy lacks: let CuPy compile
                 src = "".join(f'#include "{f}"\n' for f in KERNEL_FILES)
                 try:
-                    self.module = cupy.RawModule(code=src, options=("-std=c++17", f"-I{CU_DIR}"), backend="nvrtc")
+                    opts = ("-std=c++17", f"-I{CU_DIR}", *(f"-D{d}" for d in defines))
+                    self.module = cupy.RawModule(code=src, options=opts, backend="nvrtc")
                     self.module.get_function("fr_batch_op")  # compiles now, not at the first launch
                 except Exception as e:
                     raise BackendUnavailableError(f"cannot build the CUDA kernels: {first}; then {e}") from e

@@ -52,6 +52,11 @@ OUTCOMES = ("rejected", "accepted", "exception", "oracle", "crash", "hang", "mem
 #: the classes that fail a run
 FAILURES = ("exception", "oracle", "crash", "hang", "memory")
 _MIB = 1 << 20
+#: inputs this large or larger enter the growth / size ratio (below, page and arena granularity
+#: of the allocator dominates: a 100-byte input may touch a fresh 4 KiB page)
+RATIO_MIN = 64 << 10
+#: the worker's RSS before its n-th input is noted at this n, to tell creep that levels off from a leak
+CREEP_AT = 10_000
 
 
 @attrs.define
@@ -61,6 +66,7 @@ class TargetStats:
     max_input: int = 0
     peak_above_baseline: int = 0  #: bytes; the most any input raised a worker above its baseline
     growth: int = 0  #: bytes; the most RSS rose while handling one input (peak - RSS just before)
+    ratio: float = 0.0  #: the largest growth / input size over inputs of at least RATIO_MIN bytes
     busy_s: float = 0.0  #: worker wall time spent on this target's inputs
 
 
@@ -73,6 +79,7 @@ class RunStats:
     workers: int = 0
     seed: int = 0
     restarts: int = 0
+    creep: list = attrs.field(factory=list)  #: per worker: (RSS before input CREEP_AT, before its last) - baseline
 
     @property
     def total(self) -> int:
@@ -116,6 +123,8 @@ class Worker:
         self.fd = self.proc.stdout.fileno()
         self.buf = b""
         self.job = None  # (index, target, payload, sent at)
+        self.done = 0
+        self.rss_at = self.rss_last = None  # RSS before input CREEP_AT, before the latest input
         line = self._line(time.monotonic() + startup_timeout)
         if line is None:
             self.kill()
@@ -231,6 +240,12 @@ def run(*, minutes: float = 1.0, max_inputs: int | None = None, targets=None, se
             ts.peak_above_baseline = max(ts.peak_above_baseline, rss_peak - w.baseline)
         if rss_before is not None:
             ts.growth = max(ts.growth, rss_peak - rss_before)
+            if len(payload) >= RATIO_MIN:
+                ts.ratio = max(ts.ratio, (rss_peak - rss_before) / len(payload))
+            w.done += 1
+            w.rss_last = rss_before
+            if w.done == CREEP_AT:
+                w.rss_at = rss_before
         if outcome in FAILURES:
             _record(stats, out_dir, idx, name, payload, outcome, exc, msg, tb)
         w.job = None
@@ -288,6 +303,8 @@ def run(*, minutes: float = 1.0, max_inputs: int | None = None, targets=None, se
         stats.wall_s = time.monotonic() - start
     finally:
         for w in pool:
+            if w.rss_last is not None:
+                stats.creep.append((None if w.rss_at is None else w.rss_at - w.baseline, w.rss_last - w.baseline, w.done))
             w.kill()
         log.close()
     return stats
@@ -299,15 +316,16 @@ def _mib(x: int) -> str:
 
 def format_table(stats: RunStats) -> str:
     """The per-reader table and the run's totals (what ``python -m tests.fuzz`` prints)."""
-    head = ("target", "inputs", *OUTCOMES, "max in KiB", "peak MiB", "grow MiB", "in/s")
+    head = ("target", "inputs", *OUTCOMES, "max in KiB", "peak MiB", "grow MiB", "grow/in", "in/s")
     rows = []
     for name, t in sorted(stats.targets.items()):
         rate = t.inputs / t.busy_s if t.busy_s else 0.0
         rows.append((name, str(t.inputs), *(str(t.outcomes[o]) for o in OUTCOMES), f"{t.max_input / 1024:.1f}",
-                     _mib(t.peak_above_baseline), _mib(t.growth), f"{rate:.0f}"))
+                     _mib(t.peak_above_baseline), _mib(t.growth), f"{t.ratio:.2f}", f"{rate:.0f}"))
     tot = {o: sum(t.outcomes[o] for t in stats.targets.values()) for o in OUTCOMES}
     rows.append(("TOTAL", str(stats.total), *(str(tot[o]) for o in OUTCOMES), f"{stats.max_input / 1024:.1f}",
-                 _mib(stats.peak_above_baseline), _mib(max((t.growth for t in stats.targets.values()), default=0)),
+                 _mib(stats.peak_above_baseline), _mib(stats.growth),
+                 f"{max((t.ratio for t in stats.targets.values()), default=0):.2f}",
                  f"{stats.total / stats.wall_s:.0f}" if stats.wall_s else "-"))
     widths = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head))]
     fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
@@ -323,7 +341,11 @@ def format_table(stats: RunStats) -> str:
         f"peak RSS above baseline: {_mib(stats.peak_above_baseline)} MiB; largest input {_mib(stats.max_input)} MiB; "
         f"bound 3 x largest input = {_mib(3 * stats.max_input)} MiB: {'OK' if stats.memory_ok else 'EXCEEDED'}",
         f"largest RSS growth within one input: {_mib(stats.growth)} MiB: {'OK' if stats.input_memory_ok else 'EXCEEDED'}",
+        "worker RSS just before an input, above baseline (creep): " + "; ".join(
+            f"worker {k}: {'-' if at is None else _mib(at)} MiB at input {CREEP_AT}, {_mib(last)} MiB at its last ({n})"
+            for k, (at, last, n) in enumerate(stats.creep)),
         "peak MiB = max over inputs of (worker peak RSS while handling the input - that worker's baseline); "
-        "grow MiB = max over inputs of (that peak - RSS just before the input); in/s = inputs / worker time on them",
+        "grow MiB = max over inputs of (that peak - RSS just before the input); grow/in = the largest such growth / "
+        f"input size over inputs >= {RATIO_MIN >> 10} KiB; in/s = inputs / worker time on them",
     ]
     return "\n".join(lines)

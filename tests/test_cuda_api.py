@@ -177,10 +177,12 @@ def test_public_wrappers_on_the_host_runtime(host_as_device):
     assert not cuda.msm_g1(pyref.g1_to_array([]).reshape(0, 2, 6), pyref.canon_limbs([])).any()
 
 
-def test_gpu_check_script_runs_whole_on_the_host_build(capsys):
-    # The script a GPU session runs once, with minutes of device time: every section (checks,
-    # timings, sweep, CPU baseline, a full proof with two threads) must work as is.
+def test_gpu_check_script_runs_whole_on_the_host_build(capsys, tmp_path):
+    # The script a GPU session runs once, with minutes of device time: every section (smoke,
+    # verified timings, phases, sweep, build, proofs, the optional ones) must work as is, and
+    # every row must reach gpu_check.jsonl as it is measured.
     import importlib.util
+    import json
 
     from cuda_host import host_runtime
 
@@ -191,14 +193,31 @@ def test_gpu_check_script_runs_whole_on_the_host_build(capsys):
     spec.loader.exec_module(gpu_check)
     saved = cuda.get_runtime, cuda.is_available
     try:
-        assert gpu_check.main(["--host"]) == 0
+        argv = ["--host", "--all-optional", "--out", str(tmp_path / "out"), "--work", str(tmp_path / "work")]
+        assert gpu_check.main(argv) == 0
     finally:
         cuda.get_runtime, cuda.is_available = saved
     out = capsys.readouterr().out
-    assert "all OK" in out and out.count(": OK (") == 3 and "FAILED" not in out
-    for label in ("Fr NTT 2^10", "G1 MSM 2^8", "G2 MSM 2^6", "best of the sweep", "CPU backend", "MSM_H",
-                  "2 threads", "MSM_B2 on the CPU beside the GPU", "(CUDA events on a GPU)"):
-        assert label in out
+    assert "all OK" in out and "MISMATCH" not in out and "FAILED" not in out
+    rows = [json.loads(line) for line in (tmp_path / "out" / "gpu_check.jsonl").read_text().splitlines()]
+    done = [r for r in rows if "label" in r]
+    assert {r["section"] for r in done} >= {"smoke", "timed", "phases", "sweep", "proof", "optional"}
+    assert all(r["verified"] is not False for r in done) and sum(r["verified"] is True for r in done) >= 40
+    for label in ("G1 MSM 2^8, equal scalars", "G1 MSM 2^8, zero-heavy", "Fr NTT 2^10", "prove 2^10 GpuProver",
+                  "G1 MSM 2^8: accumulate", "prove 2^10, MSM_B2 on the CPU beside the GPU"):
+        assert label in {r["label"] for r in done}, label
+    assert any("dmon skipped" in r.get("note", "") for r in rows) and rows[-1]["summary"] == "all OK"
+
+
+def test_gpu_check_dry_run_prints_a_budget_per_section(capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_check", cuda.CU_DIR.parents[2] / "benchmarks" / "gpu_check.py")
+    gpu_check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_check)
+    assert gpu_check.main(["--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "smoke" in out and "proofs" in out and "(skipped: --cpu-proof)" in out and "total" in out
 
 
 def test_resident_points_give_the_same_msm(host_as_device):

@@ -120,14 +120,16 @@ def test_gpu_out_of_memory_mid_proof_falls_back_to_the_cpu_or_raises(fake_gpu, m
         cuzk.GpuProver(pk, device="cuda", on_oom="retry")
 
 
-def test_gpu_check_device_path_runs_on_the_fake(fake_gpu, capsys):
+def test_gpu_check_device_path_runs_on_the_fake(fake_gpu, capsys, tmp_path):
     root = pathlib.Path(cuda.CU_DIR).parents[2]
     spec = importlib.util.spec_from_file_location("gpu_check", root / "benchmarks" / "gpu_check.py")
     gpu_check = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gpu_check)
-    assert gpu_check.main(["--toy", "--no-sweep"]) == 0
+    argv = ["--toy", "--skip", "sweep,phases", "--out", str(tmp_path), "--work", str(tmp_path / "work")]
+    assert gpu_check.main(argv) == 0
     out = capsys.readouterr().out
     assert "fake GPU (host build)" in out and "all OK" in out and "FAILED" not in out
+    assert "kernel g1_msm_bucket_acc" in out  # the build section reads RawKernel.attributes
 
 
 def test_fake_kernels_reject_what_cupy_would_misread(fake_gpu):

@@ -126,17 +126,6 @@ struct xyzz_t {
         r.ZZZ = F::mul(F::mul(p.ZZZ, q.ZZZ), PPP);
         return r;
     }
-
-    // k * P for a small non-negative k (window offsets in the bucket reduction).
-    static __device__ CUZK_NOINLINE xyzz_t mul_u32(const xyzz_t& p, uint32_t k) {
-        xyzz_t r = inf(), base = p;
-        while (k) {
-            if (k & 1) r = add(r, base);
-            k >>= 1;
-            if (k) base = dbl(base);
-        }
-        return r;
-    }
 };
 
 typedef affine_t<fq_t> g1_affine_t;

@@ -1,0 +1,466 @@
+"""The sections of benchmarks/gpu_check.py: smoke, verified timings, phases, sweep, build, proofs.
+
+Each section takes ``(ctx)`` (runtime, sizes, reporter, background tasks) and reports rows as it
+measures them (``ctx.rep.row``); a row with ``verified=False`` fails the run. Timings (see
+:func:`time_calls`): R back-to-back calls between one pair of events (mean per call), R calls
+with an event pair each (median), and one call's kernels alone (the sum of each launch's own
+event pair: no Python plan-building, no gaps). On the host build every "event" is the wall clock.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import random
+import statistics
+import time
+
+import numpy as np
+
+from cuzk.field import Fq, Fr
+from cuzk.field.params import FQ, FR
+from cuzk.kernels import cuda
+from cuzk.kernels.cuda_msm import MSM_PHASES
+
+__all__ = ["Sizes", "SECTIONS", "time_calls", "fold_scalars", "tiled_points"]
+
+BASES = 1 << 12  # distinct MSM base points: every timed MSM tiles them, and one CPU MSM checks it
+SUB_SPANS = ("H", "MSM_A", "MSM_B1", "MSM_B2", "MSM_L", "MSM_H")
+
+
+class Sizes:
+    """What each section runs at: the GPU sizes, or toy sizes for the host build and the fake."""
+
+    def __init__(self, toy: bool, quick: bool, prove_logs=None):
+        self.toy = toy
+        self.field_n = 300 if toy else 4099
+        self.ntt_check = 8 if toy else 12
+        self.msm_check = {"g1": 7, "g2": 5} if toy else {"g1": 12, "g2": 10}
+        self.ntt_timed = (6, 10) if toy else ((20,) if quick else (20, 22, 24))
+        self.ntt_cpu = 8 if toy else 16
+        self.msm_timed = [("g1", 8), ("g2", 6)] if toy else (
+            [("g1", 20), ("g2", 20)] if quick else [("g1", 20), ("g2", 20), ("g1", 22), ("g1", 24)])
+        self.phase_log = {"g1": 8, "g2": 6, "ntt": 10} if toy else {"g1": 20, "g2": 20, "ntt": 20}
+        self.sweep_log = 8 if toy else 20
+        self.sweep_msm = ([6, 8], [8]) if toy else ([14, 15, 16, 17], [4, 8, 16, 32])
+        self.sweep_ntt_logs = (10,) if toy else (20, 24)
+        self.sweep_ntt = [(4, 1), (3, 2)] if toy else [(10, 1), (9, 2), (8, 4), (7, 8), (6, 8), (5, 8)]
+        self.reps = 2 if toy else 5
+        default = (10,) if toy else ((16,) if quick else (18, 20))
+        self.prove_logs = tuple(prove_logs) if prove_logs else default
+
+
+# ---------------------------------------------------------------- helpers
+class Timing:
+    def __init__(self, mean, median, kernels, per_kernel):
+        self.mean, self.median, self.kernels, self.per_kernel = mean, median, kernels, per_kernel
+
+    def fields(self) -> dict:
+        return {"ms": self.median, "mean_ms": self.mean, "median_ms": self.median, "kernels_ms": self.kernels}
+
+    def note(self) -> str:
+        return f"mean {self.mean:.3f}, kernels only {self.kernels:.3f} ms"
+
+
+def time_calls(rt, fn, reps: int) -> Timing:
+    """Honest timing of ``fn``: a warm-up call, then R calls between one pair of events (mean),
+    R calls with a pair each (median), and one call's launches on their own (kernels only)."""
+    fn()
+    with rt.timer() as t:
+        for _ in range(reps):
+            fn()
+    mean = t.ms / reps
+    per = []
+    for _ in range(reps):
+        with rt.timer() as t1:
+            fn()
+        per.append(t1.ms)
+    rt.kernel_log = []
+    try:
+        fn()
+        log = rt.kernel_log
+    finally:
+        rt.kernel_log = None
+    per_kernel: dict = {}
+    for name, a, b in log:
+        per_kernel[name] = per_kernel.get(name, 0.0) + rt.elapsed_ms(a, b)
+    return Timing(mean, statistics.median(per), sum(per_kernel.values()), per_kernel)
+
+
+def tiled_points(group: str, n: int, base=None):
+    """n affine points: the BASES random ones (or ``base``) repeated."""
+    from cuzk.curve import G1, G2
+
+    if base is None:
+        base = (G1 if group == "g1" else G2).random(min(n, BASES), np.random.default_rng(6))
+    reps = -(-n // len(base))
+    return np.ascontiguousarray(np.tile(base, (reps,) + (1,) * (base.ndim - 1))[:n]), base
+
+
+def fold_scalars(sc: np.ndarray, m: int) -> np.ndarray:
+    """Σ_i s_i·B_(i mod m) = Σ_j (Σ_(i≡j) s_i mod r)·B_j: the m folded scalars, (m, 4) canonical."""
+    n = sc.shape[0]
+    rows = -(-n // m)
+    words = np.zeros((rows * m, 8), np.uint32)
+    words[:n] = np.ascontiguousarray(sc).view(np.uint32).reshape(n, 8)
+    sums = words.reshape(rows, m, 8).astype(np.uint64).sum(axis=0)  # < 2^32 * rows: exact
+    vals = [sum(int(v) << (32 * k) for k, v in enumerate(row)) % FR.modulus for row in sums]
+    return np.frombuffer(b"".join(v.to_bytes(32, "little") for v in vals), np.uint64).reshape(m, 4).copy()
+
+
+def random_scalars(n: int, seed: int) -> np.ndarray:
+    return Fr.from_mont(Fr.random(n, np.random.default_rng(seed)))
+
+
+def _cpu_msm(group, base, sc):
+    from cuzk.kernels import cpu
+
+    return getattr(cpu, f"msm_{group}")(base, sc)
+
+
+# ---------------------------------------------------------------- (1) smoke
+def smoke(ctx) -> None:
+    """Every kernel once at small sizes, each launch synchronised: a fault names its kernel."""
+    rt, sz, rep = ctx.rt, ctx.sz, ctx.rep
+    saved, rt.sync_launches = rt.sync_launches, True  # what CUZK_CUDA_SYNC=1 does for a whole run
+    try:
+        _smoke_fields(rt, sz, rep)
+        _smoke_ntt_msm(rt, sz, rep)
+    finally:
+        rt.sync_launches = saved
+
+
+def _smoke_fields(rt, sz, rep) -> None:
+    rng = random.Random(1)
+    for field, arr in ((FR, Fr), (FQ, Fq)):
+        p = field.modulus
+        a = [rng.randrange(p) for _ in range(sz.field_n - 3)] + [0, 1, p - 1]
+        b = [rng.randrange(p) for _ in range(sz.field_n - 3)] + [p - 1, p - 1, p - 1]
+        A, B = arr.from_ints(a), arr.from_ints(b)
+        for op, f in ((cuda.ArithOp.ADD, lambda x, y: (x + y) % p), (cuda.ArithOp.SUB, lambda x, y: (x - y) % p),
+                      (cuda.ArithOp.MUL, lambda x, y: x * y % p), (cuda.ArithOp.SQR, lambda x, y: x * x % p)):
+            got = arr.to_ints(cuda.field_op(rt, field.name, op, A, B))
+            ok = got == [f(x, y) for x, y in zip(a, b)]
+            rep.row("smoke", f"{field.name} {op.name} x {sz.field_n}", verified=ok)
+    from cuzk.curve import G1, G2
+
+    for group, G in (("g1", G1), ("g2", G2)):
+        ks = [(3, 5), (7, 7), (9, FR.modulus - 9), (0, 4), (11, 0)]
+        gen = G.generator()
+        P = np.stack([G.mul(gen, x) for x, _ in ks])
+        Q = np.stack([G.mul(gen, y) for _, y in ks])
+        for op, sign in ((cuda.EcOp.ADD_MIXED, 1), (cuda.EcOp.SUB_MIXED, -1), (cuda.EcOp.ADD, 1)):
+            got = np.stack(cuda.ec_op(rt, group, op, P, Q))
+            want = np.stack([G.mul(gen, (x + sign * y) % FR.modulus) for x, y in ks])
+            rep.row("smoke", f"{group} {op.name} incl. infinity, P = Q, P = -Q", verified=bool((got == want).all()))
+
+
+def _smoke_ntt_msm(rt, sz, rep) -> None:
+    from cuzk.kernels import cpu
+
+    x = Fr.random(1 << sz.ntt_check, np.random.default_rng(2))
+    for inverse in (False, True):
+        for shift in (None, 7):
+            ok = (cuda.ntt(x, inverse=inverse, shift=shift) == cpu.ntt(x, inverse=inverse, shift=shift)).all()
+            rep.row("smoke", f"NTT 2^{sz.ntt_check} inverse={inverse} shift={shift} == CPU", verified=bool(ok))
+    a, b, c = (Fr.random(1 << sz.ntt_check, np.random.default_rng(s)) for s in (3, 4, 5))
+    ok = (cuda.h_pointwise(a, b, c, 12345) == cpu.h_pointwise(a, b, c, 12345)).all()
+    rep.row("smoke", "fused H pointwise == CPU", verified=bool(ok))
+    for group, log_n in sz.msm_check.items():
+        pts, sc = _edge_msm_instance(group, log_n)
+        want = _cpu_msm(group, pts, sc)
+        host_ok = (getattr(cuda, f"msm_{group}")(pts, sc) == want).all()
+        dsc, = cuda.stage(sc)
+        dev_ok = (getattr(cuda, f"msm_{group}")(cuda.upload_points(pts), dsc) == want).all()
+        rep.row("smoke", f"{group.upper()} MSM 2^{log_n} (zeros, infinity, duplicates; host and resident inputs)",
+                verified=bool(host_ok and dev_ok))
+
+
+def _edge_msm_instance(group: str, log_n: int):
+    from cuzk.curve import G1, G2
+
+    n = 1 << log_n
+    rng = np.random.default_rng(3)
+    pts = (G1 if group == "g1" else G2).random(n, rng)
+    sc = random_scalars(n, 3)
+    sc[0], sc[1] = 0, 0
+    sc[1, 0] = 1
+    sc[2] = np.frombuffer((FR.modulus - 1).to_bytes(32, "little"), np.uint64)
+    pts[5] = 0  # a point at infinity
+    pts[7:7 + n // 8] = pts[6]  # a run of duplicates: one heavy bucket per window
+    sc[7:7 + n // 8] = sc[6]
+    return pts, sc
+
+
+# ---------------------------------------------------------------- (2) verified timings
+def timed_ntt(ctx) -> None:
+    from cuzk.kernels import cpu
+
+    rt, sz, rep = ctx.rt, ctx.sz, ctx.rep
+    for log_n in sz.ntt_timed:
+        host = Fr.random(1 << log_n, np.random.default_rng(log_n))
+        x = rt.asarray(host.view(np.uint32))
+        w = FR.root_of_unity_for(log_n)
+        fwd = time_calls(rt, lambda: cuda.run_ntt(rt, x, log_n, w, None, False), sz.reps)
+        back = cuda.run_ntt(rt, cuda.run_ntt(rt, x, log_n, w, None, False), log_n, w, None, True)
+        ok = bool((rt.asnumpy(back).view(np.uint64) == host).all())
+        rep.row("timed", f"Fr NTT 2^{log_n}", verified=ok, note=fwd.note() + "; forward then inverse == input",
+                **fwd.fields())
+        coset = time_calls(rt, lambda: cuda.run_ntt(rt, x, log_n, w, 7, True), sz.reps)
+        back = cuda.run_ntt(rt, cuda.run_ntt(rt, x, log_n, w, 7, True), log_n, w, 7, False)
+        ok = bool((rt.asnumpy(back).view(np.uint64) == host).all())
+        rep.row("timed", f"Fr iNTT 2^{log_n} coset 7", verified=ok, note=coset.note() + "; round trip == input",
+                **coset.fields())
+        del x, back
+    host = Fr.random(1 << sz.ntt_cpu, np.random.default_rng(16))
+    ok = bool((cuda.ntt(host, shift=7) == cpu.ntt(host, shift=7)).all())
+    rep.row("timed", f"Fr NTT 2^{sz.ntt_cpu} coset 7 == CPU backend", verified=ok)
+
+
+def _msm_inputs(group: str, log_n: int, kind: str):
+    n = 1 << log_n
+    sc = random_scalars(n, log_n)
+    if kind == "equal scalars":  # every digit of a window in one bucket: the sort's atomics serialise
+        sc[:] = sc[0]
+    elif kind == "zero-heavy":  # 90% zeros, 5% ones (real witnesses): empty windows, one heavy bucket
+        rng = np.random.default_rng(1)
+        u = rng.random(n)
+        sc[u < 0.9] = 0
+        ones = (u >= 0.9) & (u < 0.95)
+        sc[ones] = 0
+        sc[ones, 0] = 1
+    return sc
+
+
+def timed_msm(ctx) -> None:
+    rt, sz, rep = ctx.rt, ctx.sz, ctx.rep
+    kinds = {0: ("random", "equal scalars", "zero-heavy")}
+    for idx, (group, log_n) in enumerate(sz.msm_timed):
+        n = 1 << log_n
+        host_pts, base = tiled_points(group, n)
+        pts = cuda.upload_points(host_pts)
+        del host_pts
+        for kind in kinds.get(idx, ("random",)):
+            sc = _msm_inputs(group, log_n, kind)
+            dsc = rt.asarray(sc.view(np.uint32))
+            t = time_calls(rt, lambda: cuda.run_msm(rt, group, pts.words, dsc, n), max(1, sz.reps - 2))
+            got = cuda.run_msm(rt, group, pts.words, dsc, n)
+            ok = bool((got == _cpu_msm(group, base, fold_scalars(sc, len(base)))).all())
+            label = f"{group.upper()} MSM 2^{log_n}" + ("" if kind == "random" else f", {kind}")
+            rep.row("timed", label, verified=ok, note=f"c={cuda.msm_window_bits(n)}; {t.note()}; == {len(base)}-point "
+                    "CPU MSM of the folded scalars", **t.fields())
+            del dsc
+        del pts
+
+
+# ---------------------------------------------------------------- (3) phases
+def phases(ctx) -> None:
+    rt, sz, rep = ctx.rt, ctx.sz, ctx.rep
+    for group in ("g1", "g2"):
+        log_n = sz.phase_log[group]
+        n = 1 << log_n
+        host_pts, _ = tiled_points(group, n)
+        pts = cuda.upload_points(host_pts)
+        dsc = rt.asarray(random_scalars(n, 5).view(np.uint32))
+        cuda.run_msm(rt, group, pts.words, dsc, n)
+        runs = []
+        for _ in range(max(1, sz.reps - 2)):
+            marks = []
+            cuda.run_msm(rt, group, pts.words, dsc, n, marks=marks)
+            runs.append([rt.elapsed_ms(a, b) for (_, a), (_, b) in zip(marks, marks[1:])])
+        for i, phase in enumerate(MSM_PHASES):
+            rep.row("phases", f"{group.upper()} MSM 2^{log_n}: {phase}", ms=statistics.median(r[i] for r in runs))
+    log_n = sz.phase_log["ntt"]
+    x = rt.asarray(Fr.random(1 << log_n, np.random.default_rng(9)).view(np.uint32))
+    w = FR.root_of_unity_for(log_n)
+    for shift, inverse in ((None, False), (7, True)):
+        cuda.run_ntt(rt, x, log_n, w, shift, inverse)
+        marks = []
+        cuda.run_ntt(rt, x, log_n, w, shift, inverse, marks=marks)
+        for (_, a), (step, b) in zip(marks, marks[1:]):
+            rep.row("phases", f"Fr {'iNTT coset' if inverse else 'NTT'} 2^{log_n}: {step}", ms=rt.elapsed_ms(a, b))
+
+
+# ---------------------------------------------------------------- (4) sweep
+def sweep(ctx) -> None:
+    rt, sz, rep = ctx.rt, ctx.sz, ctx.rep
+    n = 1 << sz.sweep_log
+    host_pts, _ = tiled_points("g1", n)
+    pts = cuda.upload_points(host_pts)
+    dsc = rt.asarray(random_scalars(n, 9).view(np.uint32))
+    want = cuda.run_msm(rt, "g1", pts.words, dsc, n)
+    best = None
+    cs, segs = sz.sweep_msm
+    for c in cs:
+        for seg in segs:
+            t = time_calls(rt, lambda: cuda.run_msm(rt, "g1", pts.words, dsc, n, c, seg), max(1, sz.reps - 3))
+            ok = bool((cuda.run_msm(rt, "g1", pts.words, dsc, n, c, seg) == want).all())
+            rep.row("sweep", f"G1 MSM 2^{sz.sweep_log} c={c} seg={seg}", verified=ok, note=t.note(), **t.fields())
+            best = min(best or (t.median, c, seg), (t.median, c, seg))
+    rep.row("sweep", f"  best MSM: c={best[1]} seg={best[2]}", ms=best[0])
+    for log_n in sz.sweep_ntt_logs:
+        x = rt.asarray(Fr.random(1 << log_n, np.random.default_rng(log_n)).view(np.uint32))
+        w = FR.root_of_unity_for(log_n)
+        ref = rt.asnumpy(cuda.run_ntt(rt, x, log_n, w, None, False))
+        saved = getattr(rt, "ntt_max_stages", None), getattr(rt, "ntt_columns", None)
+        results = []
+        try:
+            for stages, cols in sz.sweep_ntt:
+                rt.ntt_max_stages, rt.ntt_columns = stages, cols
+                plan = cuda.ntt_plan(log_n, stages, cols)
+                t = time_calls(rt, lambda: cuda.run_ntt(rt, x, log_n, w, None, False), sz.reps)
+                ok = bool((rt.asnumpy(cuda.run_ntt(rt, x, log_n, w, None, False)) == ref).all())
+                desc = "+".join(f"{k}" for _, k, _ in plan) + f" stages, {plan[-1][2]} columns"
+                rep.row("sweep", f"Fr NTT 2^{log_n} plan {desc}", verified=ok, note=t.note(), **t.fields())
+                results.append((t.median, desc))
+        finally:
+            rt.ntt_max_stages, rt.ntt_columns = saved
+        rep.row("sweep", f"  best NTT 2^{log_n} plan: {min(results)[1]}", ms=min(results)[0])
+
+
+# ---------------------------------------------------------------- build facts
+def build(ctx) -> None:
+    attrs = ctx.rt.kernel_attributes()
+    if not attrs:
+        ctx.rep.note("build: kernel registers come from a device build (RawKernel.attributes): none on the host")
+        return
+    for name, a in attrs.items():
+        ctx.rep.row("build", f"kernel {name}", regs=a.get("num_regs"), local_bytes=a.get("local_size_bytes"),
+                    note=f"{a.get('num_regs')} registers, {a.get('local_size_bytes')} B local memory, "
+                         f"{a.get('shared_size_bytes')} B static shared")
+
+
+# ---------------------------------------------------------------- (5) proofs
+def _proof_rows(ctx, log, prover, w, public, pvk):
+    import cuzk.groth16 as g16
+    from cuzk.timeline import Timeline, stage_context
+
+    def timed(job):
+        tl = Timeline()
+        with stage_context(tl, job_id=job):
+            t0 = time.perf_counter()
+            proof = prover.prove(w, r=5, s=6)
+            wall = time.perf_counter() - t0
+        subs = {s.stage: (s.seconds, s.device_s) for s in tl.spans() if s.stage in SUB_SPANS}
+        return proof, wall, subs
+
+    first, t_first, _ = timed(-1)
+    runs = [timed(j) for j in range(1 if ctx.sz.toy else 3)]
+    ok = g16.verify(pvk, public, first) and all(p == first for p, _, _ in runs)
+    bad = list(public)
+    bad[0] = (bad[0] + 1) % FR.modulus
+    ok = ok and not g16.verify(pvk, bad, first)
+    med = statistics.median(r[1] for r in runs)
+    ctx.rep.row("proof", f"prove 2^{log} GpuProver", ms=med * 1e3, verified=ok,
+                note=f"first {t_first * 1e3:.1f} ms; verifies, rejects a wrong input, deterministic")
+    for s in SUB_SPANS:
+        vals = [r[2][s] for r in runs if s in r[2]]
+        if vals:
+            dev = statistics.median((v[1] or float("nan")) for v in vals) * 1e3
+            ctx.rep.row("proof", f"  2^{log} {s}", ms=statistics.median(v[0] for v in vals) * 1e3, device_ms=dev)
+    return first, ok
+
+
+def _diagnose(ctx, pk, w, bases):
+    """Name the part of a proof that differs: H and each of the five MSMs against the CPU backend."""
+    from cuzk.groth16.prove import query_scalars
+    from cuzk.groth16.r1cs_to_qap import compute_h, witness_evaluations
+    from cuzk.kernels import cpu
+
+    a, b, c = witness_evaluations(w, pk.n_inputs, pk.domain_size)
+    h_cpu = cpu.to_canonical(compute_h(a, b, c, cpu, convention=pk.convention))
+    h_gpu = cuda.to_canonical(compute_h(*cuda.stage(a, b, c), cuda, convention=pk.convention))
+    h_gpu = ctx.rt.asnumpy(h_gpu.array).view(np.uint64).reshape(-1, 4)
+    ctx.rep.row("proof", "  diagnosis: H", verified=bool((h_cpu == h_gpu).all()))
+    a_sc, b_sc, l_sc = query_scalars(pk, Fr.from_mont(w.z))
+    for name, pts, dpts, sc, g in (("MSM_A", pk.a, bases.a, a_sc, "g1"), ("MSM_B1", pk.b_g1, bases.b_g1, b_sc, "g1"),
+                                   ("MSM_B2", pk.b_g2, bases.b_g2, b_sc, "g2"), ("MSM_L", pk.l, bases.l, l_sc, "g1"),
+                                   ("MSM_H", pk.h, bases.h, h_cpu, "g1")):
+        same = (getattr(cuda, f"msm_{g}")(dpts, sc) == _cpu_msm(g, pts, sc)).all()
+        ctx.rep.row("proof", f"  diagnosis: {name}", verified=bool(same))
+
+
+def proofs(ctx) -> None:
+    import cuzk
+    from cuzk.groth16 import prepare_verifying_key
+
+    for log in ctx.sz.prove_logs:
+        pk, w, public = ctx.background.proof(log)
+        t0 = time.perf_counter()
+        prover = cuzk.GpuProver(pk, device="cuda", verify=False)
+        ctx.rep.row("proof", f"GpuProver 2^{log}: key upload + warm-up", ms=(time.perf_counter() - t0) * 1e3)
+        pvk = prepare_verifying_key(pk.vk)
+        first, ok = _proof_rows(ctx, log, prover, w, public, pvk)
+        if not ok:
+            _diagnose(ctx, pk, w, prover._bases)
+        ctx.proofs[log] = (pk, w, public, first, prover)
+
+
+# ---------------------------------------------------------------- (6) optional
+def cpu_proof(ctx) -> None:
+    from cuzk.groth16 import create_proof
+
+    log = ctx.sz.prove_logs[-1]
+    pk, w, _, first, _ = ctx.proofs[log]
+    t0 = time.perf_counter()
+    proof = create_proof(pk, w, 5, 6, backend="cpu")
+    ctx.rep.row("optional", f"prove 2^{log} CPU backend", ms=(time.perf_counter() - t0) * 1e3, verified=proof == first,
+                note="byte-equal to the GPU proof")
+
+
+def g2_on_cpu(ctx) -> None:
+    import cuzk
+
+    log = ctx.sz.prove_logs[-1]
+    pk, w, _, first, _ = ctx.proofs[log]
+    split = cuzk.GpuProver(pk, device="cuda", verify=False, g2_msm="cpu")
+    split.prove(w, r=5, s=6)
+    t0 = time.perf_counter()
+    proof = split.prove(w, r=5, s=6)
+    ctx.rep.row("optional", f"prove 2^{log}, MSM_B2 on the CPU beside the GPU", ms=(time.perf_counter() - t0) * 1e3,
+                verified=proof == first)
+
+
+def two_workers(ctx) -> None:
+    log = ctx.sz.prove_logs[-1]
+    _, w, _, first, prover = ctx.proofs[log]
+    jobs = 2 if ctx.sz.toy else 4
+    t0 = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        out = list(pool.map(lambda _: prover.prove(w, r=5, s=6), range(jobs)))
+    per = (time.perf_counter() - t0) / jobs
+    ctx.rep.row("optional", f"prove 2^{log}, 2 threads (per proof)", ms=per * 1e3, verified=all(p == first for p in out))
+
+
+def chain_ab(ctx) -> None:
+    """The same G1 MSM with field.cuh's per-instruction chains (-DCUZK_CHAIN_ONLY) instead of the
+    whole PTX blocks: which build is faster on this GPU."""
+    other = ctx.background.chain_runtime()
+    if other is None:
+        ctx.rep.note("chain A/B: no CUZK_CHAIN_ONLY module (host build, or its compile failed)")
+        return
+    log_n = ctx.sz.phase_log["g1"]
+    n = 1 << log_n
+    host_pts, base = tiled_points("g1", n)
+    sc = random_scalars(n, 21)
+    for label, rt in (("PTX blocks", ctx.rt), ("per-instruction chains", other)):
+        words = rt.asarray(host_pts.view(np.uint32))
+        dsc = rt.asarray(sc.view(np.uint32))
+        t = time_calls(rt, lambda: cuda.run_msm(rt, "g1", words, dsc, n), max(1, ctx.sz.reps - 2))
+        ok = bool((cuda.run_msm(rt, "g1", words, dsc, n) == _cpu_msm("g1", base, fold_scalars(sc, len(base)))).all())
+        ctx.rep.row("optional", f"G1 MSM 2^{log_n}, {label}", verified=ok, note=t.note(), **t.fields())
+
+
+#: (name, function, GPU budget s, host budget s, optional flag or None)
+SECTIONS = [
+    ("smoke", smoke, 25, 15, None),
+    ("timed NTT", timed_ntt, 20, 10, None),
+    ("timed MSM", timed_msm, 70, 20, None),
+    ("phases", phases, 15, 5, None),
+    ("sweep", sweep, 30, 10, None),
+    ("build", build, 2, 1, None),
+    ("proofs", proofs, 90, 40, None),
+    ("CPU proof", cpu_proof, 45, 10, "cpu_proof"),
+    ("MSM_B2 on the CPU", g2_on_cpu, 25, 10, "g2_cpu"),
+    ("two workers", two_workers, 20, 5, "two_workers"),
+    ("chain A/B", chain_ab, 15, 2, "chain_ab"),
+]

@@ -366,3 +366,15 @@ def test_budget_accounting_counts_pce_key_and_witnesses(cube, tmp_path):
         e.submit("cube", Cube().sample_inputs(seed=4)).result(timeout=60)
         after = e.status()["memory"]
         assert after["witnesses"] == 0  # released when the proof was done
+
+
+def test_close_without_waiting_still_stops_the_synthesis_processes():
+    from engine_executor_support import GilSynth
+
+    e = engine()
+    e.register("gil", GilSynth(100), Echo(), synthesis="processes", concurrency=1)
+    ex = e._route("gil").executor
+    f = e.submit("gil", {"x": 1})
+    e.close(wait=False)
+    assert f.result(timeout=60)[0] == "proof"  # the queued job still finishes
+    wait_until(lambda: not ex.pids, timeout=60)

@@ -57,6 +57,14 @@ def _deadline(value) -> float | None:
     return float(value)
 
 
+def _close_after(threads, executors) -> None:
+    for t in threads:
+        if t is not threading.current_thread():
+            t.join()
+    for ex in executors:
+        ex.close()
+
+
 class Engine:
     """Prove many circuits on shared workers, with keys cached in tiers under one memory budget.
 
@@ -390,15 +398,19 @@ class Engine:
         with self._lock:
             self._closed = True
             server, self._server = self._server, None
-        self.core.close(wait, cancel_futures=cancel_futures)
-        if server is not None:
-            server.close()
-        if not wait:  # synthesis processes still serve the jobs that were running
-            return
-        for route in list(self._routes.values()):
-            closer = getattr(route.executor, "close", None)
-            if route.executor is not route.synthesizer and callable(closer):
-                closer()
+        try:
+            self.core.close(wait, cancel_futures=cancel_futures)
+        finally:
+            if server is not None:
+                server.close()
+            executors = [r.executor for r in self._routes.values() if r.executor is not r.synthesizer]
+            workers = self.core.threads()
+            if executors and (not wait or threading.current_thread() in workers):
+                # synthesis processes still serve the running jobs: stop them once the workers are done
+                threading.Thread(target=_close_after, args=(workers, executors), daemon=True,
+                                 name="cuzk-engine-closer").start()
+            else:
+                _close_after([], executors)
 
     @property
     def closed(self) -> bool:

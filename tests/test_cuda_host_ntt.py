@@ -7,7 +7,7 @@ import pytest
 
 from cuda_host import host_runtime, pyref
 from cuzk.field.params import FR
-from cuzk.kernels import cuda
+from cuzk.kernels import cuda, cuda_ntt
 
 pytestmark = pytest.mark.skipif(not host_runtime.shutil.which("g++"), reason="g++ is needed for the host shim")
 r = FR.modulus
@@ -132,14 +132,14 @@ def test_h_pointwise(rt):
 def test_runtime_caches_stay_bounded_per_kind_and_results_stay_right(rt, monkeypatch):
     # Twiddle tables and the small Fr constants (shifts, 1/n, z^-1) share the runtime's cache;
     # evicting one kind must never throw out the other, and each kind stays bounded.
-    monkeypatch.setattr(cuda, "_CONSTANTS", 5)
+    monkeypatch.setattr(cuda_ntt, "_CONSTANTS", 5)
     rng = random.Random(5)
     for log_n in range(1, 10):
         vals = [rng.randrange(r) for _ in range(1 << log_n)]
         shift = 3 + log_n
         assert _run(rt, _run(rt, vals, log_n, shift), log_n, shift, inverse=True) == vals
         kinds = [k[0] for k in rt.cache]
-        assert kinds.count("twiddles") <= cuda._TWIDDLE_TABLES and kinds.count("fr_const") <= 5
+        assert kinds.count("twiddles") <= cuda_ntt._TWIDDLE_TABLES and kinds.count("fr_const") <= 5
     x = rt.asarray(pyref.to_mont_limbs(vals, FR).view(np.uint32))
     before = x.copy()
     canon = cuda.to_canonical(cuda.DeviceArray(x, rt))

@@ -11,7 +11,7 @@ import pytest
 
 from cuda_host import fake_cupy, host_runtime
 from cuzk.field import Fr
-from cuzk.kernels import cuda, cuda_runtime
+from cuzk.kernels import cuda, cuda_ntt, cuda_runtime
 
 pytestmark = pytest.mark.skipif(not host_runtime.shutil.which("g++"), reason="g++ is needed for the host shim")
 
@@ -165,7 +165,7 @@ def test_twiddle_tables_are_per_stream_so_eviction_never_frees_a_table_another_s
     # back to A: the fake records that as a hazard (checked when the fixture ends).
     import threading
 
-    monkeypatch.setattr(cuda, "_TWIDDLE_TABLES", 2)
+    monkeypatch.setattr(cuda_ntt, "_TWIDDLE_TABLES", 2)
     x = Fr.random(32, np.random.default_rng(7))
     a = cuda.ntt(x)  # thread A (this one) makes the 2^5 table
     b_ready, a_done = threading.Event(), threading.Event()
@@ -234,3 +234,26 @@ def test_raw_cupy_scalars_are_checked_by_a_module_kernel(fake_gpu, monkeypatch):
     with pytest.raises(FieldValueError, match="2 device rows are not canonical"):
         cuda.msm_g1(np.zeros((3, 2, 6), np.uint64), fake_gpu.asarray(bad))
 
+
+
+def test_an_msm_waits_on_the_host_once_and_runs_only_module_kernels(fake_gpu, monkeypatch):
+    # The whole plan (sort, scan, accumulation, merge, window sums) is kernels of the module: the
+    # fake offers no CuPy element-wise op (cumsum, searchsorted, astype ...), so one would fail
+    # here, and on a fresh GPU machine CuPy would compile it during the first proof. The host
+    # waits once, for the window sums.
+    from cuzk.curve import G1
+
+    assert not hasattr(fake_gpu.xp, "cumsum") and not hasattr(fake_gpu.xp, "searchsorted")
+    pts = G1.random(64, np.random.default_rng(1))
+    sc = Fr.from_mont(Fr.random(64, np.random.default_rng(2)))
+    dev, (dsc,) = cuda.upload_points(pts), cuda.stage(sc)
+    want = cuda.msm_g1(pts, sc)
+    waits, launches = [], []
+    stream_sync, event_sync, launch = type(fake_gpu.stream).synchronize, fake_cupy._Event.synchronize, fake_gpu.launch
+    monkeypatch.setattr(type(fake_gpu.stream), "synchronize", lambda self: (waits.append("stream"), stream_sync(self))[1])
+    monkeypatch.setattr(fake_cupy._Event, "synchronize", lambda self: (waits.append("event"), event_sync(self))[1])
+    monkeypatch.setattr(fake_gpu, "launch", lambda name, *a, **k: (launches.append(name), launch(name, *a, **k))[1])
+    np.testing.assert_array_equal(cuda.msm_g1(dev, dsc), want)
+    assert waits == ["stream"]  # the read-back of the window sums
+    assert launches == ["msm_digit_count", "msm_scan_blocks", "msm_scan_add", "msm_digit_scatter", "g1_msm_bucket_acc",
+                        "g1_msm_bucket_fixup", "g1_msm_window_segments"]  # 64 points: no heavy tree, one segment

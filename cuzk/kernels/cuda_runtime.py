@@ -267,7 +267,7 @@ class CupyRuntime:
 
     def stream_key(self) -> int:
         """An identity of the calling thread's streams (cache entries are per stream: see
-        ``cuzk.kernels.cuda._cached``)."""
+        ``cuzk.kernels.cuda_ntt._cached``)."""
         self._streams()
         return self._local.key
 

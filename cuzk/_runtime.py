@@ -29,7 +29,7 @@ _state: dict = {}
 # Packages whose sources can reach compiled code (kernels, the constants and op codes they
 # read as globals). The rest (pipeline, timeline, reference, formats, cli) never does, and
 # leaving it out keeps an edit there from throwing the whole cache away.
-_JIT_PACKAGES = ("field", "curve", "kernels", "circuit", "synth", "groth16")
+_JIT_PACKAGES = ("field", "curve", "curves", "kernels", "circuit", "synth", "groth16")
 
 
 def source_stamp() -> str:

@@ -27,6 +27,7 @@ __all__ = [
     "ParamsFormatError",
     "SnarkjsFormatError",
     "UnsupportedCurveError",
+    "CurveSpecError",
     "KeyMismatchError",
     "ProofVerificationError",
     "BackendUnavailableError",
@@ -103,6 +104,11 @@ class ParamsFormatError(CuzkError, ValueError):
 
 class UnsupportedCurveError(CuzkError, ValueError):
     """The data is for a curve cuzk does not support (e.g. bn128 before BN254 exists)."""
+
+
+class CurveSpecError(CuzkError, ValueError):
+    """A curve specification is inconsistent: a given number disagrees with what its defining
+    parameters imply (moduli from the seed, twist coefficient, cofactors, generators off the curve)."""
 
 
 class KeyMismatchError(CuzkError, ValueError):

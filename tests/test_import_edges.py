@@ -22,6 +22,7 @@ ANY = "any"
 ALLOWED: dict[str, set[str] | str] = {
     "field": set(),
     "curve": {"field"},
+    "curves": {"field", "curve", "kernels"},  # DESIGN §8: specs, the registry, generated per-curve modules
     "circuit": {"field"},
     # not in DESIGN's table: ready-made circuits (Cube, PoRep-like), written with the circuit DSL
     "circuits": {"circuit", "field"},

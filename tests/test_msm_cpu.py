@@ -4,10 +4,6 @@ The reference is ``Group.linear_combination`` (cuzk.curve's double-and-add, a di
 path) and, for a few points, py_ecc (an independent implementation).
 """
 
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -18,7 +14,6 @@ from cuzk.errors import FieldValueError, InputError
 from cuzk.field import FR
 from cuzk.kernels import cpu, msm_cpu
 
-ROOT = Path(__file__).resolve().parents[1]
 r = FR.modulus
 GROUPS = {"g1": G1, "g2": G2}
 
@@ -37,11 +32,6 @@ def rand_points(group, n, seed):
     """Random subgroup points, made with the fixed-base kernel (itself checked below)."""
     mul = cpu.batch_mul_g1 if group is G1 else cpu.batch_mul_g2
     return mul(group.generator(), scalars_of([k or 1 for k in rand_ints(n, seed)]))
-
-
-def test_generated_modules_are_fresh():
-    res = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_msm.py"), "--check"], capture_output=True, text=True)
-    assert res.returncode == 0, res.stdout + res.stderr
 
 
 @pytest.mark.parametrize("group", ["g1", "g2"])

@@ -1,7 +1,8 @@
 """Python ints ↔ uint64 limb arrays for curve coordinates and scalars (the edges of the API).
 
 A coordinate over Fq^degree is a ``degree``-tuple of canonical ints; arrays hold Montgomery
-limbs, shape ``(n, 6)`` for degree 1 and ``(n, 2, 6)`` for degree 2 (DESIGN §3).
+limbs, shape ``(n, L)`` for degree 1 and ``(n, 2, L)`` for degree 2 (DESIGN §3; BLS12-381: L = 6).
+``field`` is the base field's :class:`~cuzk.field.params.FieldParams` (default BLS12-381's Fq).
 
     >>> from cuzk.curve.coords import mont_array, mont_ints
     >>> mont_ints(mont_array([(3,), (5,)], 1), 1)
@@ -15,12 +16,9 @@ import operator
 import numpy as np
 
 from cuzk.errors import FieldValueError
-from cuzk.field.params import FQ
+from cuzk.field.params import FQ, FieldParams
 
 __all__ = ["mont_array", "mont_ints", "scalar_limbs", "scalars_array"]
-
-_L = FQ.limbs
-_R_INV = pow(FQ.r, -1, FQ.modulus)
 
 
 def _ints_to_limbs(values: list[int], limbs: int) -> np.ndarray:
@@ -35,7 +33,7 @@ def _limbs_to_ints(arr: np.ndarray) -> list[int]:
     return [int.from_bytes(raw[i : i + width], "little") for i in range(0, len(raw), width)]
 
 
-def mont_array(values, degree: int) -> np.ndarray:
+def mont_array(values, degree: int, field: FieldParams = FQ) -> np.ndarray:
     """Montgomery limbs of ``values`` (each a ``degree``-tuple of ints in [0, p)).
 
     Raises:
@@ -48,19 +46,21 @@ def mont_array(values, degree: int) -> np.ndarray:
     for v in values:
         if len(v) != degree:
             raise FieldValueError(f"expected {degree} coefficient(s) per coordinate, got {v!r}")
-        flat.extend(FQ.to_mont_int(FQ.check_canonical(c)) for c in v)
-    arr = _ints_to_limbs(flat, _L)
-    return arr.reshape(len(values), _L) if degree == 1 else arr.reshape(len(values), degree, _L)
+        flat.extend(field.to_mont_int(field.check_canonical(c)) for c in v)
+    L = field.limbs
+    arr = _ints_to_limbs(flat, L)
+    return arr.reshape(len(values), L) if degree == 1 else arr.reshape(len(values), degree, L)
 
 
-def mont_ints(arr: np.ndarray, degree: int) -> list[tuple[int, ...]]:
+def mont_ints(arr: np.ndarray, degree: int, field: FieldParams = FQ) -> list[tuple[int, ...]]:
     """Inverse of :func:`mont_array`: canonical ``degree``-tuples from Montgomery limbs.
 
     >>> mont_ints(mont_array([(7, 8)], 2), 2)
     [(7, 8)]
     """
-    p = FQ.modulus
-    ints = [v * _R_INV % p for v in _limbs_to_ints(arr)]
+    p = field.modulus
+    r_inv = pow(field.r, -1, p)
+    ints = [v * r_inv % p for v in _limbs_to_ints(arr)]
     return [tuple(ints[i : i + degree]) for i in range(0, len(ints), degree)]
 
 

@@ -23,7 +23,7 @@ from cuzk.curve.coords import mont_array, mont_ints, scalar_limbs, scalars_array
 from cuzk.curve.params import G1_PARAMS, G2_PARAMS, CurveParams
 from cuzk.errors import FieldValueError, InputError
 from cuzk.field.conversions import check_count, first_unreduced
-from cuzk.field.params import FQ
+from cuzk.field.params import FQ, FieldParams
 
 __all__ = ["Group", "G1", "G2"]
 
@@ -32,18 +32,23 @@ class Group:
     """One curve group: its parameters plus the generated kernel module it runs on.
 
     Coordinates at the Python edge are ints (G1) or ``(c0, c1)`` pairs (G2, value c0 + c1·u).
+    ``field`` is the base field (default BLS12-381's Fq); ``curve`` names the curve in reprs
+    and messages of groups of other curves (``cuzk.curves`` builds those).
     """
 
-    def __init__(self, params: CurveParams, kernels):
+    def __init__(self, params: CurveParams, kernels, field: FieldParams = FQ, curve: str | None = None):
         self.params = params
         self.kernels = kernels
+        self.field = field
+        self.curve = curve
         self.name = params.name.upper()
         self.degree = params.degree
-        self.coord_shape = (6,) if params.degree == 1 else (params.degree, 6)
+        L = field.limbs
+        self.coord_shape = (L,) if params.degree == 1 else (params.degree, L)
         self.point_shape = (2,) + self.coord_shape
 
     def __repr__(self) -> str:
-        return f"<cuzk.curve.{self.name}>"
+        return f"<cuzk.curve.{self.name}>" if self.curve is None else f"<cuzk.curves.{self.curve}.{self.name}>"
 
     # ------------------------------------------------------------ shape handling
     def _batch(self, points, what: str = "points") -> tuple[np.ndarray, bool]:
@@ -62,8 +67,8 @@ class Group:
     def _reduced(self, arr: np.ndarray, what: str) -> np.ndarray:
         # A coordinate >= p was computed with (and to_ints reduced it mod p): silently another point.
         arr = np.ascontiguousarray(arr)
-        rows = arr.reshape(-1, FQ.limbs)
-        bad = first_unreduced(rows, FQ)
+        rows = arr.reshape(-1, self.field.limbs)
+        bad = first_unreduced(rows, self.field)
         if bad is not None:
             i = bad // (rows.shape[0] // arr.shape[0])
             raise FieldValueError(f"{self.name} {what}: point {i} has a coordinate >= p (not a reduced Fq element)")
@@ -123,7 +128,7 @@ class Group:
                 raise FieldValueError(f"{self.name} point must be (x, y), got {p!r:.80}")
             for c in p:
                 coords.append(self._coord(c))
-        arr = mont_array(coords, self.degree).reshape((len(pts),) + self.point_shape)
+        arr = mont_array(coords, self.degree, self.field).reshape((len(pts),) + self.point_shape)
         return arr[0] if single else arr
 
     def to_ints(self, points):
@@ -133,7 +138,7 @@ class Group:
         (1, 2)
         """
         arr, single = self._batch(points)
-        flat = mont_ints(arr, self.degree)
+        flat = mont_ints(arr, self.degree, self.field)
         if self.degree == 1:
             flat = [c[0] for c in flat]
         pts = [(flat[2 * i], flat[2 * i + 1]) for i in range(arr.shape[0])]

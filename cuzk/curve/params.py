@@ -49,6 +49,8 @@ class CurveParams:
         endo_scalar, endo_scalar_power, endo_negate: a point P on the curve lies in the order-r
             subgroup iff ``endo(P) == (−1)^negate · endo_scalar^power · P`` (G1: φ(P) = −x²·P, Bowe/Scott; G2:
             ψ(P) = x·P = −|x|·P, Scott 2021). Both criteria are proven for BLS12-381.
+            All five stay None for a group of cofactor 1 (e.g. BN254's G1), where every point on
+            the curve lies in the subgroup and the generated check is "on the curve".
     """
 
     name: str
@@ -57,11 +59,11 @@ class CurveParams:
     generator: tuple
     order: int
     cofactor: int
-    endo_x: tuple
-    endo_y: tuple
-    endo_scalar: int
-    endo_scalar_power: int
-    endo_negate: bool
+    endo_x: tuple | None = None
+    endo_y: tuple | None = None
+    endo_scalar: int | None = None
+    endo_scalar_power: int | None = None
+    endo_negate: bool | None = None
 
 
 # φ's β: the cube root of unity 2^((p-1)/3) (the other root, β², pairs with λ = x² - 1 instead).

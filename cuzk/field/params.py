@@ -15,7 +15,7 @@ import attrs
 
 from cuzk.errors import FieldValueError
 
-__all__ = ["FieldParams", "FR", "FQ", "FQ2_NONRESIDUE", "fq2_mul_int", "fq2_pow_int"]
+__all__ = ["FieldParams", "FR", "FQ", "FQ2_NONRESIDUE", "FQ6_NONRESIDUE", "fq2_mul_int", "fq2_pow_int"]
 
 _LIMB_BITS = 64
 
@@ -113,6 +113,9 @@ FQ = FieldParams(
 
 # Fq2 = Fq[u]/(u^2 - FQ2_NONRESIDUE); BLS12-381 uses u^2 = -1.
 FQ2_NONRESIDUE = FQ.modulus - 1
+
+# Fq6 = Fq2[v]/(v^3 - FQ6_NONRESIDUE), Fq12 = Fq6[w]/(w^2 - v): BLS12-381's xi = 1 + u, as (c0, c1).
+FQ6_NONRESIDUE = (1, 1)
 
 
 def fq2_mul_int(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:

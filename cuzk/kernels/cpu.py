@@ -1,5 +1,8 @@
 """The Numba CPU backend: NTT and MSM kernels with the same signatures as ``cuzk.kernels.cuda``.
 
+The module-level functions are BLS12-381's; :class:`CpuKernels` offers the same functions for
+any curve's generated kernel modules (``cuzk.curves.get(name).kernels``).
+
 Everything here runs in ``nogil`` Numba code, so several Python threads can prove at once; each
 kernel takes ``threads`` (None: all cores) so a pipeline can share the cores between stages.
 Arrays follow DESIGN §3: Fr elements (n, 4) uint64 Montgomery, G1 affine (n, 2, 6), G2 affine
@@ -14,12 +17,17 @@ Arrays follow DESIGN §3: Fr elements (n, 4) uint64 Montgomery, G1 affine (n, 2,
     True
 """
 
-from cuzk.field.prime_field import Fr
-from cuzk.kernels.msm_cpu import batch_mul_g1, batch_mul_g2, msm_g1, msm_g2
-from cuzk.kernels.ntt_cpu import h_pointwise, ntt
+from types import ModuleType
+
+from cuzk.errors import InputError
+from cuzk.field.params import FieldParams
+from cuzk.field.prime_field import Fr, PrimeField
+from cuzk.kernels import msm_cpu
+from cuzk.kernels.msm_cpu import MsmGroup, batch_mul_g1, batch_mul_g2, msm_g1, msm_g2
+from cuzk.kernels.ntt_cpu import CpuNtt, h_pointwise, ntt
 
 __all__ = ["ntt", "h_pointwise", "msm_g1", "msm_g2", "stage", "to_canonical", "device_timer", "batch_mul_g1",
-           "batch_mul_g2"]
+           "batch_mul_g2", "CpuKernels"]
 
 
 def stage(*arrays, device_id=None) -> list:
@@ -65,3 +73,67 @@ def to_canonical(values):
     [[5, 0, 0, 0]]
     """
     return Fr.from_mont(values)
+
+
+class CpuKernels:
+    """This module's functions for one curve, on that curve's generated kernel modules.
+
+    The same names and signatures as the module-level (BLS12-381) functions; arrays have the
+    curve's limb counts (Fr (n, 4); G1 (n, 2, L), G2 (n, 2, 2, L) with L the Fq limbs). Built by
+    ``cuzk.curves`` (this package may not import it).
+
+    Args:
+        fr: the curve's array-level Fr (:class:`~cuzk.field.prime_field.PrimeField`).
+        fq: the curve's base field parameters.
+        msm_g1, msm_g2, ntt_kernels: its generated ``msm_kernels_g1/g2`` and ``ntt_kernels`` modules.
+        name: the curve's name, for ``repr``.
+    """
+
+    def __init__(self, fr: PrimeField, fq: FieldParams, msm_g1: ModuleType, msm_g2: ModuleType,
+                 ntt_kernels: ModuleType, name: str):
+        self.name = name
+        self._fr = fr
+        self._ntt = CpuNtt(fr.params, ntt_kernels)
+        self._g1 = MsmGroup("g1", msm_g1, 1, fq, fr.params)
+        self._g2 = MsmGroup("g2", msm_g2, 2, fq, fr.params)
+
+    def __repr__(self) -> str:
+        return f"<cuzk CPU kernels of {self.name}>"
+
+    def ntt(self, values, *, inverse=False, shift=None, root_generator=None, threads=None):
+        """As :func:`ntt`; ``root_generator`` defaults to the curve's Fr generator."""
+        return self._ntt.ntt(values, inverse=inverse, shift=shift, root_generator=root_generator, threads=threads)
+
+    def h_pointwise(self, a, b, c, z_inv):
+        """As :func:`h_pointwise`."""
+        return self._ntt.h_pointwise(a, b, c, z_inv)
+
+    def msm(self, group: str, points, scalars, threads=None, *, method=None, window=None):
+        """As :func:`cuzk.kernels.msm_cpu.msm` for this curve's ``group`` ("g1" | "g2")."""
+        if group not in ("g1", "g2"):
+            raise InputError(f"group must be 'g1' or 'g2', got {group!r}")
+        g = self._g1 if group == "g1" else self._g2
+        return msm_cpu.msm(g, points, scalars, threads, method=method, window=window)
+
+    def msm_g1(self, points, scalars, threads=None):
+        """As :func:`msm_g1`: Σ scalars[i]·points[i] over the curve's G1."""
+        return msm_cpu.msm(self._g1, points, scalars, threads)
+
+    def msm_g2(self, points, scalars, threads=None):
+        """As :func:`msm_g2`."""
+        return msm_cpu.msm(self._g2, points, scalars, threads)
+
+    def batch_mul_g1(self, base, scalars, threads=None):
+        """As :func:`batch_mul_g1`."""
+        return msm_cpu.batch_mul(self._g1, base, scalars, threads)
+
+    def batch_mul_g2(self, base, scalars, threads=None):
+        """As :func:`batch_mul_g2`."""
+        return msm_cpu.batch_mul(self._g2, base, scalars, threads)
+
+    def to_canonical(self, values):
+        """Montgomery Fr values → canonical integers (MSM scalars)."""
+        return self._fr.from_mont(values)
+
+    stage = staticmethod(stage)
+    device_timer = staticmethod(device_timer)

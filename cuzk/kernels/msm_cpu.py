@@ -16,26 +16,60 @@ windows are independent, and 20-odd of them keep 2-16 cores busy with dynamic sc
 from __future__ import annotations
 
 import math
+from types import ModuleType
 
+import attrs
 import numpy as np
 
 from cuzk.errors import InputError
-from cuzk.field.params import FQ, FR
+from cuzk.field.params import FQ, FR, FieldParams
 from cuzk.kernels import msm_kernels_g1, msm_kernels_g2
 from cuzk.kernels.checks import check_field_rows, check_points
 from cuzk.kernels.cpu_threads import resolve_threads, run_phases
-from cuzk.kernels.scalar_digits import num_windows, signed_digits, top_bits
+from cuzk.kernels.scalar_digits import SCALAR_BITS, num_windows, signed_digits, top_bits
 
-__all__ = ["msm", "msm_g1", "msm_g2", "batch_mul", "batch_mul_g1", "batch_mul_g2", "choose_msm", "METHODS"]
+__all__ = ["msm", "msm_g1", "msm_g2", "batch_mul", "batch_mul_g1", "batch_mul_g2", "choose_msm", "METHODS",
+           "MsmGroup"]
 
 METHODS = ("affine", "xyzz")
-_GROUPS = {"g1": (msm_kernels_g1, (6,)), "g2": (msm_kernels_g2, (2, 6))}
+
+
+@attrs.frozen
+class MsmGroup:
+    """One curve group as the MSM drivers see it: its generated kernels and its two fields.
+
+    Attributes:
+        name: "g1" or "g2" (messages).
+        kernels: the group's generated ``msm_kernels_<name>`` module.
+        degree: 1 (coordinates in Fq) or 2 (in Fq2).
+        fq, fr: the base field (coordinates) and the scalar field (scalars, 4 limbs).
+    """
+
+    name: str
+    kernels: ModuleType
+    degree: int
+    fq: FieldParams
+    fr: FieldParams
+
+    def __attrs_post_init__(self):
+        # signed_digits reads 4-limb scalars and sizes the top window for scalars < 2^SCALAR_BITS
+        if self.fr.limbs != 4 or self.fr.modulus >= 1 << SCALAR_BITS:
+            raise InputError(f"MSM scalars must be 4-limb values below 2^{SCALAR_BITS}; {self.fr.bits}-bit r given")
+
+    @property
+    def coord(self) -> tuple:
+        """Shape of one coordinate: (L,) or (2, L)."""
+        return (self.fq.limbs,) if self.degree == 1 else (self.degree, self.fq.limbs)
+
+
+_GROUPS = {"g1": MsmGroup("g1", msm_kernels_g1, 1, FQ, FR), "g2": MsmGroup("g2", msm_kernels_g2, 2, FQ, FR)}
 
 # Cost model, in base-field multiplications per operation (squarings count as one).
 _AFFINE_ADD = 6.5  # batch-affine addition: λ, λ², λ·(x1 − x3) + 3 for the shared inversion
 _XYZZ_MADD = 10.0  # madd-2008-s: 8M + 2S
 _BUCKET_REDUCE = 24.0  # per bucket: one mixed add (running) + one full XYZZ add (acc)
-_INVERSION = 600.0  # Fermat inversion in Fq: ~381 squarings + ~190 multiplications
+_INVERSION = 600.0  # Fermat inversion in a 381-bit Fq: ~381 squarings + ~190 multiplications
+_INVERSION_BITS = 381  # ... so a b-bit field's inversion costs about _INVERSION·b/381
 _MAX_WINDOW = 16
 # Below this many points per thread, starting helper threads costs more than it saves.
 _MIN_POINTS_PER_THREAD = 64
@@ -43,35 +77,40 @@ _MIN_POINTS_PER_THREAD = 64
 _FIXED_BASE_CHUNK = 1024
 
 
-def _msm_cost(n: int, c: int, method: str) -> float:
+def _msm_cost(n: int, c: int, method: str, fq_bits: int = FQ.bits) -> float:
     nwin = num_windows(c)
     buckets = 2 ** (c - 1)
     if method == "xyzz":
         return nwin * (n * _XYZZ_MADD + buckets * _BUCKET_REDUCE)
     rounds = max(1, math.ceil(math.log2(max(2.0, n / buckets))))
     inversions = rounds + n / msm_kernels_g1.CHUNK
-    return nwin * (n * _AFFINE_ADD + inversions * _INVERSION + buckets * _BUCKET_REDUCE)
+    inversion = _INVERSION * fq_bits / _INVERSION_BITS
+    return nwin * (n * _AFFINE_ADD + inversions * inversion + buckets * _BUCKET_REDUCE)
 
 
-def choose_msm(n: int) -> tuple[str, int]:
-    """(method, window width c) with the least modelled cost for an n-point MSM.
+def choose_msm(n: int, fq_bits: int = FQ.bits) -> tuple[str, int]:
+    """(method, window width c) with the least modelled cost for an n-point MSM over a
+    ``fq_bits``-bit base field (default BLS12-381's).
 
     >>> choose_msm(1 << 16)
     ('affine', 13)
     """
-    options = [(_msm_cost(max(n, 1), c, m), m, c) for m in METHODS for c in range(1, _MAX_WINDOW + 1)]
+    options = [(_msm_cost(max(n, 1), c, m, fq_bits), m, c) for m in METHODS for c in range(1, _MAX_WINDOW + 1)]
     _, method, c = min(options)
     return method, c
 
 
-def _group(group: str):
+def _group(group) -> MsmGroup:
+    if isinstance(group, MsmGroup):
+        return group
     if group not in _GROUPS:
         raise InputError(f"group must be 'g1' or 'g2', got {group!r}")
     return _GROUPS[group]
 
 
-def msm(group: str, points, scalars, threads=None, *, method=None, window=None) -> np.ndarray:
-    """Σ scalars[i]·points[i] for ``group`` "g1"/"g2"; ``method``/``window`` override the model.
+def msm(group, points, scalars, threads=None, *, method=None, window=None) -> np.ndarray:
+    """Σ scalars[i]·points[i] for ``group`` "g1"/"g2" (BLS12-381) or an :class:`MsmGroup` of
+    any curve; ``method``/``window`` override the model.
 
     Args:
         points: (n, 2, *coord) affine Montgomery points (all-zero rows = identity).
@@ -87,17 +126,18 @@ def msm(group: str, points, scalars, threads=None, *, method=None, window=None) 
         InputError: wrong shapes/dtypes, length mismatch, bad method/window/threads.
         FieldValueError: a scalar >= r or a coordinate >= p.
     """
-    kernels, coord = _group(group)
-    points = check_points(points, "points", (2,) + coord, FQ.modulus)
-    scalars = check_field_rows(scalars, "scalars", (4,), FR.modulus)
+    g = _group(group)
+    kernels, coord = g.kernels, g.coord
+    points = check_points(points, "points", (2,) + coord, g.fq.modulus)
+    scalars = check_field_rows(scalars, "scalars", (4,), g.fr.modulus)
     n = points.shape[0]
     if scalars.shape[0] != n:
         raise InputError(f"need one scalar per point: {n} points, {scalars.shape[0]} scalars")
     threads = resolve_threads(threads)
-    method = choose_msm(n)[0] if method is None else method
+    method = choose_msm(n, g.fq.bits)[0] if method is None else method
     if method not in METHODS:
         raise InputError(f"method must be one of {METHODS}, got {method!r}")
-    c = choose_window_for(n, method) if window is None else window
+    c = choose_window_for(n, method, g.fq.bits) if window is None else window
     if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= _MAX_WINDOW:
         raise InputError(f"window must be an int in 1..{_MAX_WINDOW}, got {c!r}")
     if n == 0:
@@ -113,9 +153,9 @@ def msm(group: str, points, scalars, threads=None, *, method=None, window=None) 
     return kernels.combine(sums, c)
 
 
-def choose_window_for(n: int, method: str) -> int:
+def choose_window_for(n: int, method: str, fq_bits: int = FQ.bits) -> int:
     """The modelled best window width for ``method`` at n points."""
-    return min(range(1, _MAX_WINDOW + 1), key=lambda c: _msm_cost(max(n, 1), c, method))
+    return min(range(1, _MAX_WINDOW + 1), key=lambda c: _msm_cost(max(n, 1), c, method, fq_bits))
 
 
 def msm_g1(points, scalars, threads=None) -> np.ndarray:
@@ -157,7 +197,7 @@ def _fixed_base_window(n: int) -> int:
     return min(range(2, _MAX_WINDOW + 1), key=lambda c: num_windows(c) * (n + 2 ** (c - 1) * 2.0))
 
 
-def batch_mul(group: str, base, scalars, threads=None, *, window=None) -> np.ndarray:
+def batch_mul(group, base, scalars, threads=None, *, window=None) -> np.ndarray:
     """k_i·base for every scalar k_i (fixed-base windowed multiplication), affine (n, 2, *coord).
 
     One table of d·2^(c·w)·base (signed digits, 2^(c−1) entries per window) serves all scalars,
@@ -168,12 +208,13 @@ def batch_mul(group: str, base, scalars, threads=None, *, window=None) -> np.nda
         InputError: wrong shapes/dtypes, bad window/threads.
         FieldValueError: a scalar >= r or a coordinate >= p.
     """
-    kernels, coord = _group(group)
+    g = _group(group)
+    kernels, coord = g.kernels, g.coord
     if not isinstance(base, np.ndarray) or base.shape != (2,) + coord:
         got = base.shape if isinstance(base, np.ndarray) else type(base).__name__
         raise InputError(f"base must be one affine point, a uint64 array of shape {(2,) + coord}, got {got}")
-    base = check_points(base[None], "base", (2,) + coord, FQ.modulus)
-    scalars = check_field_rows(scalars, "scalars", (4,), FR.modulus)
+    base = check_points(base[None], "base", (2,) + coord, g.fq.modulus)
+    scalars = check_field_rows(scalars, "scalars", (4,), g.fr.modulus)
     n = scalars.shape[0]
     threads = resolve_threads(threads)
     c = _fixed_base_window(n) if window is None else window

@@ -1,0 +1,89 @@
+"""The curves cuzk knows: one :class:`~cuzk.curves.spec.CurveSpec` entry each.
+
+Adding a curve is one entry here plus ``python scripts/generate.py`` (docs/curves.md). An entry
+gives only defining numbers (seed, field generators, non-residues, b, generator points, the
+subgroup-check endomorphism where the cofactor is not 1); moduli, cofactors, the twist's b and
+the ψ constants are derived, and the spec checks whatever is given twice.
+
+BLS12-381's numbers stay in ``cuzk.field.params`` / ``cuzk.curve.params`` (the modules its
+kernels were written against, which may not import this package); its entry wraps them, and
+building the spec checks them against the BLS12 polynomials.
+
+    >>> CURVES["bn254"].fr.modulus == BN254.numbers.r
+    True
+"""
+
+from __future__ import annotations
+
+from cuzk.curve import params as _bls
+from cuzk.curve.params import CurveParams
+from cuzk.curves import families
+from cuzk.curves.spec import CurveSpec
+from cuzk.field import params as _bls_fields
+from cuzk.field.params import FieldParams
+
+__all__ = ["BLS12_381", "BN254", "CURVES"]
+
+BLS12_381 = CurveSpec(
+    name="bls12_381",
+    title="BLS12-381",
+    family="bls12",
+    x=_bls.BLS_X,
+    fr=_bls_fields.FR,
+    fq=_bls_fields.FQ,
+    fq2_nonresidue=_bls_fields.FQ2_NONRESIDUE,
+    fq6_nonresidue=_bls_fields.FQ6_NONRESIDUE,
+    twist="M",
+    g1=_bls.G1_PARAMS,
+    g2=_bls.G2_PARAMS,
+    aliases=("bls12381",),
+    point_encoding="zcash",
+)
+
+
+def _bn254() -> CurveSpec:
+    # BN254 (alt_bn128 of EIP-196/197, circom/snarkjs "bn128"): Kasamatsu et al.'s seed.
+    x = 4965661367192848881
+    n = families.numbers("bn", x)
+    p = n.p
+    beta = p - 1  # u² = −1 (p = 3 mod 4, so −1 is not a square)
+    xi = (9, 1)  # ξ = 9 + u
+    twist = "D"
+    fr = FieldParams(name="fr", modulus=n.r, generator=5)  # 5: the snarkjs / arkworks Fr generator
+    fq = FieldParams(name="fq", modulus=p, generator=3)
+    g1 = CurveParams(name="g1", degree=1, b=(3,), generator=((1,), (2,)), order=n.r, cofactor=n.g1_cofactor)
+    psi_x, psi_y = families.psi_constants(xi, twist, p, beta)
+    g2 = CurveParams(
+        name="g2",
+        degree=2,
+        b=families.twist_b(3, xi, twist, p, beta),
+        # EIP-197's generator of G2
+        generator=(
+            (
+                10857046999023057135944570762232829481370756359578518086990519993285655852781,
+                11559732032986387107991004021392285783925812861821192530917403151452391805634,
+            ),
+            (
+                8495653923123431417604973247489272438418190587263600148770280649306958101930,
+                4082367875863433681332203403145435568316851327593401208105741076214120093531,
+            ),
+        ),
+        order=n.r,
+        cofactor=n.g2_cofactor,
+        # ψ(Q) = [6x²]Q decides membership in G2 for BN curves (El Housni–Guillevic–Piellard,
+        # eprint 2022/352): a 127-bit multiple instead of a 254-bit r·Q
+        endo_x=psi_x,
+        endo_y=psi_y,
+        endo_scalar=6 * x * x,
+        endo_scalar_power=1,
+        endo_negate=False,
+    )
+    return CurveSpec(
+        name="bn254", title="BN254", family="bn", x=x, fr=fr, fq=fq, fq2_nonresidue=beta, fq6_nonresidue=xi,
+        twist=twist, g1=g1, g2=g2, aliases=("bn128", "alt_bn128"),
+    )
+
+
+BN254 = _bn254()
+
+CURVES = {c.name: c for c in (BLS12_381, BN254)}

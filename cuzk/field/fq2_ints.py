@@ -1,0 +1,50 @@
+"""Fq2 = Fq[u]/(u² − β) on Python ints, for any prime p and non-residue β (deriving constants).
+
+Kernels never call these: the generated tower modules (``fq6``/``fq12`` of every curve) and the
+curve specifications (``cuzk.curves``) use them at import to turn a curve's defining numbers
+(ξ, twist type) into Frobenius and endomorphism constants, so nothing is typed twice. An
+element is a pair ``(c0, c1)`` of canonical ints meaning c0 + c1·u.
+
+    >>> p = 103                                   # 103 = 3 mod 4: u² = −1 is a field extension
+    >>> mul((0, 1), (0, 1), p, p - 1)             # u · u = β = −1
+    (102, 0)
+    >>> mul(inv((3, 5), p, p - 1), (3, 5), p, p - 1)
+    (1, 0)
+"""
+
+from __future__ import annotations
+
+from cuzk.errors import FieldValueError
+
+__all__ = ["mul", "pow_", "inv"]
+
+
+def mul(a: tuple[int, int], b: tuple[int, int], p: int, beta: int) -> tuple[int, int]:
+    """(a0 + a1 u)(b0 + b1 u) mod p with u² = β."""
+    return ((a[0] * b[0] + beta * a[1] * b[1]) % p, (a[0] * b[1] + a[1] * b[0]) % p)
+
+
+def pow_(a: tuple[int, int], e: int, p: int, beta: int) -> tuple[int, int]:
+    """a^e by square-and-multiply (e >= 0).
+
+    >>> pow_((1, 1), 2, 103, 102)                 # (1 + u)² = 2u when u² = −1
+    (0, 2)
+    """
+    if e < 0:
+        raise FieldValueError(f"exponent must be >= 0, got {e}")
+    result, base = (1, 0), (a[0] % p, a[1] % p)
+    while e:
+        if e & 1:
+            result = mul(result, base, p, beta)
+        base = mul(base, base, p, beta)
+        e >>= 1
+    return result
+
+
+def inv(a: tuple[int, int], p: int, beta: int) -> tuple[int, int]:
+    """a⁻¹ = conj(a) / (a0² − β a1²); raises FieldValueError for zero."""
+    norm = (a[0] * a[0] - beta * a[1] * a[1]) % p
+    if norm == 0:
+        raise FieldValueError("zero has no inverse in Fq2")
+    n = pow(norm, -1, p)
+    return (a[0] * n % p, -a[1] * n % p)

@@ -1,0 +1,83 @@
+"""Code generation for every curve in ``cuzk.curves.catalog``: one set of templates, one job list.
+
+:func:`outputs` maps every generated file to its fresh text; ``scripts/generate.py`` writes or
+checks them and tests/test_generated.py compares them with the files on disk. A *kind* groups
+templates (the old per-kind scripts ``gen_field.py``, ``gen_curve.py``, ``gen_msm.py`` render one
+kind each, for every curve).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cuzk.curves.catalog import CURVES
+
+from .common import ROOT, Target, layout_of
+from .field import render_kernels
+from .field_arrays import render_array
+from .msm import render_msm
+from .ntt import render_ntt
+from .package import render_init, render_params
+from .pairing import render_pairing
+from .points import render_points
+from .tower import render_tower
+
+__all__ = ["KINDS", "CURVES", "outputs", "targets", "ROOT"]
+
+
+def _field(t: Target):
+    for role in ("fr", "fq"):
+        yield t.path(role), render_kernels(t, role)
+        yield t.path(f"{role}_array"), render_array(t, role)
+
+
+def _tower(t: Target):
+    for name in ("fq2", "fq6", "fq12"):
+        yield t.path(name), render_tower(t, name)
+
+
+def _points(t: Target):
+    for name in ("g1", "g2"):
+        yield t.path(name), render_points(t, name)
+
+
+def _pairing(t: Target):
+    yield t.path("pairing"), render_pairing(t)
+
+
+def _msm(t: Target):
+    for name in ("g1", "g2"):
+        yield t.path(f"msm_kernels_{name}"), render_msm(t, name)
+
+
+def _ntt(t: Target):
+    yield t.path("ntt_kernels"), render_ntt(t)
+
+
+def _package(t: Target):
+    if t.is_legacy:
+        return  # BLS12-381's parameter modules are hand-written (cuzk/field/params.py, cuzk/curve/params.py)
+    pkg = ROOT.joinpath(*t.layout.field_pkg.split("."))
+    yield pkg / "__init__.py", render_init(t)
+    yield pkg / "params.py", render_params(t)
+
+
+KINDS = {
+    "package": _package, "field": _field, "tower": _tower, "points": _points, "pairing": _pairing,
+    "msm": _msm, "ntt": _ntt,
+}
+
+
+def targets(curves=None) -> list[Target]:
+    """The curves to render (default: every catalog entry), as :class:`Target` objects."""
+    names = list(CURVES) if curves is None else list(curves)
+    return [layout_of(CURVES[n]) for n in names]
+
+
+def outputs(curves=None, kinds=None) -> dict[Path, str]:
+    """Every generated file of ``curves`` x ``kinds`` (default: all) and its fresh text."""
+    out = {}
+    for t in targets(curves):
+        for kind in (KINDS if kinds is None else kinds):
+            out.update(KINDS[kind](t))
+    return out

@@ -44,13 +44,23 @@ _LISTENER_EVENTS = {
 class JobRecord:
     """One successfully submitted job, as the driver saw it."""
 
-    __slots__ = ("plan", "job_id", "future", "resolutions", "cancel_requested", "origin")
+    __slots__ = ("plan", "job_id", "future", "resolutions", "cancel_requested", "origin", "explicit_id",
+                 "deadline", "resolved_at", "callback_raised_base")
 
-    def __init__(self, plan: JobPlan, future, origin: str):
+    def __init__(self, plan: JobPlan, future, origin: str, explicit_id: bool = True, deadline: float | None = None):
         self.plan, self.future, self.origin = plan, future, origin
         self.job_id = future.job_id
         self.resolutions: list = []  # one entry per call of the counting done-callback
         self.cancel_requested = False
+        self.explicit_id = explicit_id  # the submit named the id (else the target numbered the job)
+        self.deadline = deadline  # the time.time() deadline it was submitted with (Engine targets), or None
+        self.resolved_at: float | None = None  # time.time() when the counting done-callback ran
+        self.callback_raised_base = False  # a done-callback of its future let a BaseException out
+
+    def count_resolution(self) -> None:
+        """The counting done-callback (always the driver's first one on the future)."""
+        self.resolved_at = time.time()
+        self.resolutions.append(threading.current_thread().name)
 
 
 def _thread_stacks() -> str:
@@ -104,14 +114,14 @@ class Episode:
 
     # -- submitting -----------------------------------------------------------------------
     def _claim_reuse(self, rec: JobRecord | None = None):
-        """Claim a job id for reuse: ``rec``'s, or one whose latest job has resolved. Returns the
-        record whose id is reused, or None. One reuse per id at a time, so a refusal can only
-        mean the pipeline still holds the previous job."""
+        """Claim a job id for reuse: ``rec``'s, or one whose latest job has resolved (as the
+        target's ``id_reusable`` tells). Returns the record whose id is reused, or None. One
+        reuse per id at a time, so a refusal can only mean the pipeline still holds the previous job."""
         with self._lock:
             candidates = [rec] if rec is not None else reversed(self.records[-50:])
             for r in candidates:
                 latest = self.by_id[r.job_id][-1]
-                if r.job_id not in self._reusing and latest.future.done():
+                if r.job_id not in self._reusing and self.target.id_reusable(latest):
                     self._reusing.add(r.job_id)
                     return latest
         return None
@@ -128,14 +138,13 @@ class Episode:
         else:
             job_id = plan.key
         inputs = [{"u": u} for u in plan.units]
+        deadline = None if plan.deadline is None else time.time() + plan.deadline
         try:
-            future = self._submit_or_fresh(plan, inputs, job_id, reused, origin)
+            future = self._submit_or_fresh(plan, inputs, job_id, reused, origin, deadline)
             if future is None:
                 return None
-            rec = JobRecord(plan, future, origin)
-            with self._lock:
-                self.records.append(rec)
-                self.by_id.setdefault(rec.job_id, []).append(rec)
+            # explicit unless the target numbered it (a refused auto id falls back to the plan's key)
+            rec = self.record(plan, future, origin, job_id is not None or future.job_id == plan.key, deadline)
         finally:
             if reused is not None:  # only now: the new record is the id's latest
                 with self._lock:
@@ -143,27 +152,40 @@ class Episode:
         self.tally.act(f"submit ({origin})")
         if reused is not None and rec.job_id == reused.job_id:
             self.tally.act("job id reused")
+        return self.wire(rec)
+
+    def record(self, plan: JobPlan, future, origin: str, explicit_id: bool, deadline) -> JobRecord:
+        """Track a job the target accepted (the oracle checks every record)."""
+        rec = JobRecord(plan, future, origin, explicit_id, deadline)
+        with self._lock:
+            self.records.append(rec)
+            self.by_id.setdefault(rec.job_id, []).append(rec)
+        return rec
+
+    def wire(self, rec: JobRecord) -> JobRecord:
+        """The counting done-callback, the plan's own callbacks and its cancel-at-once."""
+        plan, future = rec.plan, rec.future
         if plan.partitioned:
             self.tally.act("partitioned job")
-        future.add_done_callback(lambda f, rec=rec: rec.resolutions.append(threading.current_thread().name))
+        future.add_done_callback(lambda f, rec=rec: rec.count_resolution())
         for kind in plan.callbacks:
-            self._guard(future.add_done_callback, lambda f, kind=kind, rec=rec: self._callback(kind, rec))
+            self._guard(future.add_done_callback, lambda f, kind=kind, rec=rec: self._run_callback(kind, rec))
             self.tally.act(f"callback {kind}")
         if plan.cancel == "now":
             self.cancel(rec, "driver, at once")
         return rec
 
-    def _submit_or_fresh(self, plan, inputs, job_id, reused, origin):
+    def _submit_or_fresh(self, plan, inputs, job_id, reused, origin, deadline=None):
         """The target's future for ``plan``, or None when the target is closed. When the id is
         refused as in use, judge the refusal and submit again under the plan's own key."""
         try:
             try:
-                return self._submit(plan, inputs, job_id)
+                return self._submit(plan, inputs, job_id, deadline)
             except InputError as e:
                 if job_id == plan.key:
                     raise
                 self._judge_refusal(plan, job_id, reused, origin, e)
-                return self._submit(plan, inputs, plan.key)
+                return self._submit(plan, inputs, plan.key, deadline)
         except PipelineClosedError:
             if not self.close_requested:
                 self.tally.violation("submit-refused", f"{plan.key}: PipelineClosedError before any close")
@@ -184,13 +206,14 @@ class Episode:
             if outcome == "failed":  # partitions of the failed job may still be in flight
                 self.tally.note("id reuse refused: the previous job failed, some of its units still open")
             else:  # a done job's units all ended before it resolved; a cancelled one never started
-                self.tally.violation("reuse-refused", f"{plan.key} ({origin}): the id {job_id!r} of a {outcome} "
-                                                      f"job refused as in use")
+                self.tally.violation("cancel-id-held" if outcome == "cancelled" else "reuse-refused",
+                                     f"{plan.key} ({origin}): the id {job_id!r} of a {outcome} job refused as in use")
 
-    def _submit(self, plan, inputs, job_id):
+    def _submit(self, plan, inputs, job_id, deadline=None):
+        extra = {} if deadline is None else {"deadline": deadline}  # only Engine targets take one
         if plan.partitioned:
-            return self.target.submit_partitioned(inputs, priority=plan.priority, job_id=job_id)
-        return self.target.submit(inputs[0], priority=plan.priority, job_id=job_id)
+            return self.target.submit_partitioned(inputs, priority=plan.priority, job_id=job_id, **extra)
+        return self.target.submit(inputs[0], priority=plan.priority, job_id=job_id, **extra)
 
     def followup(self, origin: str, reuse_of: JobRecord | None = None):
         with self._lock:
@@ -228,10 +251,11 @@ class Episode:
             return
         finished, raised = bounded_close(self.target, wait, cancel_futures)
         if not finished:
-            self.hung = True
-            self.tally.violation("hang", f"episode {self.cfg.index}: close(wait={wait}, cancel_futures="
-                                         f"{cancel_futures}) from {who} did not return in {CLOSE_TIMEOUT} s\n"
-                                         + _thread_stacks())
+            if not self.recover_hang(f"close(wait={wait}, cancel_futures={cancel_futures}) from {who}"):
+                self.hung = True
+                self.tally.violation("hang", f"episode {self.cfg.index}: close(wait={wait}, cancel_futures="
+                                             f"{cancel_futures}) from {who} did not return in {CLOSE_TIMEOUT} s\n"
+                                             + _thread_stacks())
         elif raised is not None:
             if not is_injected(raised):
                 self.tally.violation("harness-error", f"close raised {type(raised).__name__}: {raised}")
@@ -256,6 +280,15 @@ class Episode:
             recent = self.records[-20:]
         live = [r for r in recent if not r.future.done()]
         return self.rng.choice(live) if live else None
+
+    def _run_callback(self, kind: str, rec: JobRecord) -> None:
+        try:
+            self._callback(kind, rec)
+        except Exception:
+            raise  # concurrent.futures logs it and runs the next callback
+        except BaseException:  # it travels out of set_result/set_exception/cancel to the resolver
+            rec.callback_raised_base = True
+            raise
 
     def _callback(self, kind: str, rec: JobRecord) -> None:
         if kind == "raise":
@@ -298,7 +331,7 @@ class Episode:
             raise callback_base_exception(pick, f"listener on {k.value}")
 
     def _check_live_status(self, s) -> None:
-        budget = self.cfg.memory_budget
+        budget = s.memory_budget  # the target's own (an Engine may run without the episode's budget)
         if s.memory_reserved_bytes < 0 or (budget is not None and
                                            s.memory_reserved_bytes > max(budget, self.cfg.unit_bytes)):
             self.tally.violation("status", f"episode {self.cfg.index}: {s.memory_reserved_bytes} bytes reserved, "
@@ -316,6 +349,8 @@ class Episode:
                     break
             plan = self.planner.job(cfg, n)
             rec = self.submit(plan, "driver")
+            if rec is not None:
+                self.after_driver_submit(rec)
             if rec is not None and plan.cancel == "later":
                 pending_cancels.append([rng.randint(1, 6), rec])
             for item in pending_cancels:
@@ -331,6 +366,14 @@ class Episode:
             self.cancel(rec, "driver, later")
         self.finish()
 
+    def after_driver_submit(self, rec: JobRecord) -> None:
+        """A hook for targets' own driver actions on a job it just submitted (none here)."""
+
+    def recover_hang(self, what: str) -> bool:
+        """A close did not return in time: True when a known defect explains it and the episode
+        could be closed anyway (reported as that defect), else False (reported as a hang)."""
+        return False
+
     def finish(self) -> None:
         """The final close(wait=True) (again if a callback's exception interrupted it), then a
         bounded wait for every future."""
@@ -340,6 +383,8 @@ class Episode:
             self.close_requested = True
             finished, raised = bounded_close(self.target, True, False)
             if not finished:
+                if self.recover_hang("final close(wait=True)"):
+                    break
                 self.hung = True
                 self.tally.violation("hang", f"episode {self.cfg.index}: final close(wait=True) did not "
                                              f"return in {CLOSE_TIMEOUT} s\n" + _thread_stacks())

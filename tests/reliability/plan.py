@@ -46,11 +46,14 @@ class UnitSpec:
 class JobPlan:
     """One job: its units, how it is submitted, and what the driver does to it."""
 
-    __slots__ = ("key", "units", "partitioned", "priority", "id_mode", "cancel", "callbacks")
+    __slots__ = ("key", "units", "partitioned", "priority", "id_mode", "cancel", "callbacks", "deadline")
 
-    def __init__(self, key, units, partitioned, priority, id_mode, cancel, callbacks):
+    def __init__(self, key, units, partitioned, priority, id_mode, cancel, callbacks, deadline=None):
         self.key, self.units, self.partitioned = key, units, partitioned
         self.priority, self.id_mode, self.cancel, self.callbacks = priority, id_mode, cancel, callbacks
+        # seconds from submit to the job's deadline (negative: already past); None: no deadline.
+        # Only the Engine planner (reliability.engine_target) sets one: a Pipeline has no deadlines
+        self.deadline = deadline
 
 
 class EpisodeConfig:

@@ -1,9 +1,11 @@
 """The system under test, behind the six calls the fault driver uses.
 
 The driver and oracle only ever call ``submit``, ``submit_partitioned``, ``cancel``, ``close``,
-``status`` and ``timeline`` (plus ``live_threads`` for the leak check), so pointing the harness
-at another front end (the Engine in ``cuzk/engine/``) means writing one more adapter with the
-same methods and a factory like :func:`pipeline_target`.
+``status`` and ``timeline`` (plus ``live_threads`` for the leak check and ``id_reusable`` for
+id reuse), so pointing the harness at another front end means writing one more adapter with the
+same methods and a factory like :func:`pipeline_target`; :mod:`reliability.engine_target` is
+the one for :class:`cuzk.Engine`, with the Engine's own actions (deadlines, repeated request
+ids, ``evict``) and checks.
 
 What an adapter for :class:`cuzk.Engine` has to translate (checked against engine.py as of
 this commit): ``register`` one circuit with the fake stages (``key`` = the fake prover) and
@@ -39,11 +41,12 @@ class StatusView:
     """What the oracle reads from a status call: unit counts per state, unfinished job ids,
     reserved memory and the budget."""
 
-    __slots__ = ("closed", "counts", "jobs", "memory_reserved_bytes", "memory_budget")
+    __slots__ = ("closed", "counts", "jobs", "memory_reserved_bytes", "memory_budget", "circuits")
 
-    def __init__(self, closed, counts, jobs, memory_reserved_bytes, memory_budget):
+    def __init__(self, closed, counts, jobs, memory_reserved_bytes, memory_budget, circuits=None):
         self.closed, self.counts, self.jobs = closed, counts, jobs
         self.memory_reserved_bytes, self.memory_budget = memory_reserved_bytes, memory_budget
+        self.circuits = circuits  # an Engine's per-circuit job counts (status()["circuits"]); None for a Pipeline
 
 
 class PipelineTarget:
@@ -76,6 +79,11 @@ class PipelineTarget:
 
     def metrics(self):
         return self.pipe.metrics()
+
+    def id_reusable(self, rec) -> bool:
+        """Whether the driver may submit again under ``rec``'s id as a new job: the pipeline
+        frees an id before the job's future resolves."""
+        return rec.future.done()
 
     def live_threads(self) -> list[str]:
         """Names of this target's worker threads still alive."""

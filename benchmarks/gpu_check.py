@@ -13,7 +13,9 @@ checked by one 4096-point CPU MSM of the folded scalars; NTT forward-then-invers
 and the CPU NTT at 2^16); (3) per-phase event breakdown of the G1/G2 MSM and the NTT passes; (4)
 the sweep (MSM window/segment, NTT pass plans); the build (registers, local memory per kernel);
 (5) verified Groth16 proofs at 2^18 then 2^20 (a failing one is taken apart: H and the five MSMs
-against the CPU backend); (6) optional sections behind flags, skipped past the soft deadline.
+against the CPU backend), then the G1 MSM built with field.cuh's per-instruction chains
+(-DCUZK_CHAIN_ONLY) against the default PTX blocks; (6) optional sections behind flags (--cpu-proof,
+--g2-cpu, --two-workers, --all-optional), skipped once past the soft deadline.
 
 While the GPU works the CPU works too: at the start the NVRTC compile into the cubin cache, the
 Numba warm-up and the trace + setup + witness of each proof circuit (saved to --work) start in the
@@ -179,9 +181,12 @@ class Background:
         self.use_processes = not (args.host or args.toy)
         if arch is not None:
             self._start("compile", ["--task", "compile", "--arch", arch])
-            if args.chain_ab or args.all_optional:
+            if _wanted(args, "chain A/B", None):
                 self._start("compile-chain", ["--task", "compile", "--arch", arch, "--define", "CUZK_CHAIN_ONLY"])
-        self._start("numba", ["--task", "numba"], warm_numba)
+        if self.use_processes:  # a thread would only contend for the GIL with the main thread's own compiles
+            self._start("numba", ["--task", "numba"], warm_numba)
+        else:
+            rep.note("Numba warm-up: on demand here (a background process on a GPU machine)")
         logs = ",".join(str(k) for k in args.sizes.prove_logs)
         self._start("prepare", ["--task", "prepare", "--prove-logs", logs, "--work", self.work],
                     lambda: [prepare_proof(k, self.work) for k in args.sizes.prove_logs])
@@ -337,8 +342,7 @@ def main(argv=None) -> int:
     ap.add_argument("--deadline", type=float, default=330.0, help="soft deadline (s): optional sections start before it")
     for flag, what in (("cpu-proof", "the CPU backend's proof of the largest size"),
                        ("g2-cpu", "the largest proof with MSM_B2 on the CPU beside the GPU"),
-                       ("two-workers", "two threads proving at once"),
-                       ("chain-ab", "G1 MSM with -DCUZK_CHAIN_ONLY vs the PTX blocks")):
+                       ("two-workers", "two threads proving at once")):
         ap.add_argument(f"--{flag}", action="store_true", help=f"optional: {what}")
     ap.add_argument("--all-optional", action="store_true", help="every optional section (until the deadline)")
     ap.add_argument("--task", choices=("compile", "numba", "prepare"), help=argparse.SUPPRESS)

@@ -209,6 +209,23 @@ def test_gpu_check_script_runs_whole_on_the_host_build(capsys, tmp_path):
     assert any("dmon skipped" in r.get("note", "") for r in rows) and rows[-1]["summary"] == "all OK"
 
 
+def test_gpu_check_background_prepare_task_round_trips_key_and_witness(tmp_path):
+    # what the GPU run's background process hands over: trace + setup + witness saved as npz and
+    # JSON (no pickle), loaded back into a key and witness that prove and verify
+    import importlib.util
+
+    from cuzk.groth16 import create_proof, verify
+
+    spec = importlib.util.spec_from_file_location("gpu_check", cuda.CU_DIR.parents[2] / "benchmarks" / "gpu_check.py")
+    gpu_check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_check)
+    assert gpu_check.main(["--task", "prepare", "--prove-logs", "10", "--work", str(tmp_path)]) == 0
+    assert (tmp_path / "proof_10.done").exists()
+    pk, w, public = gpu_check.load_proof(10, str(tmp_path))
+    proof = create_proof(pk, w, 5, 6, backend="cpu")
+    assert public == [35] and verify(pk.vk, public, proof) and not verify(pk.vk, [36], proof)
+
+
 def test_gpu_check_dry_run_prints_a_budget_per_section(capsys):
     import importlib.util
 

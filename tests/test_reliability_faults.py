@@ -1,7 +1,7 @@
 """Fault injection through ``cuzk.Pipeline`` and ``cuzk.Engine`` (issue 12): short runs of the
 harness that ``benchmarks/fault_run.py`` runs long, checks that its oracle can fail, and minimal
 reproducers of the defects it found: the Pipeline's (fixed in cuzk/pipeline/core.py; now
-regression tests) and the Engine run's deadline defects (strict xfail until fixed)."""
+regression tests) and the Engine run's deadline defects (fixed too)."""
 
 import concurrent.futures
 import threading
@@ -42,7 +42,7 @@ def ci_engine_run():
 
 
 def test_fault_run_has_no_violations_beyond_known_defects(ci_run):
-    # Known defects (each with a strict-xfail reproducer below) are tolerated; nothing else is.
+    # KNOWN_DEFECTS is empty: every defect the long runs found is fixed and has a regression test below.
     assert ci_run.jobs >= CI_JOBS
     assert not ci_run.new_violations, ci_run.table("fault run")
 
@@ -66,7 +66,7 @@ def test_fault_run_covers_every_fault_and_outcome(ci_run):
 
 def test_engine_fault_run_has_no_violations_beyond_known_defects(ci_engine_run):
     # The same episodes through an Engine of 2-3 circuits, with deadlines, repeated request ids
-    # and evict() calls; the known deadline defects (strict xfails below) are tolerated, nothing else.
+    # and evict() calls; no violation is tolerated.
     assert ci_engine_run.jobs >= CI_ENGINE_JOBS
     assert not ci_engine_run.new_violations, ci_engine_run.table("engine fault run")
 
@@ -266,7 +266,7 @@ def test_a_cancelled_jobs_id_is_free_in_its_done_callback():
         pipe.close()
 
 
-# -- the Engine run's deadline defects: strict xfail until fixed in cuzk/pipeline/ -----------
+# -- the Engine run's deadline defects, fixed in cuzk/pipeline/core.py: regression tests --------
 class _GatedStages:
     """``synthesize(i)`` waits for ``gate`` when ``i == 0``; a unit is 1000 bytes; ``prove`` echoes."""
 
@@ -299,9 +299,7 @@ def _raise_system_exit(f):
     raise SystemExit("a done-callback's SystemExit")
 
 
-@pytest.mark.xfail(strict=True, reason="expiry-leak: SchedulerCore.start_unit fails an expired unit (running its "
-                                       "done-callbacks) before SynthWorker releases its budget bytes; a callback's "
-                                       "BaseException skips the release (GpuWorker/still_wanted likewise)")
+# was a strict xfail ("expiry-leak") until the fix in cuzk/pipeline/core.py
 def test_an_expired_job_whose_done_callback_raises_releases_its_budget():
     engine, stages, first = _busy_engine(budget=1000)  # one unit's worth
     try:
@@ -328,9 +326,7 @@ def _agrees(future, terminals) -> bool:
     return terminals == [K.JOB_CANCELLED if future.cancelled() else K.JOB_FAILED]
 
 
-@pytest.mark.xfail(strict=True, reason="expired-cancelled: start_unit checks the deadline before (and outside the "
-                                       "lock of) its job-finished check: a job cancelled after its unit was taken "
-                                       "records JOB_FAILED for it")
+# was a strict xfail ("expired-cancelled") until the fix in cuzk/pipeline/core.py
 def test_a_job_cancelled_as_its_unit_expires_records_one_outcome(monkeypatch):
     engine, stages, first = _busy_engine()
     expired = WorkUnit.expired
@@ -356,9 +352,7 @@ def test_a_job_cancelled_as_its_unit_expires_records_one_outcome(monkeypatch):
         engine.close(cancel_futures=True)
 
 
-@pytest.mark.xfail(strict=True, reason="expired-cancelled: a job failed at its synthesis pick for its deadline "
-                                       "never left PENDING: a cancel() before its future is resolved is accepted, "
-                                       "and the failure then finds the future CANCELLED ('already resolved' logged)")
+# was a strict xfail ("expired-cancelled") until the fix in cuzk/pipeline/core.py
 def test_a_cancel_racing_a_jobs_expiry_gives_one_outcome(caplog):
     stages = _GatedStages()
     # before_resolve runs between the failure (under the core's lock) and the future's
@@ -378,10 +372,8 @@ def test_a_cancel_racing_a_jobs_expiry_gives_one_outcome(caplog):
         core.close()
 
 
-# -- found by the long Pipeline run after the four fixes: strict xfail until fixed --------------
-@pytest.mark.xfail(strict=True, reason="cancel-id-held: a job cancelled after a synthesis worker took its unit "
-                                       "(before start_unit) keeps its id until that worker reaches start_unit: "
-                                       "the done-callbacks see the id still in use")
+# -- found by the long Pipeline run after the four fixes, fixed: a regression test -------------
+# was a strict xfail ("cancel-id-held") until the fix in cuzk/pipeline/core.py
 def test_a_job_cancelled_as_a_worker_takes_it_frees_its_id_for_its_callbacks(monkeypatch):
     pipe, gate = _blocked_pipeline()
     seen = {}

@@ -117,7 +117,6 @@ class CircuitRoute(Route):
         self.cache_path: str | None = None  # the key-cache file this engine loaded the key from
         self.last_load_s = 0.0
         self.last_use: float | None = None
-        self.in_flight = 0  # queued or running jobs (guarded by the engine's lock); > 0 pins the key
         if self.kind == "object":
             check_key_fits(name, synthesizer, key)
 

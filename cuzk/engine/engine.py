@@ -251,8 +251,8 @@ class Engine:
         """
         with self._lock:
             route = self._route(name)
-            if route.in_flight:
-                raise EngineError(f"circuit {name!r} has {route.in_flight} queued or running jobs: its key is in use")
+            if self.core.busy(route):
+                raise EngineError(f"circuit {name!r} has queued or running work: its key is in use")
             return self._evict(route, "evict()")
 
     def _evict(self, route: CircuitRoute, reason: str) -> int:
@@ -267,7 +267,7 @@ class Engine:
         then waits until witnesses in flight finish (they hold the rest)."""
         with self._lock:
             if self.memory_budget is not None:
-                idle = sorted((r for r in self._routes.values() if r is not route and not r.in_flight
+                idle = sorted((r for r in self._routes.values() if r is not route and not self.core.busy(r)
                                and r.key_bytes_reserved), key=lambda r: r.last_use or 0.0)
                 for other in idle:
                     if self.core.queue.reserved_bytes + nbytes <= self.memory_budget:
@@ -341,7 +341,6 @@ class Engine:
                                                 partitioned=partitioned, deadline=deadline, nbytes=route.unit_bytes)
             except PipelineClosedError as e:
                 raise EngineError("the engine is closed") from e
-            route.in_flight += 1
             if request_id is not None:
                 self._requests.add(request_id, name, key, future)
         future.add_done_callback(lambda f, route=route: self._job_ended(route, f))
@@ -357,8 +356,6 @@ class Engine:
                 f"witness {route.unit_bytes} + key {route.estimated_key_bytes()} + PCE {route.pce_bytes} = {need} bytes")
 
     def _job_ended(self, route: CircuitRoute, future: Future) -> None:
-        with self._lock:
-            route.in_flight -= 1
         self.stats.job_ended(route.name, future)
 
     def _before_resolve(self, job) -> None:

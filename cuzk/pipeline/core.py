@@ -298,18 +298,19 @@ class SchedulerCore:
                 wanted = not job.started and not job.finished
                 if wanted:
                     job.finished = job.started = True  # started: nobody else calls set_running_...
-                    for u in self.queue.remove(lambda u: u.job is job):
+                    self.queue.remove(lambda u: u.job is job)
+                    for u in job.units:  # queued, or taken by a worker not yet at start_unit
                         self._terminal(u, "cancelled", K.JOB_CANCELLED, reason="cancelled")
             return job.future._cancel_now() if wanted else Future.cancel(job.future)
 
     def start_unit(self, unit: WorkUnit) -> bool:
         """A synthesis worker took ``unit``: False (and the unit is cancelled or failed) if it
-        should not run."""
-        if unit.expired(time.time()):
-            self.fail_unit(unit, _deadline_error(unit, "synthesis"), "synthesis (deadline)")
-            return False
+        should not run. Every check is made under the lock, and an expiring job is marked
+        started first, so a cancel racing the expiry is refused rather than half-applied."""
         with self._locked():
             job = unit.job
+            if unit.state in TERMINAL_STATES:  # cancelled while this worker held it (_cancel_job)
+                return False
             if job.finished:
                 self._terminal(unit, "cancelled", K.JOB_CANCELLED, reason="job already finished")
                 return False
@@ -319,20 +320,23 @@ class SchedulerCore:
                     job.finished = True
                     self._terminal(unit, "cancelled", K.JOB_CANCELLED, reason="cancelled")
                     return False
-            unit.state = "synthesizing"
-            return True
+            if not unit.expired(time.time()):
+                unit.state = "synthesizing"
+                return True
+        self.fail_unit(unit, _deadline_error(unit, "synthesis"), "synthesis (deadline)")
+        return False
 
     def still_wanted(self, unit: WorkUnit) -> bool:
         """A prove worker picked ``unit`` up: False (unit cancelled or failed) if a sibling
         partition failed or its deadline passed while it waited."""
-        if unit.expired(time.time()):
-            self.fail_unit(unit, _deadline_error(unit, "proving"), "proving (deadline)")
-            return False
         with self._locked():
             if unit.job.finished:
                 self._terminal(unit, "cancelled", K.JOB_CANCELLED, reason="job already finished")
                 return False
-            return True
+            if not unit.expired(time.time()):
+                return True
+        self.fail_unit(unit, _deadline_error(unit, "proving"), "proving (deadline)")
+        return False
 
     def set_state(self, unit: WorkUnit, state: str) -> None:
         unit.state = state
@@ -354,8 +358,10 @@ class SchedulerCore:
                 if job.finished:
                     return  # a sibling partition already failed the future
                 job.finished = True
-                for u in self.queue.remove(lambda u: u.job is job):
-                    self._terminal(u, "cancelled", K.JOB_CANCELLED, reason=f"partition {unit.partition} failed")
+                self.queue.remove(lambda u: u.job is job)
+                for u in job.units:  # queued, or taken by a worker not yet at start_unit
+                    if u.state == "queued":
+                        self._terminal(u, "cancelled", K.JOB_CANCELLED, reason=f"partition {unit.partition} failed")
                 for u in job.units:  # proofs made, never delivered
                     if u.state == "proved":
                         self._terminal(u, "cancelled", K.JOB_CANCELLED,
@@ -424,6 +430,13 @@ class SchedulerCore:
         """Unfinished job id -> tuple of its units' states."""
         with self._lock:
             return {j.id: tuple(u.state for u in j.units) for j in self._jobs.values()}
+
+    def busy(self, route: Route) -> bool:
+        """Whether ``route`` has a unit queued or on its way (a job leaves the table only when
+        all its units ended, so a failed job's partitions still proving count)."""
+        with self._lock:
+            return any(u.route is route and u.state not in TERMINAL_STATES
+                       for job in self._jobs.values() for u in job.units)
 
     def threads(self) -> list[threading.Thread]:
         """The worker threads started so far."""

@@ -60,8 +60,13 @@ class SynthWorker(threading.Thread):
         core, tl, name = self.core, self.core.timeline, self.name
         job_id, part = unit.job.id, unit.partition
         c = unit.route.circuit_detail
-        if not core.start_unit(unit):
-            core.queue.release(unit.nbytes)
+        started = False
+        try:
+            started = core.start_unit(unit)
+        finally:  # an expiry runs done-callbacks: their BaseException must not keep the bytes
+            if not started:
+                core.queue.release(unit.nbytes)
+        if not started:
             return
         t0 = unit.marks["synth_start_ns"] = tl.now_ns()
         tl.record_with_cpu(K.SYNTH_START, job_id, part, name, **c)
@@ -114,8 +119,13 @@ class GpuWorker(threading.Thread):
         core, tl, name = self.core, self.core.timeline, self.name
         job_id, part = unit.job.id, unit.partition
         c = unit.route.circuit_detail
-        if not core.still_wanted(unit):
-            core.queue.release(unit.nbytes)
+        wanted = False
+        try:
+            wanted = core.still_wanted(unit)
+        finally:  # as in SynthWorker._synthesize
+            if not wanted:
+                core.queue.release(unit.nbytes)
+        if not wanted:
             return
         tl.record(K.GPU_PICKUP, job_id, part, name, **c)
         self.current = unit

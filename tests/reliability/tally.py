@@ -31,18 +31,7 @@ ENGINE_VIOLATION_KINDS = ("deadline", "request-id", "evict", "expiry-leak", "exp
 #: Violation kinds of defects reported to the lead and tracked by strict xfail tests in
 #: tests/test_reliability_faults.py; CI tolerates them (and only them) until they are fixed.
 #: Remove an entry when its fix lands (its xfail test then passes and fails as strict).
-KNOWN_DEFECTS: dict[str, str] = {  # the four found by the first Pipeline run are fixed (see the tests)
-    "cancel-id-held": "a job cancelled after a synthesis worker took its unit, before start_unit, keeps its id "
-                      "until that worker reaches start_unit: its done-callbacks (and the caller) see the id in use "
-                      "(cuzk/pipeline/core.py _cancel_job only frees units still in the queue)",
-    "expiry-leak": "a unit that expires at its pick is failed (done-callbacks run) before its budget bytes are "
-                   "released; a callback's BaseException skips the release: the bytes leak, and a budget "
-                   "they fill admits nothing again (cuzk/pipeline/core.py start_unit/still_wanted, workers.py)",
-    "expired-cancelled": "the deadline check at a synthesis pick runs before, and outside, the job's "
-                         "finished/started check and leaves the future PENDING: a cancel landing then is "
-                         "accepted, and the unit still records JOB_FAILED (or the failure finds the future "
-                         "CANCELLED and logs 'already resolved') (cuzk/pipeline/core.py start_unit)",
-}
+KNOWN_DEFECTS: dict[str, str] = {}  # all seven found by the long runs are fixed (see the tests)
 
 _EXAMPLES = 5  # messages kept per violation kind
 

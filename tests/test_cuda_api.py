@@ -202,7 +202,7 @@ def test_gpu_check_script_runs_whole_on_the_host_build(capsys, tmp_path):
     rows = [json.loads(line) for line in (tmp_path / "out" / "gpu_check.jsonl").read_text().splitlines()]
     done = [r for r in rows if "label" in r]
     assert {r["section"] for r in done} >= {"smoke", "timed", "phases", "sweep", "proof", "optional"}
-    assert all(r["verified"] is not False for r in done) and sum(r["verified"] is True for r in done) >= 40
+    assert all(r["verified"] is not False for r in done) and sum(r["verified"] is True for r in done) >= 30
     for label in ("G1 MSM 2^8, equal scalars", "G1 MSM 2^8, zero-heavy", "Fr NTT 2^10", "prove 2^10 GpuProver",
                   "G1 MSM 2^8: accumulate", "prove 2^10, MSM_B2 on the CPU beside the GPU"):
         assert label in {r["label"] for r in done}, label

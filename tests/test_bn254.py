@@ -19,7 +19,7 @@ from py_ecc.fields import optimized_bn128_FQ12 as PyFQ12
 
 from cuzk import curves
 from cuzk.curves.bn254 import fq2, fq12
-from cuzk.errors import FieldValueError, NotOnCurveError
+from cuzk.errors import FieldValueError, NotOnCurveError, UnsupportedCurveError
 from cuzk.field import fq2_ints
 from cuzk.kernels import cpu
 
@@ -329,6 +329,15 @@ def test_ntt_matches_naive_dft_and_round_trips():
     assert K.to_canonical(Fr.from_ints([3])).tolist() == [[3, 0, 0, 0]]
     with pytest.raises(FieldValueError):
         SPEC.fr.root_of_unity_for(29)  # 2-adicity 28
+
+
+def test_no_point_encoding_yet():
+    from cuzk.curve.encoding import point_from_bytes, point_to_bytes
+
+    with pytest.raises(UnsupportedCurveError, match="no zcash"):
+        point_to_bytes(BN.G1, BN.G1.identity())
+    with pytest.raises(UnsupportedCurveError):
+        point_from_bytes(BN.G2, bytes(64))
 
 
 def test_cpu_kernels_offer_the_module_interface():

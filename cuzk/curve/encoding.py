@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from cuzk.curve.group import Group
-from cuzk.errors import InputError, NotInSubgroupError, NotOnCurveError, PointEncodingError
+from cuzk.errors import InputError, NotInSubgroupError, NotOnCurveError, PointEncodingError, UnsupportedCurveError
 
 __all__ = ["encoded_size", "point_to_bytes", "point_from_bytes", "points_to_bytes", "points_from_bytes"]
 
@@ -38,6 +38,8 @@ def encoded_size(group: Group, compressed: bool = True) -> int:
     """
     if not isinstance(compressed, (bool, np.bool_)):  # "no" or 0.0 would pick a format by truthiness
         raise InputError(f"compressed must be True or False, got {compressed!r}")
+    if not hasattr(group.kernels, "encode_many"):  # point modules generated without zcash (BN254)
+        raise UnsupportedCurveError(f"{group!r} has no zcash point encoding (docs/curves.md)")
     return group.kernels.COORD_BYTES * (1 if compressed else 2)
 
 

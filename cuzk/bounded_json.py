@@ -38,13 +38,12 @@ __all__ = ["MAX_JSON_DEPTH", "check_depth", "check_items", "loads_bounded", "rea
 #: Deepest nesting accepted. snarkjs JSON nests 4 deep (vk_alphabeta_12), a timeline event 3.
 MAX_JSON_DEPTH = 64
 
-# Bytes scanned per step: the step's temporaries (an int8 step from a lookup table, an int32
-# running depth) are 5 bytes per input byte, so ~80 KiB in all, however big the input is.
-_CHUNK = 1 << 14
-# byte -> depth change: +1 for [ and {, -1 for ] and }, 0 otherwise
-_STEP = np.zeros(256, dtype=np.int8)
-_STEP[[ord("["), ord("{")]] = 1
-_STEP[[ord("]"), ord("}")]] = -1
+# Bytes scanned per step. The step's temporaries are an int32 running depth (4 bytes per input
+# byte), one bool mask at a time and numpy's fixed casting buffers (~64 KiB): ~100 KiB in all,
+# however big the input is (a lookup table _STEP[c] would convert c to 8-byte indices first).
+_CHUNK = 1 << 13
+_OPEN = (ord("["), ord("{"))
+_CLOSE = (ord("]"), ord("}"))
 
 
 def _chunks(data):
@@ -76,7 +75,11 @@ def check_depth(data, where: str, error: type[Exception] = CuzkError, limit: int
             return
     depth = 0
     for c in _chunks(data):
-        running = np.cumsum(_STEP[c], dtype=np.int32)
+        running = (c == _OPEN[0]).astype(np.int32)
+        running += c == _OPEN[1]
+        running -= c == _CLOSE[0]
+        running -= c == _CLOSE[1]
+        np.cumsum(running, out=running)
         if running.size and depth + int(running.max()) > limit:
             raise error(f"{where}: not valid JSON (nested deeper than {limit} levels)")
         depth += int(running[-1]) if running.size else 0

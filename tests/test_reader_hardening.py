@@ -67,6 +67,13 @@ def test_depth_check_streams_without_full_size_copies():
     assert peak < 0.5 * len(data), f"{peak / MiB:.1f} MiB traced for a {len(data) / MiB:.0f} MiB input"
 
 
+def test_depth_check_temporaries_stay_below_twice_a_small_input():
+    # found by the fuzzer: np.isin masks + int8 + int32 per 256 KiB chunk were ~7x a 64 KiB input
+    data = b"[]" * (32 << 10)
+    peak, err = traced_peak(check_depth, data, "x")
+    assert err is None and peak < 2 * len(data), f"{peak} bytes traced for {len(data)}"
+
+
 @pytest.mark.parametrize("kind", ["str", "bytes", "memoryview"])
 def test_depth_check_counts_across_chunk_edges(kind):
     # depth 65 reached only after the first 2^18-byte chunk: the running depth must carry over

@@ -218,10 +218,12 @@ class Background:
             if name in self.errors:
                 raise RuntimeError(f"background task {name} failed") from self.errors[name]
 
-    def proof(self, log: int):
+    def proof(self, log: int, timeout: float = 300):
         marker = os.path.join(self.work, f"proof_{log}.done")
         t0 = time.perf_counter()
         while not os.path.exists(marker):
+            if time.perf_counter() - t0 > timeout:
+                raise TimeoutError(f"the 2^{log} proof circuit was not ready after {timeout:.0f} s (see {self.work})")
             proc = self.procs.get("prepare")
             if (proc is not None and proc.poll() is not None) or ("prepare" in self.threads and
                                                                   not self.threads["prepare"].is_alive()):

@@ -7,5 +7,5 @@
 
 #define CUZK_BLOCK_ELEMENTWISE 256  // one thread per element or scalar: Fr/Fq/Fq2 ops, powers, H, MSM digits
 #define CUZK_BLOCK_CURVE 128        // one thread per point operation: G2 needs ~255 registers per thread
-#define CUZK_NTT_MAX_STAGES 10      // butterfly stages per shared-memory pass: 2^10 x 32 B = 32 KiB of a block's tile
-#define CUZK_BLOCK_NTT 512          // 2^(CUZK_NTT_MAX_STAGES - 1): one thread per butterfly of the tile
+#define CUZK_NTT_MAX_STAGES 10      // butterfly stages of a one-column pass: 2^10 x 32 B = 32 KiB of a block's tile
+#define CUZK_BLOCK_NTT 512          // columns x 2^(stages - 1) <= 2^(CUZK_NTT_MAX_STAGES - 1): one thread per butterfly

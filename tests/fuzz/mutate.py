@@ -17,6 +17,7 @@ import json
 import random
 import struct
 
+from cuzk.bounded_json import check_depth
 from cuzk.field.params import FQ, FR
 
 __all__ = ["mutate", "GENERIC", "FORMAT_OPS", "MAX_INPUT", "INTERESTING"]
@@ -218,14 +219,36 @@ def _point_raw(rng, d, others):
 
 
 # ---------------------------------------------------------------------------- JSON
-def _nodes(obj, path=()):
-    yield path, obj
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield from _nodes(v, path + (k,))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            yield from _nodes(v, path + (i,))
+_WALK_DEPTH = 900  # what the recursive walk reached under Python's default recursion limit
+
+
+def _nodes(obj):
+    """Every (path, node) in pre-order, without recursion: a parsed input may be nested as deep
+    as the recursion limit allows, and py_ecc raises that limit to 100,000 in any process that
+    imported it (the pytest process does), where recursing that deep overflows the C stack.
+    Edits can make a value contain itself (a cycle), so the walk stops at :data:`_WALK_DEPTH`
+    with the RecursionError the recursive walk raised (``mutate`` skips that edit)."""
+    stack = [((), obj)]
+    while stack:
+        path, node = stack.pop()
+        if len(path) > _WALK_DEPTH:
+            raise RecursionError("JSON value nested too deep (or containing itself)")
+        yield path, node
+        if isinstance(node, dict):
+            stack.extend((path + (k,), v) for k, v in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend((path + (i,), v) for i, v in reversed(list(enumerate(node))))
+
+
+def _loads_shallow(d):
+    """The parsed value, or None when ``d`` is not JSON or nests deeper than the readers accept
+    (checked without recursion first, for the reason in :func:`_nodes`; json.loads and
+    json.dumps recurse in C)."""
+    try:
+        check_depth(d, "fuzz input", ValueError)
+        return json.loads(d)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _set(obj, path, value):
@@ -268,9 +291,8 @@ def _dumps(rng, obj) -> bytes:
 def _json_struct(rng, d, others):
     if len(d) > (256 << 10):  # grown inputs: byte edits only
         return d
-    try:
-        obj = json.loads(d)
-    except (ValueError, RecursionError):
+    obj = _loads_shallow(d)
+    if obj is None:
         return d
     for _ in range(rng.randint(1, 3)):
         obj = edit_json(rng, obj)
@@ -289,9 +311,8 @@ def _jsonl_line(rng, d, others):
         return d
     lines = d.split(b"\n")
     i = rng.randrange(len(lines))
-    try:
-        obj = json.loads(lines[i])
-    except (ValueError, RecursionError):
+    obj = _loads_shallow(lines[i])
+    if obj is None:
         return d
     if isinstance(obj, dict) and isinstance(obj.get("detail"), dict) and rng.random() < 0.5:
         key = rng.choice(("thread_cpu_ns", "process_cpu_ns", "device_ms", "name", "error", "reason", "value", "stage"))
@@ -323,9 +344,8 @@ def pce_parts(d):
     if len(d) < _PRE.size + 32 or len(d) > (256 << 10):
         return None
     magic, version, zero, hlen = _PRE.unpack_from(d)
-    try:
-        hdr = json.loads(d[_PRE.size:_PRE.size + hlen])
-    except (ValueError, RecursionError):
+    hdr = _loads_shallow(d[_PRE.size:_PRE.size + hlen])
+    if hdr is None:
         return None
     return (magic, version, zero), hdr, d[_PRE.size + hlen:-32]
 

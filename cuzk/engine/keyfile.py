@@ -52,6 +52,7 @@ from concurrent.futures import ThreadPoolExecutor
 import attrs
 import numpy as np
 
+from cuzk.atomic_file import atomic_write
 from cuzk.errors import KeyCacheFormatError
 
 __all__ = ["MAGIC", "FORMAT_VERSION", "KeyFile", "write_keyfile", "read_keyfile", "read_table", "file_identity"]
@@ -146,41 +147,29 @@ def write_keyfile(path, arrays: dict, meta: dict, *, progress=None) -> int:
         parts.append((offset, a))
         offset += a.nbytes
     data_end = offset
-    folder = os.path.dirname(os.path.abspath(os.fspath(path)))
-    fd, tmp = tempfile.mkstemp(prefix=".cuzk-key-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(bytes(_PREAMBLE.size))
-            hasher, pos, total = _ChunkHasher(), _PREAMBLE.size, data_end - _PREAMBLE.size
-            for off, a in parts:
-                pad = memoryview(bytes(off - pos))
-                hasher.update(pad)
-                out.write(pad)
-                view = memoryview(a.reshape(-1).view(np.uint8)) if a.size else memoryview(b"")
-                for i in range(0, len(view), CHUNK):  # bounded pieces: progress, and no big temporaries
-                    piece = view[i:i + CHUNK]
-                    hasher.update(piece)
-                    out.write(piece)
-                    if progress is not None:
-                        progress(off + i + len(piece) - _PREAMBLE.size, total)
-                pos = off + a.nbytes
-            try:
-                table = json.dumps({"meta": meta, "arrays": entries, "data_end": data_end, "chunk": CHUNK,
-                                    "chunks": hasher.finish()}, sort_keys=True, allow_nan=False).encode()
-            except (TypeError, ValueError) as e:
-                raise KeyCacheFormatError(f"key-cache metadata is not JSON-serialisable: {e}") from None
-            out.write(table)
-            out.seek(0)
-            out.write(_PREAMBLE.pack(MAGIC, FORMAT_VERSION, 0, data_end, len(table), hashlib.sha256(table).digest()))
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
+    with atomic_write(path, fsync=True) as out:  # a temp file beside it, renamed; removed on any failure
+        out.write(bytes(_PREAMBLE.size))
+        hasher, pos, total = _ChunkHasher(), _PREAMBLE.size, data_end - _PREAMBLE.size
+        for off, a in parts:
+            pad = memoryview(bytes(off - pos))
+            hasher.update(pad)
+            out.write(pad)
+            view = memoryview(a.reshape(-1).view(np.uint8)) if a.size else memoryview(b"")
+            for i in range(0, len(view), CHUNK):  # bounded pieces: progress, and no big temporaries
+                piece = view[i:i + CHUNK]
+                hasher.update(piece)
+                out.write(piece)
+                if progress is not None:
+                    progress(off + i + len(piece) - _PREAMBLE.size, total)
+            pos = off + a.nbytes
         try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+            table = json.dumps({"meta": meta, "arrays": entries, "data_end": data_end, "chunk": CHUNK,
+                                "chunks": hasher.finish()}, sort_keys=True, allow_nan=False).encode()
+        except (TypeError, ValueError) as e:
+            raise KeyCacheFormatError(f"key-cache metadata is not JSON-serialisable: {e}") from None
+        out.write(table)
+        out.seek(0)
+        out.write(_PREAMBLE.pack(MAGIC, FORMAT_VERSION, 0, data_end, len(table), hashlib.sha256(table).digest()))
     return data_end + len(table)
 
 

@@ -38,6 +38,7 @@ import tempfile
 
 import attrs
 
+from cuzk.atomic_file import atomic_write
 from cuzk.errors import KeyCacheError
 
 __all__ = ["SourceRecord", "HashingReader", "full_digest", "sampled_digest", "SAMPLES", "SAMPLE_BYTES"]
@@ -125,17 +126,8 @@ class SourceRecord:
     def save(self, folder) -> None:
         """Write atomically (temp file + rename); concurrent writers leave one whole record."""
         os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".cuzk-src-", suffix=".tmp", dir=folder)
-        try:
-            with os.fdopen(fd, "w") as f:
-                json.dump(attrs.asdict(self), f)
-            os.replace(tmp, self.path_in(folder, self.source))
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
+        with atomic_write(self.path_in(folder, self.source), "w") as f:
+            json.dump(attrs.asdict(self), f)
 
     @classmethod
     def load(cls, folder, source: str) -> "SourceRecord | None":

@@ -208,10 +208,11 @@ def _run_with(k, mul, sqr, a, b):
 
 def test_dispatch_follows_cpu_features_and_generator_choice():
     gen = _load_generator()
-    for name, (k, _) in FIELDS.items():
-        want_mul = k._mul_adx if (intrinsics.HAVE_ADX and gen.ASM_MUL[name]) else k._mul_i128
+    for name, (k, params) in FIELDS.items():
+        key = (name, params.limbs)  # the generator's choice per field and limb count
+        want_mul = k._mul_adx if (intrinsics.HAVE_ADX and gen.ASM_MUL[key]) else k._mul_i128
         assert k.mul is want_mul, name
-        with_adx, without = gen.SQR[name]
+        with_adx, without = gen.SQR[key]
         want_sqr = {"asm": k._sqr_adx, "i128": k._sqr_i128, "mul": getattr(k, "_sqr_mul", None)}
         assert k.sqr is want_sqr[with_adx if intrinsics.HAVE_ADX else without], name
     assert intrinsics.adx_in("+sse2,+adx,+bmi2,-avx512f", "x86_64")
@@ -229,14 +230,15 @@ def test_asm_paths_run_where_the_cpu_has_them():
 
 
 def _load_generator():
-    import importlib.util
+    """The generator's per-field choices (scripts/cuzk_codegen/field.py: ASM_MUL, SQR)."""
+    import importlib
+    import sys
     from pathlib import Path
 
-    path = Path(__file__).resolve().parent.parent / "scripts" / "gen_field.py"
-    spec = importlib.util.spec_from_file_location("gen_field", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    scripts = str(Path(__file__).resolve().parent.parent / "scripts")
+    if scripts not in sys.path:
+        sys.path.insert(0, scripts)
+    return importlib.import_module("cuzk_codegen.field")
 
 
 def _run_asm_text(text, regs, mem):

@@ -20,7 +20,7 @@ Synthesized witnesses are tracked with ``weakref.finalize``: none may be alive a
 and at most ``concurrency + lookahead + gpu_workers`` at any time (DESIGN §5).
 
     >>> r = soak(proofs=4, warmup=2, verify_every=2, capacity=100)     # doctest: +SKIP
-    >>> r.verify_rate, r.alive_end
+    >>> r.verify_rate, r.alive_end                                    # doctest: +SKIP
     (1.0, 0)
 """
 

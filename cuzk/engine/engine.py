@@ -325,6 +325,25 @@ class Engine:
 
     def _submit(self, name, inputs_list, partitioned, priority, request_id, deadline) -> ProofFuture:
         deadline = _deadline(deadline)
+        # Listeners hear of the submit only once the engine's own bookkeeping (the request id,
+        # the stats callback) is done: one that submits or cancels from JOB_SUBMIT saw a request
+        # table without this job, and its own entry was then overwritten by this one.
+        hold = self.timeline.deferred_listeners()
+        hold.__enter__()
+        try:
+            future, new = self._submit_held(name, inputs_list, partitioned, priority, request_id, deadline)
+        except BaseException:
+            hold.__exit__(None, None, None)
+            raise
+        try:
+            hold.__exit__(None, None, None)
+        except BaseException:  # a listener's Ctrl-C on the caller's thread: it never gets the future
+            if new:
+                future.cancel()
+            raise
+        return future
+
+    def _submit_held(self, name, inputs_list, partitioned, priority, request_id, deadline):
         with self._lock:
             self._check_open()
             route = self._route(name)
@@ -334,7 +353,7 @@ class Engine:
                 known = self._requests.lookup(request_id, name, key)
                 if known is not None:
                     self.stats.deduplicated(name)
-                    return known
+                    return known, False
             self._check_fits(route, len(inputs_list))
             try:
                 future = self.core.submit_units(route, inputs_list, priority, request_id,
@@ -343,8 +362,8 @@ class Engine:
                 raise EngineError("the engine is closed") from e
             if request_id is not None:
                 self._requests.add(request_id, name, key, future)
-        future.add_done_callback(lambda f, route=route: self._job_ended(route, f))
-        return future
+            future.add_done_callback(lambda f, route=route: self._job_ended(route, f))
+        return future, True
 
     def _check_fits(self, route: CircuitRoute, units: int) -> None:
         if self.memory_budget is None:

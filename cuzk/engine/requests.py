@@ -64,7 +64,9 @@ class RequestTable:
         self._items: dict[Hashable, list] = {}  # id -> [digest, future, resolved_monotonic | None]
 
     def _purge(self, now: float) -> None:
-        old = [k for k, (_, _, t) in self._items.items() if t is not None and now - t > self.retention_s]
+        # ">=": a resolved id is known while less than retention_s old; with 0 it is forgotten at
+        # once, even when the clock has not moved since it resolved (a coarse monotonic clock)
+        old = [k for k, (_, _, t) in self._items.items() if t is not None and now - t >= self.retention_s]
         for k in old:
             del self._items[k]
 

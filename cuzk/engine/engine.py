@@ -32,7 +32,7 @@ from cuzk.engine.status import EngineStats, engine_metrics, engine_status
 from cuzk.engine.timings import timings_of
 from cuzk.errors import BackendUnavailableError, EngineError, InputError, MemoryBudgetError, PipelineClosedError
 from cuzk.pipeline.core import ProofFuture, SchedulerCore
-from cuzk.pipeline.scheduler import Priority
+from cuzk.pipeline.scheduler import Priority, check_int
 from cuzk.timeline.events import EventKind as K
 from cuzk.timeline.recorder import Timeline
 
@@ -41,12 +41,6 @@ __all__ = ["Engine"]
 _log = logging.getLogger("cuzk.engine")
 _DEVICES = ("auto", "cpu", "cuda")
 _SYNTHESIS = ("threads", "processes")
-
-
-def _count(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise InputError(f"{name} must be an int >= {minimum}, got {value!r}")
-    return value
 
 
 def _deadline(value) -> float | None:
@@ -107,7 +101,7 @@ class Engine:
         self.backend = self._backend(device)
         self.devices = self._devices(devices)
         workers = workers_per_device if workers_per_device is not None else (2 if self.backend == "cuda" else 1)
-        self.workers_per_device = _count("workers_per_device", workers)
+        self.workers_per_device = check_int("workers_per_device", workers)
         self.memory_budget = resolve_budget(memory_budget)
         self._key_cache = key_cache
         self._progress = progress
@@ -116,7 +110,7 @@ class Engine:
         self._requests = RequestTable(request_retention_s)
         self._closed = False
         self.stats = EngineStats()
-        self.core = SchedulerCore(_count("lookahead", lookahead, 0), timeline, self.memory_budget,
+        self.core = SchedulerCore(check_int("lookahead", lookahead, 0), timeline, self.memory_budget,
                                   before_resolve=self._before_resolve)
         self._server = None
         for dev in self.devices:
@@ -144,7 +138,7 @@ class Engine:
             raise InputError(f"devices must be a list of CUDA device ids, got {devices!r}") from None
         if not ids or len(set(ids)) != len(ids):
             raise InputError(f"devices must be a non-empty list of distinct ids, got {devices!r}")
-        return [_count("device id", d, 0) for d in ids]
+        return [check_int("device id", d, 0) for d in ids]
 
     # -- properties ---------------------------------------------------------------------------
     @property
@@ -202,7 +196,7 @@ class Engine:
         if synthesis not in _SYNTHESIS:
             raise InputError(f"circuit {name!r}: synthesis must be one of {_SYNTHESIS}, got {synthesis!r}")
         priority = Priority.coerce(priority)
-        concurrency = _count("concurrency", concurrency)
+        concurrency = check_int("concurrency", concurrency)
         with self._lock:
             self._check_open()
             if name in self._routes:

@@ -105,7 +105,7 @@ class Job:
     """Bookkeeping for one submitted job; mutated only under the core's lock."""
 
     __slots__ = ("id", "future", "units", "results", "remaining", "open_units", "started", "finished",
-                 "partitioned", "route", "submitted_ns", "meta")
+                 "partitioned", "route", "submitted_ns")
 
     def __init__(self, job_id, future, n_units, partitioned, route):
         self.id, self.future, self.partitioned, self.route = job_id, future, partitioned, route
@@ -114,7 +114,6 @@ class Job:
         self.remaining = self.open_units = n_units
         self.started = self.finished = False
         self.submitted_ns = 0  #: timeline clock (ns since its epoch) at submit
-        self.meta: dict = {}  #: the composing service's own fields (request id, inputs digest)
 
 
 class _Locked:
@@ -214,7 +213,7 @@ class SchedulerCore:
 
     def submit_units(self, route: Route, inputs_list: list, priority: Priority | int | str = Priority.NORMAL,
                      job_id: Hashable = None, *, partitioned: bool = False, deadline: float | None = None,
-                     nbytes: int = 0, meta: dict | None = None) -> ProofFuture:
+                     nbytes: int = 0) -> ProofFuture:
         """Queue one job of ``len(inputs_list)`` units on ``route``; returns its future.
 
         A ``deadline`` already past is not an error here: the units fail at their first pick.
@@ -248,8 +247,6 @@ class SchedulerCore:
                 future = ProofFuture(job_id, len(inputs_list) if partitioned else None)
                 job = Job(job_id, future, len(inputs_list), partitioned, route)
                 job.submitted_ns = self.timeline.now_ns()
-                if meta:
-                    job.meta.update(meta)
                 future._on_cancel = lambda: self._cancel_job(job)
                 self._jobs[job_id] = job
                 for k, inputs in enumerate(inputs_list):

@@ -23,7 +23,7 @@ from cuzk.errors import InputError
 from cuzk.pipeline.controller import AutoController, Observation
 from cuzk.pipeline.core import TERMINAL_STATES as _TERMINAL, ProofFuture, Route, SchedulerCore
 from cuzk.pipeline.metrics import PipelineMetrics
-from cuzk.pipeline.scheduler import UNIT_STATES, ConcurrencyGate, Priority, estimate_synthesized_bytes
+from cuzk.pipeline.scheduler import UNIT_STATES, ConcurrencyGate, Priority, check_int, estimate_synthesized_bytes
 from cuzk.timeline.events import EventKind as K
 from cuzk.timeline.recorder import Timeline
 
@@ -48,9 +48,7 @@ class PipelineStatus:
 
 
 def _positive_int(name, value, minimum=1) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise InputError(f"Pipeline {name} must be an int >= {minimum}, got {value!r}")
-    return value
+    return check_int(f"Pipeline {name}", value, minimum)
 
 
 class Pipeline(SchedulerCore):

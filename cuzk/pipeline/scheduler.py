@@ -28,7 +28,22 @@ import attrs
 from cuzk.errors import InputError, PipelineClosedError
 
 __all__ = ["Priority", "WorkUnit", "JobQueue", "ConcurrencyGate", "UNIT_STATES", "LIVE_STATES",
-           "estimate_synthesized_bytes"]
+           "estimate_synthesized_bytes", "check_int"]
+
+
+def check_int(what: str, value, minimum: int = 1) -> int:
+    """``value`` if it is an int (not a bool) >= ``minimum``; the Pipeline's and the Engine's
+    count arguments (concurrency, lookahead, workers, device ids) all go through it.
+
+    Raises:
+        cuzk.errors.InputError: naming ``what``.
+
+    >>> check_int("lookahead", 0, minimum=0)
+    0
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InputError(f"{what} must be an int >= {minimum}, got {value!r}")
+    return value
 
 #: Life of a work unit, in order; the last three are terminal. "proved": a partition's proof
 #: waits for its job's other partitions (it becomes "done" when the whole job is delivered).

@@ -15,7 +15,8 @@ the sweep (MSM window/segment, NTT pass plans); the build (registers, local memo
 (5) verified Groth16 proofs at 2^18 then 2^20 (a failing one is taken apart: H and the five MSMs
 against the CPU backend), then the G1 MSM built with field.cuh's per-instruction chains
 (-DCUZK_CHAIN_ONLY) against the default PTX blocks; (6) optional sections behind flags (--cpu-proof,
---g2-cpu, --two-workers, --all-optional), skipped once past the soft deadline.
+--g2-cpu, --two-workers, --all-optional), skipped once past the soft deadline. Between them, the
+Engine on the GPU (gpu_check_engine.py): two circuits, a CRITICAL job behind a backlog.
 
 While the GPU works the CPU works too: at the start the NVRTC compile into the cubin cache, the
 Numba warm-up and the trace + setup + witness of each proof circuit (saved to --work) start in the

@@ -8,7 +8,8 @@ A :class:`CircuitRoute` is the :class:`cuzk.pipeline.core.Route` of a circuit in
 * ``host``: prover-ready arrays in memory (memory-mapped from the cache file, or the
   ``ProvingKey`` the host registered), counted in the engine's memory budget;
 * ``device``: a :class:`cuzk.GpuProver` per device that proved it (on CUDA its bases are
-  resident on that GPU; on the CPU backend the prover is the host arrays plus a prepared vk).
+  resident on that GPU, within that device's budget: :mod:`cuzk.engine.devices`; on the CPU
+  backend the prover is the host arrays plus a prepared vk).
 
 A custom prover (any object with ``prove``) has the tier ``custom`` and loads nothing.
 ``prover_for`` runs on the prove worker before ``GPU_START``, so a key load is its own span
@@ -25,7 +26,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from cuzk.errors import InputError, KeyMismatchError
+from cuzk.engine.devices import key_device_bytes
+from cuzk.errors import DeviceOutOfMemoryError, InputError, KeyMismatchError
 from cuzk.groth16.keys import ProvingKey
 from cuzk.pipeline.core import Route
 from cuzk.pipeline.scheduler import Priority, estimate_synthesized_bytes
@@ -192,17 +194,49 @@ class CircuitRoute(Route):
             self._pk = pk
         from cuzk.prover import GpuProver
 
-        kwargs = {} if device is None else {"device_id": device}
-        return GpuProver(self._pk, device=self.engine.backend, **kwargs)
+        if device is None:  # the CPU backend: the "device" tier is the host arrays and a prepared vk
+            return GpuProver(self._pk, device=self.engine.backend)
+        return self._make_resident(GpuProver, device)
+
+    def _make_resident(self, make, device):
+        """A prover with the key resident on CUDA ``device``, within the device's budget
+        (cuzk/engine/devices.py): idle keys there are evicted first; an upload that still runs
+        out of device memory is retried once after dropping every idle key on the device."""
+        engine, nbytes = self.engine, key_device_bytes(self._pk)
+        engine.make_device_room(self, device, nbytes)
+        try:  # MemoryError: DeviceOutOfMemoryError, or CuPy's own from a step the kernels don't wrap (warm-up)
+            prover = make(self._pk, device="cuda", device_id=device)
+        except MemoryError as first:
+            freed = engine.make_device_room(self, device, nbytes, every_idle=True)
+            try:
+                prover = make(self._pk, device="cuda", device_id=device)
+            except MemoryError as e:
+                others = engine.device_tier.resident(device)
+                raise DeviceOutOfMemoryError(
+                    f"circuit {self.name!r}: its key needs {nbytes:,} bytes on CUDA device {device} and the device "
+                    f"is out of memory ({e}); {freed:,} bytes of idle keys were dropped there and keys in use "
+                    f"stay: {others or 'none'}") from first
+        engine.device_tier.add(device, self.name, nbytes)
+        return prover
+
+    def resident_devices(self) -> tuple:
+        return tuple(self._provers)
+
+    def drop_device(self, device) -> int:
+        """Forget the prover of ``device`` (its resident key is freed with it); returns its bytes."""
+        self._provers.pop(device, None)
+        return self.engine.device_tier.remove(device, self.name) if self.engine.device_tier else 0
 
     def preload(self) -> None:
-        """Load the key into the host tier and a prover for the first device."""
-        self._load(self.engine.devices[0])
+        """Load the key into the host tier and make it resident on every device of the engine."""
+        for device in self.engine.devices:
+            self._load(device)
 
     def evict(self) -> int:
         """Drop provers and (for key files) the host arrays; returns the bytes freed."""
         with self._lock:
-            self._provers.clear()
+            for device in list(self._provers):
+                self.drop_device(device)
             if self.kind in ("params", "zkey") and self._pk is not None:
                 self._pk = None
                 freed, self.key_bytes_reserved = self.key_bytes_reserved, 0

@@ -27,6 +27,7 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 
 from cuzk.engine.budget import resolve_budget
 from cuzk.engine.circuit import CircuitRoute
+from cuzk.engine.devices import DeviceTier
 from cuzk.engine.requests import DEFAULT_RETENTION_S, RequestTable
 from cuzk.engine.status import EngineStats, engine_metrics, engine_status
 from cuzk.engine.timings import timings_of
@@ -51,12 +52,13 @@ def _deadline(value) -> float | None:
     return float(value)
 
 
-def _close_after(threads, executors) -> None:
+def _close_after(threads, executors, release) -> None:
     for t in threads:
         if t is not threading.current_thread():
             t.join()
     for ex in executors:
         ex.close()
+    release()
 
 
 class Engine:
@@ -72,6 +74,8 @@ class Engine:
         memory_budget: bytes for host-tier keys + registered PCEs + synthesized witnesses in
             flight; ``"auto"`` (available memory minus a safety margin, see
             :mod:`cuzk.engine.budget`) or None for no budget.
+        device_budget: bytes of keys each CUDA device may hold resident; ``"auto"`` (the
+            device's memory minus a margin for proofs, see :mod:`cuzk.engine.devices`) or None.
         timeline: where events go (a fresh :class:`cuzk.Timeline` by default).
         lookahead: synthesized jobs that may wait for a prove worker.
         request_retention_s: how long a resolved request id still returns its future.
@@ -88,7 +92,7 @@ class Engine:
                  workers_per_device: int | None = None, memory_budget: int | str | None = "auto",
                  timeline: Timeline | None = None, lookahead: int = 1,
                  request_retention_s: float = DEFAULT_RETENTION_S, key_cache=None,
-                 progress: Callable | None = None):
+                 progress: Callable | None = None, device_budget: int | str | None = "auto"):
         if device not in _DEVICES:
             raise InputError(f"device must be one of {_DEVICES}, got {device!r}")
         if timeline is not None and not isinstance(timeline, Timeline):
@@ -103,6 +107,7 @@ class Engine:
         workers = workers_per_device if workers_per_device is not None else (2 if self.backend == "cuda" else 1)
         self.workers_per_device = check_int("workers_per_device", workers)
         self.memory_budget = resolve_budget(memory_budget)
+        self.device_tier = DeviceTier(self.devices, device_budget) if self.backend == "cuda" else None
         self._key_cache = key_cache
         self._progress = progress
         self._lock = threading.RLock()
@@ -229,8 +234,8 @@ class Engine:
 
     # -- keys -----------------------------------------------------------------------------------
     def preload(self, name: str) -> None:
-        """Load ``name``'s key now (host tier, and the first device's prover) instead of at its
-        first proof. Raises the load's error (format, mismatch) here."""
+        """Load ``name``'s key now (host tier, and resident on every device of the engine) instead
+        of at its first proof. Raises the load's error (format, mismatch, device memory) here."""
         with self._lock:
             self._check_open()
             route = self._route(name)
@@ -269,6 +274,32 @@ class Engine:
                     self._evict(other, f"room for {route.name!r}")
             self.core.queue.reserve(nbytes)
             route.key_bytes_reserved = nbytes
+
+    def make_device_room(self, route: CircuitRoute, device, nbytes: int, *, every_idle: bool = False) -> int:
+        """Evict other idle keys from CUDA ``device``, least recently used first, until ``nbytes``
+        more fit its budget (``every_idle``: all of them, after an out-of-memory); returns the
+        bytes dropped there. The host tier keeps them.
+
+        Raises:
+            cuzk.errors.MemoryBudgetError: the key alone is over the device's whole budget.
+        """
+        tier = self.device_tier
+        budget = tier.budgets[device]
+        if budget is not None and nbytes > budget:
+            raise MemoryBudgetError(f"circuit {route.name!r}: its key takes {nbytes:,} bytes on a device, over the "
+                                    f"device budget of {budget:,} bytes of CUDA device {device}")
+        freed = 0
+        with self._lock:
+            idle = sorted((r for r in self._routes.values() if r is not route and device in r.resident_devices()
+                           and not self.core.busy(r)), key=lambda r: r.last_use or 0.0)
+            for other in idle:
+                if not every_idle and tier.fits(device, nbytes):
+                    break
+                n = other.drop_device(device)
+                freed += n
+                self.timeline.record(K.KEY_EVICT, circuit=other.name, bytes=n, device=device,
+                                     reason=f"device room for {route.name!r}")
+        return freed
 
     def resize_reservation(self, route: CircuitRoute, nbytes: int) -> None:
         with self._lock:
@@ -415,12 +446,21 @@ class Engine:
                 server.close()
             executors = [r.executor for r in self._routes.values() if r.executor is not r.synthesizer]
             workers = self.core.threads()
-            if executors and (not wait or threading.current_thread() in workers):
-                # synthesis processes still serve the running jobs: stop them once the workers are done
-                threading.Thread(target=_close_after, args=(workers, executors), daemon=True,
+            if not wait or threading.current_thread() in workers:
+                # running jobs still use their keys and synthesis processes: release them once the workers are done
+                threading.Thread(target=_close_after, args=(workers, executors, self._release_keys), daemon=True,
                                  name="cuzk-engine-closer").start()
             else:
-                _close_after([], executors)
+                _close_after([], executors, self._release_keys)
+
+    def _release_keys(self) -> None:
+        """Drop every key from the device and host tiers (the disk cache stays), once closed and idle."""
+        with self._lock:
+            for route in self._routes.values():
+                if route.kind in ("params", "zkey") and (route.key_bytes_reserved or route.resident_devices()):
+                    self._evict(route, "close()")
+                elif route.kind == "object":
+                    route.evict()  # its provers only: the host's own ProvingKey stays the host's
 
     @property
     def closed(self) -> bool:

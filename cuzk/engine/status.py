@@ -102,7 +102,8 @@ def engine_status(engine) -> dict:
         "keys": keys,
         "memory": {"budget": engine.memory_budget, "reserved": queue.reserved_bytes, "keys": key_bytes,
                    "pce": pce, "witnesses": max(0, queue.reserved_bytes - key_bytes - pce),
-                   "blocked": queue.blocked_by_memory},
+                   "blocked": queue.blocked_by_memory,
+                   "devices": engine.device_tier.status() if engine.device_tier is not None else None},
         "workers": workers,
         "timeline": {"events": len(engine.timeline), "dropped": engine.timeline.dropped},
     }
@@ -138,6 +139,8 @@ def engine_metrics(engine) -> str:
               mem["reserved"])
     if mem["budget"] is not None:
         out.gauge("memory_budget_bytes", "The engine's memory budget.", mem["budget"])
+    for dev, d in (mem["devices"] or {}).items():
+        out.gauge("device_key_bytes", "Bytes of keys resident on a CUDA device.", d["keys"], labels={"device": dev})
     out.gauge("prove_workers_busy", "Prove workers proving now.",
               sum(1 for w in st["workers"] if w["kind"] == "prove" and w["state"] != "idle"))
     out.gauge("timeline_dropped_events", "Events dropped by the timeline's ring buffer.", st["timeline"]["dropped"])

@@ -19,6 +19,13 @@ on a GPU that stream's queued kernels could still be reading what the new owner 
 ``fake.fault = "kernel_name"`` makes the next launch of that kernel fail like an illegal memory
 access: the error surfaces at the next synchronisation and every call after it (sticky).
 
+Devices: ``make_fake_cupy(host_rt, devices=2, device_memory=...)`` offers several devices of
+``device_memory`` bytes each. ``with cupy.cuda.Device(i):`` makes ``i`` current on the calling
+thread, every allocation belongs to the current device, ``fake.live_bytes(i)`` is what is
+allocated there now (arrays still referenced), and an allocation past ``device_memory`` raises
+``cupy.cuda.memory.OutOfMemoryError`` (a ``MemoryError``, as in CuPy) after a garbage collection,
+like CuPy's pool freeing its cached blocks before it gives up.
+
     >>> fake = make_fake_cupy(host_runtime)   # doctest: +SKIP
     >>> monkeypatch.setitem(sys.modules, "cupy", fake)   # doctest: +SKIP
 """
@@ -40,15 +47,29 @@ class CUDARuntimeError(RuntimeError):
     """CuPy's ``cupy.cuda.runtime.CUDARuntimeError``: the message starts with the error's name."""
 
 
+class OutOfMemoryError(MemoryError):
+    """CuPy's ``cupy.cuda.memory.OutOfMemoryError``."""
+
+
+_current_device = threading.local()
+
+
+def _device_now() -> int:
+    stack = getattr(_current_device, "stack", None)
+    return stack[-1] if stack else 0
+
+
 class _Device:
     def __init__(self, device_id: int = 0):
         self.id = device_id
         self.compute_capability = "90"
 
-    def __enter__(self):
+    def __enter__(self):  # current on this thread until the matching exit, like CuPy's Device
+        _current_device.stack = getattr(_current_device, "stack", []) + [self.id]
         return self
 
     def __exit__(self, *exc):
+        _current_device.stack.pop()
         return False
 
 
@@ -126,22 +147,40 @@ def _current_stream(null) -> _Stream:
 class _Block:
     """A pool block: the stream that owns it and the (stream, position) of every use."""
 
-    def __init__(self, nbytes: int, stream):
-        self.nbytes, self.stream, self.uses = nbytes, stream, []
+    def __init__(self, nbytes: int, stream, device: int = 0):
+        self.nbytes, self.stream, self.uses, self.device = nbytes, stream, [], device
 
 
 class _Pool:
-    def __init__(self):
+    def __init__(self, device_memory: int = 2**30):
         self.free: dict = {}  # (stream, nbytes) -> [blocks]
         self.by_owner: dict = {}  # id(numpy owner array) -> block
         self.hazards: list[str] = []
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # a garbage collection inside a locked section may release a block
+        self.device_memory = device_memory
+        self.live: dict[int, int] = {}  # device -> bytes of live arrays
+
+    def _reserve(self, device: int, nbytes: int) -> None:
+        for attempt in (0, 1):
+            with self.lock:
+                if self.live.get(device, 0) + nbytes <= self.device_memory:
+                    self.live[device] = self.live.get(device, 0) + nbytes
+                    return
+            if attempt == 0:
+                import gc
+
+                gc.collect()  # CuPy frees its pool's cached blocks and retries before giving up
+        raise OutOfMemoryError(f"Out of memory allocating {nbytes:,} bytes (allocated so far: "
+                               f"{self.live.get(device, 0):,} bytes) on device {device}")
 
     def allocate(self, shape, dtype, stream):
         nbytes = max(1, int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize)
+        device = _device_now()
+        self._reserve(device, nbytes)
         with self.lock:
             blocks = self.free.get((stream, nbytes))
             block = blocks.pop() if blocks else _Block(nbytes, stream)
+            block.device = device
             for user, pos in block.uses:  # handed out again: were all other streams' uses ordered before?
                 if user is not stream and stream.waited.get(user, 0) < pos and user.host_synced < pos:
                     self.hazards.append(f"a {nbytes}-byte block read by another stream (op {pos}) was reused "
@@ -156,6 +195,7 @@ class _Pool:
 
     def _release(self, key, block) -> None:
         with self.lock:
+            self.live[block.device] -= block.nbytes
             self.by_owner.pop(key, None)
             self.free.setdefault((block.stream, block.nbytes), []).append(block)
 
@@ -194,14 +234,19 @@ class FakeArray(np.ndarray):
 
     @property
     def device(self):
-        return _Device(0)
+        owner = self if self.base is None else self.base
+        while isinstance(owner, np.ndarray) and owner.base is not None and id(owner) not in self.pool.by_owner:
+            owner = owner.base
+        block = self.pool.by_owner.get(id(owner))
+        return _Device(block.device if block is not None else 0)
 
 
-def make_fake_cupy(host_rt) -> types.ModuleType:
-    """A module object named ``cupy`` whose kernels run on ``host_rt`` (tests' HostRuntime)."""
+def make_fake_cupy(host_rt, *, devices: int = 1, device_memory: int = 2**30) -> types.ModuleType:
+    """A module object named ``cupy`` whose kernels run on ``host_rt`` (tests' HostRuntime), with
+    ``devices`` devices of ``device_memory`` bytes each."""
     cp = types.ModuleType("cupy")
     cp.__version__ = "fake-host"
-    pool, state = _Pool(), type("State", (_State,), {})
+    pool, state = _Pool(device_memory), type("State", (_State,), {})
     array_cls = type("FakeArray", (FakeArray,), {"pool": pool})
     stream_cls = type("Stream", (_Stream,), {"state": state})
     null = stream_cls()  # the legacy default stream: current where no `with stream:` is open
@@ -240,6 +285,8 @@ def make_fake_cupy(host_rt) -> types.ModuleType:
     cp.ascontiguousarray = ascontiguousarray
     cp.hazards = pool.hazards
     cp.fault = None
+    cp.live_bytes = lambda device=0: pool.live.get(device, 0)
+    cp.pool = pool  # tests may change pool.device_memory while they run
 
     def asnumpy(a, stream=None):
         s = stream or current()
@@ -301,13 +348,14 @@ def make_fake_cupy(host_rt) -> types.ModuleType:
     cuda.Stream = stream_cls
     cuda.get_current_stream = current
     cuda.alloc_pinned_memory = bytearray
+    cuda.memory = types.SimpleNamespace(OutOfMemoryError=OutOfMemoryError)
     cuda.get_elapsed_time = lambda a, b: (b.t - a.t) * 1e3
     cuda.runtime = types.SimpleNamespace(
         CUDARuntimeError=CUDARuntimeError,
-        getDeviceCount=lambda: 1,
+        getDeviceCount=lambda: devices,
         runtimeGetVersion=lambda: 13000,
         getDeviceProperties=lambda i: {"name": b"fake GPU (host build)", "multiProcessorCount": 1,
-                                       "totalGlobalMem": 2**30, "major": 9, "minor": 0},
+                                       "totalGlobalMem": device_memory, "major": 9, "minor": 0},
     )
     cp.cuda = cuda
     return cp

@@ -1,22 +1,25 @@
 """``cuzk keys list|load|prune|clear``: look at and manage the proving-key cache (:mod:`cuzk.engine.keycache`).
 
-    cuzk keys list                       # entries, most recently used first
+    cuzk keys list                       # entries, most recently used first; the cap and usage
     cuzk keys load porep.params          # fill (first time: checked read) or hit; prints timings
     cuzk keys prune 100G                 # remove least recently used entries down to 100 GiB
     cuzk keys clear                      # remove every entry
 
 ``--dir`` picks another cache directory (default: ``$CUZK_CACHE_DIR/keys`` or the user's cache
-dir). Also runnable as ``python -m cuzk.cli_keys list``.
+dir). The cache's size cap is ``$CUZK_CACHE_MAX_BYTES`` (default half the filesystem, see
+:mod:`cuzk.engine.keycache_cap`). Also runnable as ``python -m cuzk.cli_keys list``.
 
     >>> import tempfile
     >>> main(["--dir", tempfile.mkdtemp(), "list"])   # doctest: +ELLIPSIS
     no cached keys in ...
+    cap: ... (...); in use: 0 B (0.0% of the cap)
     0
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import Sequence
@@ -40,18 +43,31 @@ def _size(n: int) -> str:
     return f"{n:.1f} TiB"  # pragma: no cover - the loop returns at GiB
 
 
+def _cap_line(cache, used: int) -> str:
+    from cuzk.engine.keycache_cap import ENV
+
+    if cache.max_bytes is None:
+        return f"cap: unlimited (${ENV}); in use: {_size(used)}"
+    origin = f"${ENV}" if os.environ.get(ENV, "").strip() else "default: half the filesystem"
+    return (f"cap: {_size(cache.max_bytes)} ({origin}); in use: {_size(used)} "
+            f"({100 * used / max(cache.max_bytes, 1):.1f}% of the cap)")
+
+
 def _cmd_list(args) -> int:
     cache = _cache(args)
     entries = cache.entries()
     if not entries:
         print(f"no cached keys in {cache.directory}")
+        print(_cap_line(cache, 0))
         return 0
     print(f"{'last use':<19}  {'size':>10}  {'kind':<6}  source")
     for e in reversed(entries):  # most recent first on screen
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.last_use))
         what = e.source if e.error is None else f"DAMAGED (rebuilt on next load): {e.error}"
         print(f"{when:<19}  {_size(e.bytes):>10}  {e.kind or '?':<6}  {what}")
-    print(f"{len(entries)} entries, {_size(sum(e.bytes for e in entries))} in {cache.directory}")
+    used = sum(e.bytes for e in entries)
+    print(f"{len(entries)} entries, {_size(used)} in {cache.directory}")
+    print(_cap_line(cache, used))
     return 0
 
 
@@ -64,16 +80,15 @@ def _cmd_clear(args) -> int:
 
 def _bytes(text: str) -> int:
     """argparse type: ``123``, ``10K``, ``5M``, ``100G``, ``2T`` (powers of 1024)."""
-    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    t = text.strip().upper().removesuffix("IB").removesuffix("B")
-    num, unit = (t[:-1], t[-1]) if t and t[-1] in units else (t, "")
+    from cuzk.engine.keycache_cap import parse_size
+
     try:
-        value = float(num) * units[unit]
-    except ValueError:
-        value = -1
-    if not value >= 0:
+        value = parse_size(text)
+    except CuzkError:
+        value = None
+    if value is None:
         raise argparse.ArgumentTypeError(f"expected a size such as 500M or 100G, got {text!r}")
-    return int(value)
+    return value
 
 
 def _cmd_prune(args) -> int:
@@ -83,6 +98,7 @@ def _cmd_prune(args) -> int:
         print(f"removed {e.path} ({_size(e.bytes)}{', damaged' if e.error else ''})")
     left = sum(e.bytes for e in cache.entries())
     print(f"removed {len(removed)} entries; {_size(left)} left in {cache.directory}")
+    print(_cap_line(cache, left))
     return 0
 
 

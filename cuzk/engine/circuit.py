@@ -27,6 +27,7 @@ import attrs
 import numpy as np
 
 from cuzk.engine.devices import key_device_bytes
+from cuzk.engine.keycache_cap import pin
 from cuzk.errors import DeviceOutOfMemoryError, InputError, KeyMismatchError
 from cuzk.groth16.keys import ProvingKey
 from cuzk.pipeline.core import Route
@@ -117,6 +118,7 @@ class CircuitRoute(Route):
         self._provers: dict[Any, Any] = {}
         self.key_bytes_reserved = 0
         self.cache_path: str | None = None  # the key-cache file this engine loaded the key from
+        self._unpin = None  # releases the pin on that file (cuzk/engine/keycache_cap.py)
         self.last_load_s = 0.0
         self.last_use: float | None = None
         if self.kind == "object":
@@ -189,6 +191,8 @@ class CircuitRoute(Route):
             pk, info = self.engine.key_cache.load(self.key, kind=self.kind, r1cs=getattr(self.synthesizer, "r1cs", None),
                                                   progress=self.engine.progress_for(self.name))
             self.cache_path = info.path
+            if info.path is not None:  # the cache's cap never removes the entry this key is mapped from
+                self._unpin = pin(info.path, self)
             check_key_fits(self.name, self.synthesizer, pk)
             self.engine.resize_reservation(self, _key_nbytes(pk))
             self._pk = pk
@@ -239,6 +243,9 @@ class CircuitRoute(Route):
                 self.drop_device(device)
             if self.kind in ("params", "zkey") and self._pk is not None:
                 self._pk = None
+                if self._unpin is not None:
+                    self._unpin()
+                    self._unpin = None
                 freed, self.key_bytes_reserved = self.key_bytes_reserved, 0
                 return freed
             return 0

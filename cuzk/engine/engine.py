@@ -81,6 +81,9 @@ class Engine:
         request_retention_s: how long a resolved request id still returns its future.
         key_cache: a :class:`cuzk.engine.keycache.KeyCache` or its directory (default:
             ``$CUZK_CACHE_DIR``, else the user's cache directory).
+        key_cache_max_bytes: the cache's size cap when the engine makes the KeyCache (bytes, a
+            size such as ``"100G"``, ``"unlimited"``; None: ``$CUZK_CACHE_MAX_BYTES``, else half
+            the filesystem: :mod:`cuzk.engine.keycache_cap`).
         progress: ``progress(circuit, stage, done, total)`` during a key's first (checked) read.
 
     Raises:
@@ -92,7 +95,8 @@ class Engine:
                  workers_per_device: int | None = None, memory_budget: int | str | None = "auto",
                  timeline: Timeline | None = None, lookahead: int = 1,
                  request_retention_s: float = DEFAULT_RETENTION_S, key_cache=None,
-                 progress: Callable | None = None, device_budget: int | str | None = "auto"):
+                 progress: Callable | None = None, device_budget: int | str | None = "auto",
+                 key_cache_max_bytes: int | str | None = None):
         if device not in _DEVICES:
             raise InputError(f"device must be one of {_DEVICES}, got {device!r}")
         if timeline is not None and not isinstance(timeline, Timeline):
@@ -109,6 +113,11 @@ class Engine:
         self.memory_budget = resolve_budget(memory_budget)
         self.device_tier = DeviceTier(self.devices, device_budget) if self.backend == "cuda" else None
         self._key_cache = key_cache
+        self._key_cache_max_bytes = key_cache_max_bytes
+        if key_cache_max_bytes is not None:
+            from cuzk.engine.keycache_cap import resolve_cap
+
+            resolve_cap(key_cache_max_bytes, ".")  # InputError now, not at the first key load
         self._progress = progress
         self._lock = threading.RLock()
         self._routes: dict[str, CircuitRoute] = {}
@@ -158,7 +167,7 @@ class Engine:
 
         with self._lock:
             if not isinstance(self._key_cache, KeyCache):
-                self._key_cache = KeyCache(self._key_cache)
+                self._key_cache = KeyCache(self._key_cache, max_bytes=self._key_cache_max_bytes)
             return self._key_cache
 
     def progress_for(self, name: str):

@@ -34,6 +34,10 @@ source waits and then maps the first one's file instead of repeating an hours-lo
 the file is written to a temporary file and renamed, so even without the lock (a filesystem
 without ``flock``) readers see a whole file or none, and the last rename wins.
 
+Size: the entries stay under a byte cap (``max_bytes``, ``$CUZK_CACHE_MAX_BYTES``, default half
+the filesystem): a fill that would exceed it first removes least recently used entries, never
+one a live Engine of this process uses (:mod:`cuzk.engine.keycache_cap`).
+
 Entries live under ``$CUZK_CACHE_DIR/keys`` (default ``$XDG_CACHE_HOME/cuzk/keys``, else
 ``~/.cache/cuzk/keys``): ``<kind>-<sha256>-v<version>.cuzkkey`` files, their ``.lock`` files, and
 one small record per source path under ``sources/``, and under ``matched/`` one empty marker per
@@ -56,7 +60,8 @@ from pathlib import Path
 import attrs
 
 from cuzk.engine.keyarrays import key_from_arrays, key_to_arrays
-from cuzk.engine.keyfile import FORMAT_VERSION, read_keyfile, read_table, write_keyfile
+from cuzk.engine.keycache_cap import cap_lock, choose_victims, pinned, resolve_cap
+from cuzk.engine.keyfile import FORMAT_VERSION, planned_size, read_keyfile, read_table, write_keyfile
 from cuzk.engine.keysource import HashingReader, SourceRecord, full_digest, sampled_digest
 from cuzk.errors import InputError, KeyCacheError, KeyCacheFormatError
 
@@ -117,15 +122,20 @@ class KeyCache:
         verify: ``"first"`` (default): hash a cache file's data the first time this object maps
             it; ``"always"``: on every load.
         threads: threads for checked reads and checksums (None: every core).
+        max_bytes: the cap on the entries' bytes (an int, a size such as ``"100G"``, or
+            ``"unlimited"``); None: ``$CUZK_CACHE_MAX_BYTES``, else half the filesystem
+            (:mod:`cuzk.engine.keycache_cap`).
 
     Raises:
-        InputError: ``verify`` is not one of ``"first"``, ``"always"``.
+        InputError: ``verify`` is not one of ``"first"``, ``"always"``; a malformed ``max_bytes``
+            or ``$CUZK_CACHE_MAX_BYTES``.
     """
 
-    def __init__(self, directory=None, *, verify: str = "first", threads: int | None = None):
+    def __init__(self, directory=None, *, verify: str = "first", threads: int | None = None, max_bytes=None):
         if verify not in _VERIFY:
             raise InputError(f"verify must be one of {_VERIFY}, got {verify!r}")
         self.directory = Path(directory) if directory is not None else default_cache_dir()
+        self.max_bytes = resolve_cap(max_bytes, self.directory)
         self.verify = verify
         self.threads = threads
         self._verified: set[tuple] = set()
@@ -221,9 +231,14 @@ class KeyCache:
                 out.append(EntryInfo(str(p), None, None, None, st.st_size, st.st_atime, error=str(e)))
         return sorted(out, key=lambda e: e.last_use)
 
+    def usage(self) -> int:
+        """Bytes of every entry now."""
+        return sum(e.bytes for e in self.entries())
+
     def prune(self, max_bytes: int) -> list[EntryInfo]:
         """Remove damaged entries, then least recently used ones until the entries take at most
-        ``max_bytes``; returns what was removed. Mapped keys stay valid (as for :meth:`clear`).
+        ``max_bytes``; returns what was removed. Entries a live Engine of this process uses stay
+        (so the result may stay above ``max_bytes``); mapped keys stay valid (as for :meth:`clear`).
 
         Raises:
             InputError: ``max_bytes`` is not an int >= 0.
@@ -236,6 +251,8 @@ class KeyCache:
         for e in sorted(entries, key=lambda e: (e.error is None, e.last_use)):  # damaged first, then LRU
             if e.error is None and total <= max_bytes:
                 break
+            if pinned(e.path):
+                continue
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(e.path)
             total -= e.bytes
@@ -355,12 +372,26 @@ class KeyCache:
         arrays, meta = key_to_arrays(key)
         meta = {"kind": kind, "source_digest": digest, "source": src, "filled": time.time(), "key": meta}
         try:
-            write_keyfile(entry, arrays, meta, progress=_stage(progress, "write"))
+            with cap_lock(self.directory):  # room is made and taken by one writer at a time
+                need = planned_size(arrays, meta)
+                victims, fits = choose_victims(self.entries(), need, self.max_bytes, keep=str(entry))
+                if not fits:
+                    why = (f"not cached: the entry needs {need:,} bytes and the cache's cap is {self.max_bytes:,} "
+                           f"bytes, the rest held by entries in use")
+                    _log.warning("%s (%s)", why, entry)
+                    return key, False, why
+                for victim in victims:
+                    _log.info("key cache over its cap of %d bytes: removing %s (%d bytes, least recently used)",
+                              self.max_bytes, victim.path, victim.bytes)
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(victim.path)
+                write_keyfile(entry, arrays, meta, progress=_stage(progress, "write"))
+                del key, arrays  # the mapped copy replaces the one in memory
+                # mapped before the lock goes: another writer may remove the file next (the mapping stays valid)
+                mapped, _, why = self._map(entry, digest, kind)
         except OSError as e:  # a full or read-only disk must not cost the caller the key itself
             _log.warning("cannot write key cache entry %s: %s", entry, e)
             return key, False, f"not cached: {e}"
-        del key, arrays  # the mapped copy replaces the one in memory
-        mapped, _, why = self._map(entry, digest, kind)
         if mapped is None:
             raise KeyCacheError(f"the key cache entry just written cannot be read back ({why})")
         return mapped, True, None

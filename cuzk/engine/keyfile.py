@@ -55,7 +55,7 @@ import numpy as np
 from cuzk.atomic_file import atomic_write
 from cuzk.errors import KeyCacheFormatError
 
-__all__ = ["MAGIC", "FORMAT_VERSION", "KeyFile", "write_keyfile", "read_keyfile", "read_table", "file_identity"]
+__all__ = ["MAGIC", "FORMAT_VERSION", "KeyFile", "write_keyfile", "planned_size", "read_keyfile", "read_table", "file_identity"]
 
 MAGIC = b"CUZKKEY\x00"
 #: Bumped whenever the layout or the meaning of a stored array changes; part of entry names too.
@@ -117,6 +117,36 @@ class _ChunkHasher:
         return self.digests
 
 
+def _layout(arrays: dict):
+    """(table entries, [(offset, array)], data end) of ``arrays`` in a cache file."""
+    entries, offset = [], _PREAMBLE.size
+    parts = []
+    for name, arr in arrays.items():
+        a = np.ascontiguousarray(arr)
+        dt = a.dtype.str
+        if dt not in _DTYPES:
+            raise KeyCacheFormatError(f"array {name!r} has dtype {a.dtype}, not one the key cache stores")
+        offset = _aligned(offset)
+        entries.append({"name": name, "dtype": dt, "shape": list(a.shape), "offset": offset, "nbytes": a.nbytes})
+        parts.append((offset, a))
+        offset += a.nbytes
+    return entries, parts, offset
+
+
+def planned_size(arrays: dict, meta: dict) -> int:
+    """An upper bound of the size :func:`write_keyfile` will give ``arrays`` and ``meta`` (what
+    the key cache makes room for before writing).
+
+    >>> planned_size({"x": np.zeros(10, np.uint64)}, {}) >= 80 + 80
+    True
+    """
+    entries, _, data_end = _layout(arrays)
+    chunks = -(-(data_end - _PREAMBLE.size) // CHUNK) + 1
+    table = json.dumps({"meta": meta, "arrays": entries, "data_end": data_end, "chunk": CHUNK,
+                        "chunks": ["0" * 64] * chunks}, sort_keys=True, default=str)
+    return data_end + len(table.encode()) + 256  # + room for a longer number or two
+
+
 def write_keyfile(path, arrays: dict, meta: dict, *, progress=None) -> int:
     """Write ``arrays`` (name -> numpy array) and ``meta`` (JSON-able dict) to ``path`` atomically.
 
@@ -135,18 +165,7 @@ def write_keyfile(path, arrays: dict, meta: dict, *, progress=None) -> int:
         KeyCacheFormatError: an array of another dtype, or meta that is not JSON-serialisable.
         OSError: the folder is not writable, the disk is full, ...
     """
-    entries, offset = [], _PREAMBLE.size
-    parts = []
-    for name, arr in arrays.items():
-        a = np.ascontiguousarray(arr)
-        dt = a.dtype.str
-        if dt not in _DTYPES:
-            raise KeyCacheFormatError(f"array {name!r} has dtype {a.dtype}, not one the key cache stores")
-        offset = _aligned(offset)
-        entries.append({"name": name, "dtype": dt, "shape": list(a.shape), "offset": offset, "nbytes": a.nbytes})
-        parts.append((offset, a))
-        offset += a.nbytes
-    data_end = offset
+    entries, parts, data_end = _layout(arrays)
     with atomic_write(path, fsync=True) as out:  # a temp file beside it, renamed; removed on any failure
         out.write(bytes(_PREAMBLE.size))
         hasher, pos, total = _ChunkHasher(), _PREAMBLE.size, data_end - _PREAMBLE.size

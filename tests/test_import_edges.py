@@ -23,7 +23,7 @@ ALLOWED: dict[str, set[str] | str] = {
     "field": set(),
     "curve": {"field"},
     "curves": {"field", "curve", "kernels"},  # DESIGN §8: specs, the registry, generated per-curve modules
-    "circuit": {"field"},
+    "circuit": {"field", "curves"},  # DESIGN §8: resolve a curve name (Poseidon specs)
     # not in DESIGN's table: ready-made circuits (Cube, PoRep-like), written with the circuit DSL
     "circuits": {"circuit", "field"},
     "synth": {"circuit", "field"},

@@ -8,7 +8,7 @@ import pytest
 
 import cuzk
 from cuzk.circuits.filecoin import (
-    FallbackPoSt, PoR, PostSector, TreeShape, build_tree, leaves_from_bytes, merkle_root_native, poseidon_hash,
+    FallbackPoSt, PoR, PostSector, SparseTree, TreeShape, build_tree, leaves_from_bytes, merkle_root_native, poseidon_hash,
     shape_for_sector, window_post, winning_post, winning_post_sectors,
 )
 from cuzk.errors import InputError, ProofVerificationError, UnsatisfiedConstraint
@@ -84,9 +84,29 @@ def test_fallback_post_2kib_count():
 
 
 @pytest.mark.slow
-def test_winning_post_32gib_count_built_in_full():
-    r = Synthesizer(winning_post(32 << 30)).r1cs
-    assert (r.n_constraints, r.n_public + 1) == (370590, 133)
+def test_winning_post_32gib_built_in_full_and_satisfied_from_a_sparse_tree():
+    c = winning_post(32 << 30)
+    s = Synthesizer(c, check=True)
+    assert (s.r1cs.n_constraints, s.r1cs.n_public + 1) == (370590, 133)
+    rng = random.Random(32)
+    sid, rnd = 9, rng.randrange(R)
+    chal = {x for i in range(c.sector_count) for x in c.challenges(rnd, sid, i)}
+    sector = PostSector(sector_id=sid, comm_c=rng.randrange(R), tree=SparseTree(c.shape, c.shape.leaves, {x: rng.randrange(R) for x in chal}))
+    w = s.synthesize(**c.inputs(rnd, winning_post_sectors(sector)))
+    assert w.public_inputs == c.public_inputs(rnd, [(sid, sector.comm_r)] * 66)
+
+
+def test_sparse_tree_equals_the_full_tree():
+    shape, leaves = (8, 2, 0), 128
+    rng = random.Random(5)
+    set_leaves = {rng.randrange(leaves): rng.randrange(R) for _ in range(5)}
+    full = build_tree([set_leaves.get(i, 0) for i in range(leaves)], shape)
+    sparse = SparseTree(shape, leaves, set_leaves)
+    assert sparse.root == full.root
+    for c in [*set_leaves, 0, 127, 64]:
+        assert sparse.leaf(c) == full.leaf(c) and sparse.path(c) == full.path(c)
+    with pytest.raises(InputError, match="beyond"):
+        SparseTree(shape, leaves, {128: 1})
 
 
 def _sectors(n, shape=(8, 0, 0), leaves=64, seed=7):

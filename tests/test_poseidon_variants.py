@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from cuzk.circuit import Circuit, ConstraintSystem
 from cuzk.circuit.gadgets.poseidon import poseidon_gadget
 from cuzk.circuit.gadgets.poseidon_grain import GrainStream
+from cuzk.circuit.gadgets.poseidon_sparse import sparse_form, sparse_permute
 from cuzk.circuit.gadgets.poseidon_spec import (
     CIRCOMLIB_PARTIAL_ROUNDS, NEPTUNE_PARTIAL_ROUNDS, PoseidonSpec, neptune_tag, poseidon_spec,
 )
@@ -57,9 +58,14 @@ def test_native_kernel_matches_python_permutation(arity, seed):
     spec = poseidon_spec("neptune", arity + 1)
     rng = random.Random(seed)
     states = [[rng.randrange(R) for _ in range(spec.t)] for _ in range(2)]
-    _, rc, mds, r_f, r_p, _ = kernel_constants(spec)
-    got = permute_rows(Fr.from_ints([x for s in states for x in s]).reshape(2, spec.t, 4), rc, mds, r_f, r_p)
+    got = permute_rows(Fr.from_ints([x for s in states for x in s]).reshape(2, spec.t, 4), *kernel_constants(spec))
     assert [Fr.to_ints(g) for g in got] == [spec.permute(s) for s in states]
+
+
+def test_sparse_form_is_the_same_permutation():
+    for spec in (poseidon_spec("neptune", 12), poseidon_spec("circomlib", 4), poseidon_spec("cuzk", 9)):
+        x = [random.Random(spec.t).randrange(spec.modulus) for _ in range(spec.t)]
+        assert sparse_permute(sparse_form(spec), x) == spec.permute(x)
 
 
 def test_constant_length_hash():

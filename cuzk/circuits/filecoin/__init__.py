@@ -1,7 +1,7 @@
 """Filecoin-shaped circuits with rust-fil-proofs' constraint counts (docs/filecoin.md).
 
 neptune's Poseidon (:func:`poseidon_hash`), Filecoin Merkle trees of every (base, sub, top)
-shape (:func:`build_tree`), the PoR circuit (:class:`PoR`) and Fallback PoSt
+shape (:func:`build_tree`; :class:`SparseTree` for sectors too large to hold), the PoR circuit (:class:`PoR`) and Fallback PoSt
 (:class:`FallbackPoSt`, :func:`window_post`, :func:`winning_post`).
 
     >>> from cuzk.circuits.filecoin import poseidon_hash, PoR, FallbackPoSt
@@ -13,13 +13,14 @@ from cuzk.circuits.filecoin.challenges import API_VERSIONS, leaf_challenge
 from cuzk.circuits.filecoin.por import PoR, por_challenge
 from cuzk.circuits.filecoin.poseidon import ARITIES, neptune_spec, poseidon_hash
 from cuzk.circuits.filecoin.post import FallbackPoSt, PostSector, window_post, winning_post, winning_post_sectors
+from cuzk.circuits.filecoin.sparse import SparseTree
 from cuzk.circuits.filecoin.shapes import SECTOR_SHAPES, TreeShape, shape_for_sector
 from cuzk.circuits.filecoin.tree import FilecoinTree, build_tree, leaves_from_bytes, merkle_root_native
 
 __all__ = [
     "poseidon_hash", "neptune_spec", "ARITIES",
     "TreeShape", "shape_for_sector", "SECTOR_SHAPES",
-    "FilecoinTree", "build_tree", "leaves_from_bytes", "merkle_root_native",
+    "FilecoinTree", "SparseTree", "build_tree", "leaves_from_bytes", "merkle_root_native",
     "PoR", "por_challenge",
     "FallbackPoSt", "PostSector", "window_post", "winning_post", "winning_post_sectors",
     "leaf_challenge", "API_VERSIONS",

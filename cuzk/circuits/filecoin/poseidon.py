@@ -79,9 +79,10 @@ def poseidon_hash(values, *, arity: int | None = None, hash_type: str = "merkle_
         if not 1 <= len(vals) <= arity:
             raise InputError(f"a constant_length hash of arity {arity} takes 1 to {arity} values, got {len(vals)}")
         tag = neptune_tag("constant_length", arity, len(vals))
-    _, rc, mds, r_f, r_p, out = kernel_constants(spec)
+    k = kernel_constants(spec)
     rows = Fr.from_ints(vals).reshape(1, len(vals), 4)
-    return Fr.to_ints(hash_rows(rows, Fr.from_ints([tag]), rc, mds, r_f, r_p, out))[0]
+    tag_arr = k[7] if tag == spec.tag else Fr.from_ints([tag])
+    return Fr.to_ints(hash_rows(rows, *k[:7], tag_arr, *k[8:]))[0]
 
 
 def hash_nodes(children: np.ndarray) -> np.ndarray:

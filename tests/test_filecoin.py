@@ -83,6 +83,16 @@ def test_fallback_post_2kib_count():
     assert (r.n_constraints, r.n_public + 1) == (16869, 19)
 
 
+def test_window_post_32gib_partition_count_from_a_slice():
+    # a partition is sector_count copies of one sector's rows: trace one sector, scale, and check
+    # the scaling on two
+    one = Synthesizer(window_post(32 << 30, sector_count=1)).r1cs
+    two = Synthesizer(window_post(32 << 30, sector_count=2)).r1cs
+    assert (two.n_constraints, two.n_public) == (2 * one.n_constraints, 2 * one.n_public)
+    n = window_post(32 << 30).sector_count
+    assert (n, n * one.n_constraints, n * one.n_public + 1) == (2349, 125_279_217, 25_840)
+
+
 @pytest.mark.slow
 def test_winning_post_32gib_built_in_full_and_satisfied_from_a_sparse_tree():
     c = winning_post(32 << 30)

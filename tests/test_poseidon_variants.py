@@ -6,8 +6,12 @@ Poseidon([1, 2]); a bit-at-a-time Grain LFSR written here from the reference des
 """
 
 import importlib.util
+import json
+import os
 import random
 import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -169,18 +173,84 @@ def test_circomlib_known_output():
     assert spec.hash([1, 2]) == CIRCOMLIB_1_2
 
 
+def _toolchain():
+    """scripts/snarkjs_ceremony.py with the pinned circom/snarkjs packages installed (or a skip)."""
+    path = Path(__file__).parent.parent / "scripts" / "snarkjs_ceremony.py"
+    spec = importlib.util.spec_from_file_location("snarkjs_ceremony", path)
+    ceremony = sys.modules.setdefault("snarkjs_ceremony", importlib.util.module_from_spec(spec))
+    if not hasattr(ceremony, "ensure_toolchain"):
+        spec.loader.exec_module(ceremony)
+    ok, why = ceremony.toolchain_status()
+    if not ok:
+        pytest.skip(why)
+    ceremony.ensure_toolchain()
+    return ceremony
+
+
 def _circomlib_constants() -> str:
-    if not CIRCOMLIB_CONSTANTS.exists():  # install the pinned packages as the snarkjs tests do
-        path = Path(__file__).parent.parent / "scripts" / "snarkjs_ceremony.py"
-        spec = importlib.util.spec_from_file_location("snarkjs_ceremony", path)
-        ceremony = sys.modules.setdefault("snarkjs_ceremony", importlib.util.module_from_spec(spec))
-        if not hasattr(ceremony, "ensure_toolchain"):
-            spec.loader.exec_module(ceremony)
-        ok, why = ceremony.toolchain_status()
-        if not ok:
-            pytest.skip(why)
-        ceremony.ensure_toolchain()
+    if not CIRCOMLIB_CONSTANTS.exists():
+        _toolchain()
     return CIRCOMLIB_CONSTANTS.read_text()
+
+
+CIRCOM_WIDTHS = (2, 5, 16)  # inputs per circomlib Poseidon in the oracle circuit (t = 3, 6, 17)
+CIRCOM_X = [i * 7919 + 3 for i in range(16)]
+
+
+@pytest.fixture(scope="module")
+def circom_outputs():
+    """circomlib's Poseidon(n) of CIRCOM_X[:n], from a witness computed by circom's own WASM
+    (compiled with --prime bn128, run by node, exported by snarkjs)."""
+    ceremony = _toolchain()
+    node = shutil.which("node")
+    rel = Path("build") / f"poseidon-variants-{os.getpid()}"
+    build = ceremony.CIRCOM_DIR / rel
+    build.mkdir(parents=True, exist_ok=True)
+    comps = "\n".join(f"    component p{n} = Poseidon({n}); signal output h{n};\n"
+                       f"    for (var i = 0; i < {n}; i++) {{ p{n}.inputs[i] <== x[i]; }}\n    h{n} <== p{n}.out;"
+                       for n in CIRCOM_WIDTHS)
+    (build / "h.circom").write_text(
+        'pragma circom 2.0.0;\ninclude "circomlib/circuits/poseidon.circom";\n'
+        f"template Hashes() {{\n    signal input x[16];\n{comps}\n}}\ncomponent main = Hashes();\n")
+    (build / "in.json").write_text(json.dumps({"x": [str(v) for v in CIRCOM_X]}))
+    try:
+        for cmd, cwd in (
+            ([str(ceremony._BIN / "circom2"), str(rel / "h.circom"), "--wasm", "--prime", "bn128", "-l", "node_modules",
+              "-o", str(rel)], ceremony.CIRCOM_DIR),
+            ([node, "h_js/generate_witness.js", "h_js/h.wasm", "in.json", "w.wtns"], build),
+            ([str(ceremony._BIN / "snarkjs"), "wtns", "export", "json", "w.wtns", "w.json"], build),
+        ):
+            r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
+            assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+        witness = json.loads((build / "w.json").read_text())
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
+    assert witness[0] == "1"
+    return {n: int(witness[1 + k]) for k, n in enumerate(CIRCOM_WIDTHS)}  # outputs follow ONE
+
+
+def test_circomlib_native_hash_matches_a_circom_witness(circom_outputs):
+    for n in CIRCOM_WIDTHS:
+        assert poseidon_spec("circomlib", n + 1).hash(CIRCOM_X[:n]) == circom_outputs[n]
+
+
+class CircomlibHash(Circuit):
+    def input_shapes(self):
+        return {"x": (16,)}
+
+    def define(self, cs, x):
+        xs = [cs.private(v) for v in x]
+        for n in CIRCOM_WIDTHS:
+            cs.public(poseidon_gadget(cs, poseidon_spec("circomlib", n + 1), xs[:n]))
+
+
+def test_circomlib_gadget_on_bn254_matches_the_circom_witness(circom_outputs):
+    try:
+        synth = Synthesizer(CircomlibHash(), curve="bn254", check=True)
+    except TypeError:
+        pytest.skip("this build's Synthesizer has no curve= yet (issue 14)")
+    w = synth.synthesize(x=CIRCOM_X)
+    assert w.public_inputs == [circom_outputs[n] for n in CIRCOM_WIDTHS]
 
 
 def test_circomlib_mds_matrices_match_circomlibs_own():

@@ -72,7 +72,8 @@ def test_params_load_equals_checked_read_and_proves_identically(circuit, tmp_pat
         assert again.hit and again.data_check == "earlier"
     ref = ProvingKey.read(params, r1cs=synth.r1cs)
     assert (info1.hit, info1.data_check, info1.source_check) == (False, "read", "full hash")
-    assert (info2.hit, info2.data_check, info2.source_check) == (True, "full", "record+samples")
+    # another KeyCache (as another process) finds the stamp of the full check the fill made: a sample
+    assert (info2.hit, info2.data_check, info2.source_check) == (True, "sampled", "record+samples")
     assert info1.path == info2.path and Path(info2.path).stat().st_size == info2.bytes
     for key in (first, second):
         assert same_key(ref, key)
@@ -367,3 +368,42 @@ def test_threads_loading_one_source_fill_it_once(circuit, tmp_path):
         results = [f.result(timeout=120) for f in [pool.submit(cache.load, params) for _ in range(3)]]
     assert [info.hit for _, info in results].count(False) == 1  # flock excludes other fds of this process too
     assert all(same_key(results[0][0], key) for key, _ in results)
+
+
+def test_a_file_another_process_checked_gets_a_random_sample_of_chunks_checked(circuit, tmp_path, monkeypatch):
+    import random
+
+    _, params, _, _ = circuit
+    monkeypatch.setattr(keyfile, "CHUNK", 512)  # a small key in many chunks
+    path = tmp_path / "k.cuzkkey"
+    arrays = {"x": np.arange(1024, dtype=np.uint64)}  # 8 KiB: 16 chunks
+    write_keyfile(path, arrays, {})
+    ident = keyfile.file_identity(path)
+    assert read_keyfile(path).verified and read_keyfile(path, stamped={ident}).sampled == 2
+    data = bytearray(path.read_bytes())
+    data[64 + 7 * 512 + 3] ^= 1  # damage chunk 7, keeping size and mtime (the stamp still matches)
+    st = os.stat(path)
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert keyfile.file_identity(path) == ident
+    picks = iter([[3, 12], [7, 1]])
+    monkeypatch.setattr(random, "sample", lambda population, k: next(picks))
+    assert read_keyfile(path, stamped={ident}).sampled == 2  # chunks 3 and 12 are fine
+    with pytest.raises(KeyCacheFormatError, match="data checksum mismatch"):
+        read_keyfile(path, stamped={ident})  # this sample holds chunk 7
+    with pytest.raises(KeyCacheFormatError):
+        read_keyfile(path)  # unstamped: every chunk
+
+
+def test_the_stamp_of_a_full_check_is_what_spares_later_loads_the_whole_file(circuit, tmp_path):
+    _, params, _, _ = circuit
+    _, filled = KeyCache(tmp_path).load(params)
+    stamp = tmp_path / "verified" / (Path(filled.path).name + ".json")
+    assert stamp.exists()
+    assert KeyCache(tmp_path).load(params)[1].data_check == "sampled"
+    stamp.unlink()
+    assert KeyCache(tmp_path).load(params)[1].data_check == "full" and stamp.exists()  # stamped again
+    os.utime(filled.path, ns=(10**18, 10**18))  # another mtime: the stamp no longer names this file
+    assert KeyCache(tmp_path).load(params)[1].data_check == "full"
+    assert KeyCache(tmp_path, verify="always").load(params)[1].data_check == "full"
+    assert KeyCache(tmp_path).prune(0) and not stamp.exists()  # removed with its entry

@@ -14,9 +14,15 @@ What a load from the disk tier checks (and what it trusts):
   digest of fixed pieces (see :mod:`cuzk.engine.keysource` for exactly what that trusts); else
   the source is hashed in full and looked up again;
 * the cache file's table checksum, its length, its layout, and the SHA-256 of every 8 MiB
-  chunk of its data — the full data check runs the first time this ``KeyCache`` maps a given
-  file (identified by device, inode, size, mtime); ``verify="always"`` repeats it every load.
-  The data check costs a read of the file at ~1.5 GB/s per core, chunks hashed in parallel;
+  chunk of its data — the full data check runs the first time any process maps a given file
+  (identified by device, inode, size, mtime_ns), which then leaves a *stamp* of that identity
+  under ``verified/``; a later process that finds the stamp matching checks
+  ``SAMPLE_CHUNKS`` chunks picked at random instead of all (the same trust as the source
+  record: damage that keeps size and mtime is found by a later sample or by the proof's own
+  verification, never used silently); within one ``KeyCache`` a file checked once is not
+  checked again; ``verify="always"`` checks every chunk on every load. The full check reads the
+  file at ~1.5 GB/s per core (chunks hashed in parallel): tens of seconds for a production key,
+  which every ``cuzk groth16 prove`` process paid before the stamps;
 * a file that fails any check, or names another source digest or kind, is rebuilt from the
   source with a fresh checked read, never used.
 
@@ -40,8 +46,9 @@ one a live Engine of this process uses (:mod:`cuzk.engine.keycache_cap`).
 
 Entries live under ``$CUZK_CACHE_DIR/keys`` (default ``$XDG_CACHE_HOME/cuzk/keys``, else
 ``~/.cache/cuzk/keys``): ``<kind>-<sha256>-v<version>.cuzkkey`` files, their ``.lock`` files, and
-one small record per source path under ``sources/``, and under ``matched/`` one empty marker per
-(zkey, R1CS) pair whose matrices were compared and found equal.
+one small record per source path under ``sources/``, under ``matched/`` one empty marker per
+(zkey, R1CS) pair whose matrices were compared and found equal, and under ``verified/`` one stamp
+per entry checked in full.
 
     >>> cache = KeyCache("/tmp/cuzk-keys")                           # doctest: +SKIP
     >>> pk, info = cache.load("porep.params", r1cs=synth.r1cs)        # doctest: +SKIP
@@ -52,6 +59,7 @@ one small record per source path under ``sources/``, and under ``matched/`` one 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import time
@@ -59,6 +67,7 @@ from pathlib import Path
 
 import attrs
 
+from cuzk.atomic_file import atomic_write
 from cuzk.engine.keyarrays import key_from_arrays, key_to_arrays
 from cuzk.engine.keycache_cap import cap_lock, choose_victims, pinned, resolve_cap
 from cuzk.engine.keyfile import FORMAT_VERSION, planned_size, read_keyfile, read_table, write_keyfile
@@ -70,6 +79,8 @@ __all__ = ["KeyCache", "LoadInfo", "EntryInfo", "default_cache_dir", "KINDS"]
 KINDS = ("params", "zkey")
 _SUFFIX = ".cuzkkey"
 _VERIFY = ("first", "always")
+#: data chunks (8 MiB each) checked at random when another process checked the whole file
+SAMPLE_CHUNKS = 2
 _log = logging.getLogger("cuzk.engine.keycache")
 
 
@@ -92,7 +103,7 @@ class LoadInfo:
     bytes: int  #: size of the cache file (or the source, when not cached)
     seconds: float  #: wall time of the whole load
     source_check: str  #: "record+samples" (stat and samples matched) or "full hash"
-    data_check: str  #: "full" (every chunk hashed now), "earlier" (this KeyCache did it) or "read" (fresh checked read)
+    data_check: str  #: "full" (every chunk hashed now), "sampled" (stamped: some chunks), "earlier" (this KeyCache did it) or "read" (fresh checked read)
     note: str | None = None  #: why an existing entry was rebuilt, or why nothing was cached
 
 
@@ -119,8 +130,9 @@ class KeyCache:
 
     Args:
         directory: where entries live (None: :func:`default_cache_dir`); created on first use.
-        verify: ``"first"`` (default): hash a cache file's data the first time this object maps
-            it; ``"always"``: on every load.
+        verify: ``"first"`` (default): hash a cache file's data in full the first time any
+            process maps it, then a random sample of chunks per process (see above);
+            ``"always"``: every chunk on every load.
         threads: threads for checked reads and checksums (None: every core).
         max_bytes: the cap on the entries' bytes (an int, a size such as ``"100G"``, or
             ``"unlimited"``); None: ``$CUZK_CACHE_MAX_BYTES``, else half the filesystem
@@ -253,8 +265,7 @@ class KeyCache:
                 break
             if pinned(e.path):
                 continue
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(e.path)
+            self._unlink(e.path)
             total -= e.bytes
             removed.append(e)
         return removed
@@ -265,7 +276,7 @@ class KeyCache:
         files = size = 0
         if not self.directory.is_dir():
             return 0, 0
-        for folder in (self.directory, self._sources, self.directory / "matched"):
+        for folder in (self.directory, self._sources, self.directory / "matched", self.directory / "verified"):
             for p in list(folder.glob("*")) if folder.is_dir() else []:
                 ours = folder == self.directory / "matched" or p.suffix in (_SUFFIX, ".lock", ".json", ".tmp")
                 if p.is_file() and ours:
@@ -330,10 +341,38 @@ class KeyCache:
         except OSError as e:  # a read-only cache only costs a full hash next time
             _log.warning("cannot record source %s in the key cache: %s", rec.source, e)
 
+    def _stamp_path(self, entry) -> Path:
+        return self.directory / "verified" / (Path(entry).name + ".json")
+
+    def _stamped(self, entry: Path) -> frozenset:
+        """The identity a process recorded after checking ``entry`` in full (empty if none)."""
+        try:
+            with open(self._stamp_path(entry)) as f:
+                return frozenset({tuple(json.loads(f.read(4096))["identity"])})
+        except (OSError, ValueError, KeyError, TypeError):
+            return frozenset()
+
+    def _stamp(self, entry: Path, identity: tuple) -> None:
+        path = self._stamp_path(entry)
+        try:
+            path.parent.mkdir(exist_ok=True, mode=0o700)
+            with atomic_write(path, "w") as f:
+                f.write(json.dumps({"identity": list(identity)}))
+        except OSError as e:  # a read-only cache: every process checks in full
+            _log.debug("cannot stamp %s as checked: %s", entry, e)
+
+    def _unlink(self, path) -> None:
+        """Remove an entry and its stamp (missing ones are fine)."""
+        for p in (path, self._stamp_path(path)):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(p)
+
     def _map(self, entry: Path, digest: str, kind: str):
         """(key, data check, None) from an existing entry; (None, None, reason) if absent or unusable."""
+        first = self.verify == "first"
         try:
-            kf = read_keyfile(entry, verified=self._verified if self.verify == "first" else (), threads=self.threads)
+            kf = read_keyfile(entry, verified=self._verified if first else (), threads=self.threads,
+                              stamped=self._stamped(entry) if first else frozenset(), sample=SAMPLE_CHUNKS)
             meta = kf.meta
             if meta.get("source_digest") != digest or meta.get("kind") != kind:
                 raise KeyCacheFormatError(f"{entry}: holds {meta.get('kind')} {meta.get('source_digest')}, "
@@ -344,7 +383,9 @@ class KeyCache:
         except (KeyCacheFormatError, OSError, KeyError, TypeError) as e:
             return None, None, f"rebuilt: {e}"
         self._verified.add(kf.identity)
-        return key, "full" if kf.verified else "earlier", None
+        if kf.verified and first:
+            self._stamp(entry, kf.identity)
+        return key, "full" if kf.verified else ("sampled" if kf.sampled else "earlier"), None
 
     @contextlib.contextmanager
     def _fill_lock(self, entry: Path):
@@ -383,8 +424,7 @@ class KeyCache:
                 for victim in victims:
                     _log.info("key cache over its cap of %d bytes: removing %s (%d bytes, least recently used)",
                               self.max_bytes, victim.path, victim.bytes)
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(victim.path)
+                    self._unlink(victim.path)
                 write_keyfile(entry, arrays, meta, progress=_stage(progress, "write"))
                 del key, arrays  # the mapped copy replaces the one in memory
                 # mapped before the lock goes: another writer may remove the file next (the mapping stays valid)

@@ -45,6 +45,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import struct
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -80,6 +81,7 @@ class KeyFile:
     nbytes: int  #: the file's size
     identity: tuple  #: :func:`file_identity` of the file that was mapped
     verified: bool  #: whether this read checked every data chunk's digest (False: known good)
+    sampled: int = 0  #: data chunks checked by sampling (a file ``stamped`` as checked before)
 
 
 def _aligned(n: int) -> int:
@@ -253,9 +255,14 @@ def _threads() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _verify_chunks(path, mm: np.ndarray, table: dict, threads: int | None) -> None:
+def _verify_chunks(path, mm: np.ndarray, table: dict, threads: int | None, sample: int | None = None) -> int:
+    """Check every data chunk's SHA-256, or ``sample`` chunks picked at random; returns how many."""
     chunk, start, end = table["chunk"], _PREAMBLE.size, table["data_end"]
-    spans = [(start + i * chunk, min(start + (i + 1) * chunk, end)) for i in range(len(table["chunks"]))]
+    picked = range(len(table["chunks"]))
+    if sample is not None and sample < len(picked):  # a different sample each time: damage is found over loads
+        picked = sorted(random.sample(picked, sample))
+    spans = [(start + i * chunk, min(start + (i + 1) * chunk, end)) for i in picked]
+    wants = [table["chunks"][i] for i in picked]
 
     def digest(span):  # hashlib releases the GIL on large buffers, so threads hash in parallel
         return hashlib.sha256(mm[span[0]:span[1]]).hexdigest()
@@ -266,20 +273,25 @@ def _verify_chunks(path, mm: np.ndarray, table: dict, threads: int | None) -> No
             got = list(pool.map(digest, spans))
     else:
         got = [digest(s) for s in spans]
-    for i, (g, want) in enumerate(zip(got, table["chunks"])):
+    for i, (g, want) in enumerate(zip(got, wants)):
         if g != want:
             raise _bad(path, f"data checksum mismatch in bytes [{spans[i][0]}, {spans[i][1]}) (damaged file)")
+    return len(spans)
 
 
-def read_keyfile(path, *, verified=frozenset(), threads: int | None = None) -> KeyFile:
+def read_keyfile(path, *, verified=frozenset(), threads: int | None = None, stamped=frozenset(),
+                 sample: int = 2) -> KeyFile:
     """Map a key-cache file read-only and return its arrays and metadata.
 
     Args:
         path: the file.
         verified: :func:`file_identity` tuples of files whose data this process has checked
-            already; for those the data check is skipped. Every other file gets every data
-            chunk's SHA-256 checked (the whole file is read once, ~1.5 GB/s per thread).
+            already; for those the data check is skipped.
+        stamped: identities another process checked in full (the key cache's stamps): for
+            those ``sample`` chunks picked at random are checked. Every other file gets every
+            data chunk's SHA-256 checked (the whole file is read once, ~1.5 GB/s per thread).
         threads: threads hashing chunks (None: every core this process may use).
+        sample: chunks checked of a ``stamped`` file.
 
     Raises:
         KeyCacheFormatError: see :func:`read_table`; also a data chunk whose digest differs.
@@ -291,11 +303,14 @@ def read_keyfile(path, *, verified=frozenset(), threads: int | None = None) -> K
         table, size = _table_of(f, path)
         mm = np.memmap(f, dtype=np.uint8, mode="r", shape=(size,))
     check = identity not in verified
-    if check:
+    sampled = 0
+    if check and identity in stamped:
+        sampled, check = _verify_chunks(path, mm, table, threads, sample), False
+    elif check:
         _verify_chunks(path, mm, table, threads)
     arrays = {}
     for e in table["arrays"]:
         view = mm[e["offset"]:e["offset"] + e["nbytes"]].view(np.dtype(e["dtype"]))
         arrays[e["name"]] = view.reshape(tuple(e["shape"]))
     return KeyFile(path=os.fspath(path), meta=table["meta"], arrays=arrays, nbytes=size, identity=identity,
-                   verified=check)
+                   verified=check, sampled=sampled)

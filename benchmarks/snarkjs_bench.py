@@ -23,6 +23,10 @@ same whatever produced the key (same sections, sizes and domain).
 
     python3 benchmarks/snarkjs_bench.py --sizes 12,14 --runs 3
     python3 benchmarks/snarkjs_bench.py --sizes 14,16 --runs 3 --cuzk-setup
+    python3 benchmarks/snarkjs_bench.py --curve bn128 --sizes 12,14,16 --runs 3 --cuzk-setup
+
+``--curve bn128``: the same chain compiled with circom's default prime (BN254); the ptau and
+the cuzk setup are bn128's, cuzk reads the bn128 zkey and proves on BN254.
 """
 
 from __future__ import annotations
@@ -62,11 +66,12 @@ def timed(cmd) -> float:
     return dt
 
 
-def ptau_cached(power: int) -> bool:
-    return (ceremony.cache_root() / f"pot{power}_{ceremony._lock_hash()[:12]}.ptau").exists()
+def ptau_cached(power: int, curve: str = "bls12381") -> bool:
+    tag = "" if curve == "bls12381" else f"{curve}_"
+    return (ceremony.cache_root() / f"pot{power}_{tag}{ceremony._lock_hash()[:12]}.ptau").exists()
 
 
-def cuzk_setup_artifacts(name: str, source: str, inputs: dict, log=None) -> Path:
+def cuzk_setup_artifacts(name: str, source: str, inputs: dict, log=None, curve: str = "bls12381") -> Path:
     """circom compile + ``snarkjs wtns calculate`` + cuzk's setup and zkey writer, cached.
 
     The folder (under the ceremony cache, ``<name>-cuzksetup-<hash>``) holds ``circuit.r1cs``,
@@ -79,8 +84,11 @@ def cuzk_setup_artifacts(name: str, source: str, inputs: dict, log=None) -> Path
 
     log = log or sys.stderr
     ceremony.ensure_toolchain()
-    key = hashlib.sha256(b"\0".join([name.encode(), source.encode(), json.dumps(inputs, sort_keys=True).encode(),
-                                     ceremony._lock_hash().encode(), ceremony._circuit_files()])).hexdigest()[:16]
+    parts = [name.encode(), source.encode(), json.dumps(inputs, sort_keys=True).encode(),
+             ceremony._lock_hash().encode(), ceremony._circuit_files()]
+    if curve != "bls12381":  # BLS12-381 artifacts keep their cache keys
+        parts.append(curve.encode())
+    key = hashlib.sha256(b"\0".join(parts)).hexdigest()[:16]
     out = ceremony.cache_root() / f"{name}-cuzksetup-{key}"
     if (out / "done").exists():
         return out
@@ -89,7 +97,7 @@ def cuzk_setup_artifacts(name: str, source: str, inputs: dict, log=None) -> Path
     (build / "circuit.circom").write_text(source)
     rel = build.relative_to(ceremony.CIRCOM_DIR)
     t = {"compile": ceremony._run([ceremony._BIN / "circom2", rel / "circuit.circom", "--r1cs", "--wasm", "--prime",
-                                   "bls12381", "-l", "node_modules", "-o", rel], ceremony.CIRCOM_DIR, log)}
+                                   curve, "-l", "node_modules", "-o", rel], ceremony.CIRCOM_DIR, log)}
     work = ceremony.cache_root() / f"{name}-cuzksetup-{key}.tmp{os.getpid()}"
     work.mkdir(parents=True, exist_ok=True)
     shutil.copy(build / "circuit.r1cs", work / "circuit.r1cs")
@@ -110,15 +118,16 @@ def cuzk_setup_artifacts(name: str, source: str, inputs: dict, log=None) -> Path
     return out
 
 
-def bench_size(log_m: int, runs: int, device: str, cuzk_setup: bool = False) -> dict:
+def bench_size(log_m: int, runs: int, device: str, cuzk_setup: bool = False, curve: str = "bls12381") -> dict:
     from cuzk.formats import snarkjs as sj
     from cuzk.formats.snarkjs_json import write_proof_json, write_public_json
     from cuzk.prover import GpuProver
 
     n = chain_length(log_m)
-    args = (f"chain{n}", ceremony.chain_source(n), {"x": "3", "k": "7"})
-    use_cuzk = cuzk_setup and not ptau_cached(log_m)
-    d = cuzk_setup_artifacts(*args) if use_cuzk else ceremony.ceremony(*args, log_m)
+    name = f"chain{n}" if curve == "bls12381" else f"chain{n}-{curve}"
+    args = (name, ceremony.chain_source(n), {"x": "3", "k": "7"})
+    use_cuzk = cuzk_setup and not ptau_cached(log_m, curve)
+    d = cuzk_setup_artifacts(*args, curve=curve) if use_cuzk else ceremony.ceremony(*args, log_m, curve=curve)
     zkey, wtns = d / "circuit.zkey", d / "witness.wtns"
     out = {"log_m": log_m, "constraints": n, "zkey_from": "cuzk setup" if use_cuzk else "snarkjs ceremony"}
     with tempfile.TemporaryDirectory() as tmp:
@@ -149,6 +158,7 @@ def bench_size(log_m: int, runs: int, device: str, cuzk_setup: bool = False) -> 
             times.append(time.perf_counter() - t)
         out["in_process"] = statistics.median(times)
         out["device"] = prover.device
+        out["curve"] = pk.curve
         write_proof_json(proof, p)
         write_public_json(public, w.public_inputs)
         res = ceremony.snarkjs("groth16", "verify", d / "verification_key.json", public, proof)
@@ -197,6 +207,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="12,14", help="log2 domain sizes, comma separated")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--device", default="auto")
+    ap.add_argument("--curve", default="bls12381", choices=["bls12381", "bn128"], help="snarkjs's curve name")
     ap.add_argument("--wasm", action="store_true", help="also time circom's WASM witness calculator (needs wasmtime)")
     ap.add_argument("--cuzk-setup", action="store_true",
                     help="sizes without a cached ptau: the .zkey comes from cuzk's snarkjs-convention dev setup")
@@ -210,10 +221,10 @@ def main(argv=None) -> int:
           "snarkjs verifies cuzk | zkey from |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for log_m in (int(s) for s in a.sizes.split(",")):
-        r = bench_size(log_m, a.runs, a.device, a.cuzk_setup)
+        r = bench_size(log_m, a.runs, a.device, a.cuzk_setup, a.curve)
         print(f"| 2^{log_m} | {r['constraints']} | {r['snarkjs']:.2f} s | {r['cli']:.2f} s | "
               f"{r['cli'] / r['snarkjs']:.2f}× | {r['cli_checked']:.2f} s | {r['cli_trusted']:.2f} s | "
-              f"{r['in_process']:.3f} s ({r['device']}) | {r['snarkjs'] / r['in_process']:.1f}× | "
+              f"{r['in_process']:.3f} s ({r['device']}, {r['curve']}) | {r['snarkjs'] / r['in_process']:.1f}× | "
               f"{r['load_checked']:.2f} / {r['load_trusted']:.2f} s | "
               f"{r['snarkjs_verifies_cuzk']} | {r['zkey_from']} |", flush=True)
     if a.wasm:

@@ -35,11 +35,17 @@ def cuda_status() -> tuple[bool, str]:
     return cuda.is_available()
 
 
+def _cuda_builds(curve: str) -> bool:
+    from cuzk.kernels import cuda
+
+    return curve in cuda.CURVES
+
+
 class GpuProver:
     """Groth16 prover with the key kept resident.
 
     Args:
-        pk: the proving key.
+        pk: the proving key; its curve (``pk.curve``) picks the fields, groups and kernels.
         device: ``"auto"`` (CUDA when usable, else CPU), ``"cuda"`` or ``"cpu"``.
         device_id: which GPU, for ``"cuda"``.
         threads: cores the CPU kernels may use (None: all; a pipeline may pass 1).
@@ -61,7 +67,8 @@ class GpuProver:
             ``"raise"`` lets :class:`~cuzk.errors.DeviceOutOfMemoryError` through.
 
     Raises:
-        BackendUnavailableError: ``device="cuda"`` but no usable GPU (the reason is in the message).
+        BackendUnavailableError: ``device="cuda"`` but no usable GPU, or no CUDA kernels for the
+            key's curve (the reason is in the message).
         KeyMismatchError: the key's queries are sparse and it carries no density bitmaps.
     """
 
@@ -80,7 +87,7 @@ class GpuProver:
         if g2_msm not in _G2_PLACES:
             raise InputError(f"g2_msm must be one of {_G2_PLACES}, got {g2_msm!r}")
         if device == "auto":
-            device = "cuda" if cuda_status()[0] else "cpu"
+            device = "cuda" if cuda_status()[0] and _cuda_builds(pk.curve) else "cpu"
         elif device == "cuda":
             ok, why = cuda_status()
             if not ok:
@@ -95,7 +102,7 @@ class GpuProver:
         self.g2_msm = g2_msm
         self.on_oom = on_oom
         self._g2_backend = "cpu" if g2_msm == "cpu" and device != "cpu" else None
-        self._backend = load_backend(device)
+        self._backend = load_backend(device, pk.curve)
         self._pvk = prepare_verifying_key(pk.vk)
         self._bases = self._resident_bases()
         warm_up = getattr(self._backend, "warm_up", None)
@@ -114,7 +121,8 @@ class GpuProver:
 
     def __repr__(self) -> str:
         g2 = ", g2_msm='cpu'" if self._g2_backend else ""
-        return f"GpuProver(device={self.device!r}{g2}, vars={self.pk.n_vars}, domain={self.pk.domain_size})"
+        return (f"GpuProver(device={self.device!r}{g2}, curve={self.pk.curve!r}, vars={self.pk.n_vars}, "
+                f"domain={self.pk.domain_size})")
 
     def check_compatible(self, synthesized) -> None:
         """Raise :class:`~cuzk.errors.KeyMismatchError` if ``synthesized`` is not for this key."""

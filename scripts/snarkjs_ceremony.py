@@ -1,7 +1,7 @@
 """Build (and cache) snarkjs artifacts for cuzk's interoperability tests and benchmark.
 
-For a circom circuit this compiles it with ``circom2 --prime bls12381``, runs a small powers of
-tau, ``groth16 setup`` plus one contribution, exports the verification key, computes a witness
+For a circom circuit this compiles it with ``circom2 --prime bls12381`` (or ``--prime bn128``,
+circom's default, with ``--curve bn128``), runs a small powers of tau of that curve, ``groth16 setup`` plus one contribution, exports the verification key, computes a witness
 with ``snarkjs wtns calculate`` and a snarkjs proof of it. Everything lands in
 ``~/.cache/cuzk/snarkjs/<key>/`` (``$CUZK_SNARKJS_CACHE`` overrides the root), keyed by a hash
 of the circuit source, its input, the ptau power and the pinned package-lock, so later runs
@@ -12,6 +12,7 @@ The toolchain comes from ``tests/circom/package.json`` (``npm ci`` there on firs
 runs in a WASI sandbox that sees only its working folder, so it runs from ``tests/circom``.
 
     python3 scripts/snarkjs_ceremony.py chain 100 --power 8        # prints the artifact folder
+    python3 scripts/snarkjs_ceremony.py chain 100 --curve bn128
 """
 
 from __future__ import annotations
@@ -88,14 +89,15 @@ def _lock_hash() -> str:
     return hashlib.sha256(lock.read_bytes() if lock.exists() else (CIRCOM_DIR / "package.json").read_bytes()).hexdigest()
 
 
-def _ptau(power: int, log) -> Path:
-    path = cache_root() / f"pot{power}_{_lock_hash()[:12]}.ptau"
+def _ptau(power: int, log, curve: str = "bls12381") -> Path:
+    tag = "" if curve == "bls12381" else f"{curve}_"  # BLS12-381 files keep their names (cached)
+    path = cache_root() / f"pot{power}_{tag}{_lock_hash()[:12]}.ptau"
     if path.exists():
         return path
     work = cache_root() / f"ptau-work-{os.getpid()}"
     work.mkdir(parents=True, exist_ok=True)
     s = _BIN / "snarkjs"
-    _run([s, "powersoftau", "new", "bls12381", power, "p0.ptau"], work, log)
+    _run([s, "powersoftau", "new", curve, power, "p0.ptau"], work, log)
     _run([s, "powersoftau", "contribute", "p0.ptau", "p1.ptau", "--name=cuzk", "-e=cuzk test entropy"], work, log)
     _run([s, "powersoftau", "prepare", "phase2", "p1.ptau", "final.ptau"], work, log)
     os.replace(work / "final.ptau", path)
@@ -107,8 +109,9 @@ def _circuit_files() -> bytes:
     return b"".join((CIRCOM_DIR / "circuits" / f).read_bytes() for f in sorted(os.listdir(CIRCOM_DIR / "circuits")))
 
 
-def ceremony(name: str, source: str, inputs: dict, power: int, *, log=None) -> Path:
-    """Artifacts for one circuit, built once and cached; returns their folder.
+def ceremony(name: str, source: str, inputs: dict, power: int, *, curve: str = "bls12381", log=None) -> Path:
+    """Artifacts for one circuit over ``curve`` (snarkjs's name: "bls12381" or "bn128"), built
+    once and cached; returns their folder.
 
     The folder holds ``circuit.r1cs``, ``circuit.wasm``, ``circuit.zkey``,
     ``verification_key.json``, ``input.json``, ``witness.wtns``, ``proof.json``, ``public.json``
@@ -116,18 +119,23 @@ def ceremony(name: str, source: str, inputs: dict, power: int, *, log=None) -> P
     """
     log = log or sys.stderr
     ensure_toolchain()
-    key = hashlib.sha256(b"\0".join([name.encode(), source.encode(), json.dumps(inputs, sort_keys=True).encode(),
-                                     str(power).encode(), _lock_hash().encode(), _circuit_files()])).hexdigest()[:16]
+    if curve not in ("bls12381", "bn128"):
+        raise ValueError(f"curve must be 'bls12381' or 'bn128', got {curve!r}")
+    parts = [name.encode(), source.encode(), json.dumps(inputs, sort_keys=True).encode(),
+             str(power).encode(), _lock_hash().encode(), _circuit_files()]
+    if curve != "bls12381":  # BLS12-381 artifacts keep their cache keys
+        parts.append(curve.encode())
+    key = hashlib.sha256(b"\0".join(parts)).hexdigest()[:16]
     out = cache_root() / f"{name}-{key}"
     if (out / "done").exists():
         return out
-    ptau = _ptau(power, log)
+    ptau = _ptau(power, log, curve)
     build = CIRCOM_DIR / "build" / f"{name}-{key}"
     build.mkdir(parents=True, exist_ok=True)
     (build / "circuit.circom").write_text(source)
     rel = build.relative_to(CIRCOM_DIR)
     t = {}
-    t["compile"] = _run([_BIN / "circom2", rel / "circuit.circom", "--r1cs", "--wasm", "--prime", "bls12381",
+    t["compile"] = _run([_BIN / "circom2", rel / "circuit.circom", "--r1cs", "--wasm", "--prime", curve,
                          "-l", "node_modules", "-o", rel], CIRCOM_DIR, log)
     s = _BIN / "snarkjs"
     work = cache_root() / f"{name}-{key}.tmp{os.getpid()}"
@@ -153,13 +161,16 @@ def main(argv=None) -> int:
     p.add_argument("circuit", choices=["chain", "poseidon"])
     p.add_argument("n", type=int, nargs="?", default=100, help="chain length (chain only)")
     p.add_argument("--power", type=int, help="ptau power (default: the smallest that fits)")
+    p.add_argument("--curve", default="bls12381", choices=["bls12381", "bn128"], help="snarkjs's curve name")
     a = p.parse_args(argv)
     if a.circuit == "chain":
         src, inputs, rows = chain_source(a.n), {"x": "3", "k": "7"}, a.n + 2
         name = f"chain{a.n}"
     else:
         src, inputs, rows, name = poseidon_source(), {"a": "1", "b": "2"}, 300, "poseidon"
-    print(ceremony(name, src, inputs, a.power or power_for(rows)))
+    if a.curve != "bls12381":
+        name = f"{name}-{a.curve}"
+    print(ceremony(name, src, inputs, a.power or power_for(rows), curve=a.curve))
     return 0
 
 

@@ -23,14 +23,15 @@ ALLOWED: dict[str, set[str] | str] = {
     "field": set(),
     "curve": {"field"},
     "curves": {"field", "curve", "kernels"},  # DESIGN §8: specs, the registry, generated per-curve modules
-    "circuit": {"field", "curves"},  # DESIGN §8: resolve a curve name (Poseidon specs)
+    # DESIGN §8: circuit, synth, groth16, formats, prover -> curves, to resolve a curve name or bundle
+    "circuit": {"field", "curves"},
     # not in DESIGN's table: ready-made circuits (Cube, PoRep-like), written with the circuit DSL
     "circuits": {"circuit", "field"},
-    "synth": {"circuit", "field"},
+    "synth": {"circuit", "field", "curves"},
     "kernels": {"curve", "field"},
-    "groth16": {"kernels", "curve", "field", "synth", "timeline"},
-    "formats": {"groth16", "synth", "curve", "field"},
-    "prover": {"groth16", "kernels", "formats", "timeline"},
+    "groth16": {"kernels", "curve", "field", "synth", "timeline", "curves"},
+    "formats": {"groth16", "synth", "curve", "field", "curves"},
+    "prover": {"groth16", "kernels", "formats", "timeline", "curves"},
     "pipeline": {"prover", "synth", "timeline"},
     "engine": {"pipeline", "prover", "groth16", "formats", "synth", "timeline"},  # DESIGN §8
     "timeline": set(),

@@ -9,11 +9,12 @@ import struct
 import pytest
 
 from cuzk.circuit import Circuit
-from cuzk.errors import R1csFormatError, SnarkjsFormatError, UnsupportedCurveError
+from cuzk.curves import BN254
+from cuzk.errors import R1csFormatError, SnarkjsFormatError
 from cuzk.field import FR
 from cuzk.formats import snarkjs as sj
 from cuzk.synth import Synthesizer, read_r1cs
-from cuzk.synth.binfile import BN254_R, write_container
+from cuzk.synth.binfile import write_container
 
 P = FR.modulus
 
@@ -37,8 +38,12 @@ def _lc(*terms):
     return struct.pack("<I", len(terms)) + b"".join(_term(w, c) for w, c in terms)
 
 
-# out · in = prv (wires: ONE, out, in, prv), as circom lays a 1-output, 1-input circuit out
-GOOD_CONS = _lc((1, 1)) + _lc((2, 1)) + _lc((3, P - 1))
+def _cons(p):
+    # out · in = prv (wires: ONE, out, in, prv), as circom lays a 1-output, 1-input circuit out
+    return _lc((1, 1)) + _lc((2, 1)) + _lc((3, p - 1))
+
+
+GOOD_CONS = _cons(P)
 
 
 def _write(tmp_path, sections, name="c.r1cs"):
@@ -52,25 +57,35 @@ def test_one_reader_serves_both_packages():
     assert issubclass(R1csFormatError, SnarkjsFormatError)  # sj callers catching the base still do
 
 
-def test_circom_layout_parses_with_outputs_public_and_sections_out_of_order(tmp_path):
+@pytest.mark.parametrize("prime, curve", [(P, "bls12_381"), (BN254.fr.modulus, "bn254")])
+def test_circom_layout_parses_with_outputs_public_and_sections_out_of_order(tmp_path, prime, curve):
     labels = struct.pack("<4Q", 0, 1, 2, 3)
-    path = _write(tmp_path, [(3, labels), (2, GOOD_CONS), (1, _header())])
+    path = _write(tmp_path, [(3, labels), (2, _cons(prime)), (1, _header(prime=prime))])
     r = read_r1cs(path)
+    assert r.curve == curve  # the header's prime says which curve
     assert (r.n_public, r.n_private, r.n_constraints) == (2, 1, 1)  # outputs count as public
-    assert r.rows_as_ints() == [({1: 1}, {2: 1}, {3: P - 1})]
+    assert r.rows_as_ints() == [({1: 1}, {2: 1}, {3: prime - 1})]
 
 
-def test_written_file_reads_back_through_both_names(tmp_path):
-    r1cs = Synthesizer(Cube()).r1cs
+@pytest.mark.parametrize("curve", ["bls12_381", "bn254"])
+def test_written_file_reads_back_through_both_names(tmp_path, curve):
+    r1cs = Synthesizer(Cube(), curve=curve).r1cs
     r1cs.write(tmp_path / "c.r1cs")
     for reader in (read_r1cs, sj.read_r1cs):
         back = reader(tmp_path / "c.r1cs")
+        assert back.curve == curve
         assert back.digest == r1cs.digest and back.rows_as_ints() == r1cs.rows_as_ints()
 
 
+def test_coefficient_of_the_other_curve_is_unreduced(tmp_path):
+    # BLS12-381's r - 1 exceeds BN254's r: a bn128 file holding it is malformed, not mixed
+    path = _write(tmp_path, [(1, _header(prime=BN254.fr.modulus)), (2, GOOD_CONS)])
+    with pytest.raises(R1csFormatError, match="coefficient >= r"):
+        read_r1cs(path)
+
+
 @pytest.mark.parametrize("sections, error, pattern", [
-    ([(1, _header(prime=BN254_R)), (2, GOOD_CONS)], UnsupportedCurveError, "bn128"),
-    ([(1, _header(prime=101)), (2, GOOD_CONS)], R1csFormatError, "prime 101 is not BLS12-381"),
+    ([(1, _header(prime=101)), (2, GOOD_CONS)], R1csFormatError, "prime 101 is neither BLS12-381's nor BN254's"),
     ([(1, _header(n8=48, prime=P)), (2, GOOD_CONS)], R1csFormatError, "48 bytes, expected 32"),
     ([(1, _header(extra=b"\0")), (2, GOOD_CONS)], R1csFormatError, "unexpected bytes at the end of the header"),
     ([(1, _header()[:40]), (2, GOOD_CONS)], R1csFormatError, "header .* truncated"),
@@ -83,7 +98,7 @@ def test_written_file_reads_back_through_both_names(tmp_path):
     ([(1, _header()), (2, GOOD_CONS[:-10])], R1csFormatError, r"truncated at byte \d+ \(constraint 0 of 1\)"),
     ([(1, _header(n_cons=2)), (2, GOOD_CONS)], R1csFormatError, r"truncated at byte \d+ \(constraint 1 of 2\)"),
     ([(1, _header()), (2, GOOD_CONS + b"\0")], R1csFormatError, "1 trailing bytes in the constraint section"),
-], ids=["bn128", "prime", "n8", "long-header", "short-header", "no-header", "no-constraints", "few-wires",
+], ids=["prime", "n8", "long-header", "short-header", "no-header", "no-constraints", "few-wires",
         "wire-range", "unreduced", "duplicate-wire", "short-term", "missing-row", "trailing"])
 def test_malformed_sections(tmp_path, sections, error, pattern):
     path = _write(tmp_path, sections)

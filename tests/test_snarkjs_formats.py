@@ -13,6 +13,7 @@ from hypothesis import given, strategies as st
 
 from cuzk.circuit import Circuit
 from cuzk.curve import G1, G2
+from cuzk.curves import BN254
 from cuzk.errors import (KeyMismatchError, ProofVerificationError, R1csFormatError, SnarkjsFormatError,
                          UnsupportedCurveError)
 from cuzk.field import FR, Fr
@@ -23,7 +24,9 @@ from cuzk.groth16.r1cs_to_qap import compute_h, lagrange_at
 from cuzk.kernels import cpu
 from cuzk.prover import GpuProver
 from cuzk.synth import Synthesizer
-from cuzk.synth.binfile import BN254_R, read_sections, write_container
+from cuzk.synth.binfile import read_sections, write_container
+
+BN254_R = BN254.fr.modulus
 
 P = FR.modulus
 scalars = st.integers(0, P - 1)
@@ -61,19 +64,28 @@ def _wtns_bytes(n8=32, prime=P, values=(1, 2, 3), count=None, version=2, section
     (b"wtnz" + _wtns_bytes()[4:], SnarkjsFormatError, "bad magic"),
     (_wtns_bytes(version=1), SnarkjsFormatError, "version 1"),
     (_wtns_bytes(sections=(1,)), SnarkjsFormatError, r"missing section 2 \(values\)"),
-    (_wtns_bytes(prime=BN254_R), UnsupportedCurveError, "bn128"),
-    (_wtns_bytes(prime=101), SnarkjsFormatError, "not BLS12-381"),
+    (_wtns_bytes(prime=101), SnarkjsFormatError, "neither BLS12-381's nor BN254's"),
     (_wtns_bytes(count=4), SnarkjsFormatError, "announces 4 values"),
     (_wtns_bytes(values=(1, P)), SnarkjsFormatError, "value 1 is not reduced"),
     (_wtns_bytes() + b"\0", SnarkjsFormatError, "trailing"),
     # a padded prime still matched; the 40-byte values then failed a numpy reshape (ValueError)
     (_wtns_bytes(n8=40), SnarkjsFormatError, "40 bytes, expected 32"),
     (_wtns_bytes(n8=33), SnarkjsFormatError, "33 bytes, expected 32"),
-], ids=["truncated", "magic", "version", "missing", "bn128", "prime", "count", "unreduced", "trailing", "n8-40", "n8-33"])
+], ids=["truncated", "magic", "version", "missing", "prime", "count", "unreduced", "trailing", "n8-40", "n8-33"])
 def test_malformed_wtns(tmp_path, data, error, pattern):
     (tmp_path / "w.wtns").write_bytes(data)
     with pytest.raises(error, match=pattern):
         sj.read_wtns(tmp_path / "w.wtns")
+
+
+def test_wtns_of_each_curve_and_a_mismatch(tmp_path):
+    (tmp_path / "bn.wtns").write_bytes(_wtns_bytes(prime=BN254_R))
+    assert sj.wtns_curve(tmp_path / "bn.wtns") == "bn254"
+    assert sj.read_wtns(tmp_path / "bn.wtns").shape[1] == 4
+    with pytest.raises(UnsupportedCurveError, match="BN254 .bn128.*BLS12-381 .bls12381."):
+        sj.read_wtns(tmp_path / "bn.wtns", curve="bls12_381")
+    sj.write_wtns(tmp_path / "w.wtns", [1, 35, 3], curve="bn128")
+    assert sj.wtns_curve(tmp_path / "w.wtns") == "bn254"
 
 
 def test_duplicate_section_is_refused():
@@ -89,10 +101,10 @@ def test_r1cs_round_trip_and_bn128(tmp_path):
     back = sj.read_r1cs(tmp_path / "c.r1cs")
     assert back.digest == r1cs.digest
     sec = {k: bytes(v) for k, v in read_sections((tmp_path / "c.r1cs").read_bytes(), b"r1cs", (1,), "c").items()}
-    sec[1] = sec[1][:4] + BN254_R.to_bytes(32, "little") + sec[1][36:]
-    write_container(tmp_path / "bn.r1cs", b"r1cs", 1, sorted(sec.items()))
-    with pytest.raises(UnsupportedCurveError, match="bn128"):
-        sj.read_r1cs(tmp_path / "bn.r1cs")
+    bn = Synthesizer(Cube(), curve="bn128").r1cs
+    bn.write(tmp_path / "bn.r1cs")
+    back = sj.read_r1cs(tmp_path / "bn.r1cs")
+    assert back.curve == "bn254" and back.digest == bn.digest
     del sec[2]
     write_container(tmp_path / "nocons.r1cs", b"r1cs", 1, sorted(sec.items()))
     with pytest.raises((SnarkjsFormatError, R1csFormatError), match="missing section 2"):
@@ -125,7 +137,9 @@ def _bad_proof(edit):
 
 
 @pytest.mark.parametrize("edit, error, pattern", [
-    (lambda o: o.update(curve="bn128"), UnsupportedCurveError, "bn128"),
+    # BLS12-381 coordinates labelled bn128: larger than BN254's q
+    (lambda o: o.update(curve="bn128"), SnarkjsFormatError, r"outside \[0, q\)"),
+    (lambda o: o.update(curve="secp256k1"), UnsupportedCurveError, "'secp256k1'; cuzk supports 'bls12381', 'bn128'"),
     (lambda o: o.update(protocol="plonk"), SnarkjsFormatError, "plonk"),
     (lambda o: o.pop("pi_c"), SnarkjsFormatError, "missing field 'pi_c'"),
     (lambda o: o["pi_a"].__setitem__(1, str(int(o["pi_a"][1]) ^ 1)), SnarkjsFormatError, "pi_a: the point is not on the curve"),

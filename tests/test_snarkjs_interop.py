@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from cuzk.curve import G1
+from cuzk.curves import BN254
 from cuzk.errors import (KeyMismatchError, ProofVerificationError, SnarkjsFormatError, UnsatisfiedConstraint,
                          UnsupportedCurveError)
 from cuzk.field import FR, Fr
@@ -25,7 +26,9 @@ from cuzk.formats import snarkjs_json as sjj
 from cuzk.groth16 import Proof, verify
 from cuzk.groth16.prove import check_witness
 from cuzk.prover import GpuProver
-from cuzk.synth.binfile import BN254_Q, read_sections, write_container
+from cuzk.synth.binfile import read_sections, write_container
+
+BN254_Q = BN254.fq.modulus
 
 _spec = importlib.util.spec_from_file_location("snarkjs_ceremony", Path(__file__).parent.parent / "scripts" / "snarkjs_ceremony.py")
 ceremony = importlib.util.module_from_spec(_spec)

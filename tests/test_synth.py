@@ -195,7 +195,7 @@ def test_pce_rejects_truncated_corrupted_and_wrong_version(tmp_path):
         "flipped": raw[:60] + bytes([raw[60] ^ 1]) + raw[61:],
         "tail": raw[:-1] + bytes([raw[-1] ^ 0xFF]),
     }
-    body = raw[:8] + struct.pack("<I", 2) + raw[12:-32]
+    body = raw[:8] + struct.pack("<I", 3) + raw[12:-32]
     cases["version"] = body + hashlib.sha256(body).digest()
     for label, data in cases.items():
         bad = tmp_path / f"{label}.pce"
@@ -275,9 +275,7 @@ def test_kernels_release_the_gil():
     import threading
     import time
 
-    from cuzk.synth import synthesizer
-
-    for f in (K.run_witness, K.csr_matvec, K.csr_matvec_parallel, K.first_unsatisfied, synthesizer._synthesize_serial):
+    for f in (K.run_witness, K.csr_matvec, K.csr_matvec_parallel, K.first_unsatisfied, K.synthesize_serial):
         assert f.targetoptions.get("nogil") is True, f
     # dynamic: the main thread keeps running Python while a long witness program runs elsewhere
     n_ops = 20000  # OP_INV r1 <- r1, ~10 µs each

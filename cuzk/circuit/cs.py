@@ -18,12 +18,11 @@ import contextlib
 
 from cuzk.circuit.lc import LinearCombination, Value, Variable, _int_or_none, lincomb
 from cuzk.circuit.ops import OP_BITS, OP_CONST, OP_INPUT, OP_LC, OP_MUL
+from cuzk import curves
 from cuzk.errors import CircuitError
-from cuzk.field.params import FR
 
 __all__ = ["ConstraintSystem"]
 
-_R = FR.modulus
 _KIND_ONE, _KIND_PUBLIC, _KIND_PRIVATE = 0, 1, 2
 
 
@@ -34,9 +33,17 @@ class ConstraintSystem:
         one: the constant-one :class:`Variable` (index 0).
         a, b, c: per constraint, dict internal variable index -> canonical coefficient.
         names: per constraint, its name (``namespace/name``) or None.
+        curve: the canonical name of the curve whose Fr the circuit is over.
+        modulus: that Fr's modulus r; constants and coefficients are reduced mod r.
+
+    Args:
+        curve: a curve name or alias (``cuzk.curves``); default BLS12-381.
     """
 
-    def __init__(self):
+    def __init__(self, curve: str | None = None):
+        spec = curves.resolve(curves.DEFAULT if curve is None else curve)
+        self.curve = spec.name
+        self.modulus = spec.fr.modulus
         self._var_kind = [_KIND_ONE]
         self._var_slot = [0]  # witness register of each variable; register 0 is the constant one
         self._n_slots = 1
@@ -76,7 +83,7 @@ class ConstraintSystem:
         return s
 
     def _const_id(self, c: int) -> int:
-        c %= _R
+        c %= self.modulus
         k = self._const_index.get(c)
         if k is None:
             k = self._const_index[c] = len(self.consts)
@@ -84,7 +91,7 @@ class ConstraintSystem:
         return k
 
     def _const_slot(self, c: int) -> int:
-        c %= _R
+        c %= self.modulus
         s = self._const_slots.get(c)
         if s is None:
             s = self._const_slots[c] = self._new_slots()
@@ -176,7 +183,7 @@ class ConstraintSystem:
         k = _int_or_none(c)
         if k is None:  # a float would otherwise ride along as a coefficient until compile time
             raise CircuitError(f"a circuit constant must be an int, got {type(c).__name__} {c!r:.40}")
-        c = k % _R
+        c = k % self.modulus
         return LinearCombination(self, {0: c} if c else {})
 
     # -- constraints -----------------------------------------------------------------------

@@ -25,11 +25,9 @@ import operator
 
 from cuzk.circuit.ops import OP_ADD, OP_INV, OP_ISZERO, OP_MUL, OP_SUB
 from cuzk.errors import CircuitError, ValueDependentTraceError
-from cuzk.field.params import FR
 
 __all__ = ["LinearCombination", "Variable", "Value", "MAX_TERMS", "lincomb"]
 
-_R = FR.modulus
 # A combination that grows past this many terms is replaced by a fresh variable (one constraint
 # lc * 1 = v), so chains like x = x*x + 3*x + c keep O(1) nonzeros per step.
 MAX_TERMS = 8
@@ -113,12 +111,13 @@ class LinearCombination(_Traced):
         return self.terms.get(0, 0)
 
     def _scaled(self, c: int) -> "LinearCombination":
-        c %= _R
+        r = self.cs.modulus
+        c %= r
         if c == 0:
             return LinearCombination(self.cs, {})
         if c == 1:
             return self
-        return LinearCombination(self.cs, {k: v * c % _R for k, v in self.terms.items()})
+        return LinearCombination(self.cs, {k: v * c % r for k, v in self.terms.items()})
 
     @property
     def value(self) -> "Value":
@@ -221,22 +220,22 @@ def lincomb(pairs, *, materialize: bool = True) -> LinearCombination:
         k = _int_or_none(c)
         if k is None:
             raise CircuitError(f"lincomb coefficients must be ints, got {type(c).__name__}")
-        c = k % _R
+        c = k % cs.modulus
         if c == 0:
             continue
         for k, v in lc.terms.items():
             if k in out:
-                nv = (out[k] + c * v) % _R
+                nv = (out[k] + c * v) % cs.modulus
                 if nv:
                     out[k] = nv
                 else:
                     del out[k]
             else:  # c, v nonzero mod a prime: the product is nonzero
-                out[k] = v if c == 1 else c * v % _R
+                out[k] = v if c == 1 else c * v % cs.modulus
     if cs is None:
         raise CircuitError("lincomb needs at least one combination (all terms were constants or none were given)")
-    if const % _R:
-        nv = (out.get(0, 0) + const) % _R
+    if const % cs.modulus:
+        nv = (out.get(0, 0) + const) % cs.modulus
         if nv:
             out[0] = nv
         else:

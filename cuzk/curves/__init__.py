@@ -12,7 +12,7 @@ default everywhere) and BN254 (circom/snarkjs' "bn128", Ethereum's alt_bn128).
 """
 
 from cuzk.curves.catalog import BLS12_381, BN254, CURVES
-from cuzk.curves.registry import CurveBundle, get, names, resolve
+from cuzk.curves.registry import DEFAULT, CurveBundle, canonical, get, names, resolve
 from cuzk.curves.spec import CurveSpec, EncodingFacts
 
-__all__ = ["CurveSpec", "EncodingFacts", "CurveBundle", "get", "resolve", "names", "CURVES", "BLS12_381", "BN254"]
+__all__ = ["CurveSpec", "EncodingFacts", "CurveBundle", "get", "resolve", "canonical", "names", "DEFAULT", "CURVES", "BLS12_381", "BN254"]

@@ -25,7 +25,9 @@ from cuzk.curves.layout import layout
 from cuzk.curves.spec import CurveSpec
 from cuzk.errors import UnsupportedCurveError
 
-__all__ = ["CurveBundle", "get", "resolve", "names"]
+__all__ = ["CurveBundle", "get", "resolve", "names", "canonical", "DEFAULT"]
+
+DEFAULT = "bls12_381"  # the curve of every call that names none (DESIGN §8)
 
 _ALIASES = {alias: spec.name for spec in CURVES.values() for alias in (spec.name, *spec.aliases)}
 
@@ -47,6 +49,18 @@ def resolve(name: str) -> CurveSpec:
     if key not in _ALIASES:
         raise UnsupportedCurveError(f"unknown curve {name!r}; cuzk knows {', '.join(sorted(_ALIASES))}")
     return CURVES[_ALIASES[key]]
+
+
+def canonical(name) -> str:
+    """The canonical name of ``name`` or an alias; ``None`` means :data:`DEFAULT`.
+
+    >>> canonical("bn128"), canonical("BLS12-381"), canonical(None)
+    ('bn254', 'bls12_381', 'bls12_381')
+
+    Raises:
+        UnsupportedCurveError: no such curve.
+    """
+    return resolve(DEFAULT if name is None else name).name
 
 
 def names() -> tuple[str, ...]:
@@ -150,10 +164,12 @@ class CurveBundle:
 _BUNDLES = {name: CurveBundle(spec) for name, spec in CURVES.items()}
 
 
-def get(name: str) -> CurveBundle:
+def get(name) -> CurveBundle:
     """The :class:`CurveBundle` of ``name``: "bls12_381" | "bn254" or an alias ("bls12381", "bn128").
 
     Raises:
         UnsupportedCurveError: no such curve.
     """
+    if isinstance(name, CurveBundle):
+        return name
     return _BUNDLES[resolve(name).name]

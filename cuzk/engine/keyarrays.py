@@ -72,7 +72,7 @@ def key_to_arrays(pk: ProvingKey) -> tuple[dict, dict]:
     arrays.update({n: getattr(pk, n) for n in QUERIES})
     if pk.density is not None:  # bools as bytes: the file's dtypes are integer ones
         arrays.update({f"density.{n}": getattr(pk.density, n).view(np.uint8) for n in _DENSITY})
-    meta = {"class": cls, "fields": _scalar_fields(pk), "density": pk.density is not None}
+    meta = {"class": cls, "fields": _scalar_fields(pk), "density": pk.density is not None, "curve": pk.vk.curve}
     if isinstance(pk, SnarkjsProvingKey):
         for label in ("matrix_a", "matrix_b"):
             m = getattr(pk, label)
@@ -91,7 +91,8 @@ def key_from_arrays(arrays: dict, meta: dict) -> ProvingKey:
     """
     try:
         cls = _CLASSES[meta["class"]]
-        vk = VerifyingKey(**{n: arrays[f"vk.{n}"] for n in VK_FIELDS})
+        # entries written before keys carried a curve have none: BLS12-381, the default
+        vk = VerifyingKey(**{n: arrays[f"vk.{n}"] for n in VK_FIELDS}, curve=meta.get("curve"))
         kw = {n: arrays[n] for n in QUERIES}
         if meta["density"]:
             kw["density"] = Density(**{n: arrays[f"density.{n}"].view(np.bool_) for n in _DENSITY})

@@ -44,7 +44,7 @@ from cuzk.curve.encoding import encoded_size, points_from_bytes, points_to_bytes
 from cuzk.curve.validate import decode_rows, resolve_threads
 from cuzk.errors import ParamsFormatError, PointEncodingError
 from cuzk.formats.snarkjs_json import MAX_PUBLIC_INPUTS
-from cuzk.groth16.keys import ProvingKey, VerifyingKey
+from cuzk.groth16.keys import ProvingKey, VerifyingKey, check_bellperson
 
 __all__ = [
     "vk_to_bytes", "vk_from_bytes", "write_params", "read_params", "vk_to_json", "vk_from_json",
@@ -97,6 +97,7 @@ def _write_points(out, field: str, group, points: np.ndarray, *, counted: bool) 
 def _write_vk(out, vk: VerifyingKey) -> None:
     if not isinstance(vk, VerifyingKey):
         raise ParamsFormatError(f"expected a cuzk.groth16.VerifyingKey, got {type(vk).__name__}")
+    check_bellperson(vk.curve, "the bellperson .vk layout")
     for name, group in VK_FIXED:
         _write_points(out, name, group, getattr(vk, name), counted=False)
     _write_points(out, "ic", G1, vk.ic, counted=True)
@@ -107,6 +108,7 @@ def vk_to_bytes(vk: VerifyingKey) -> bytes:
 
     Raises:
         ParamsFormatError: a point the layout forbids (infinity).
+        UnsupportedCurveError: the key is over a curve without zcash encodings (BN254).
 
     >>> from cuzk.curve import G1, G2
     >>> g1, g2 = G1.generator(), G2.generator()
@@ -131,6 +133,7 @@ def write_params(pk: ProvingKey, path) -> None:
     """
     if not isinstance(pk, ProvingKey):
         raise ParamsFormatError(f"expected a cuzk.groth16.ProvingKey, got {type(pk).__name__}")
+    check_bellperson(pk.curve, "the bellperson .params layout")
     if pk.convention != "bellperson":
         raise ParamsFormatError(
             f"refusing to write a {pk.convention!r}-convention proving key in the bellperson .params layout: "

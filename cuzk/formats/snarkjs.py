@@ -12,12 +12,16 @@ A ``.zkey`` becomes a :class:`SnarkjsProvingKey` — a :class:`cuzk.groth16.Prov
     >>> w = pk.witness(read_wtns("w.wtns"))   # z, a = A·z, b = B·z, c = a·b   # doctest: +SKIP
     >>> proof = cuzk.GpuProver(pk).prove(w)               # doctest: +SKIP
 
+The curve (BLS12-381 or bn128 = BN254) is the one whose primes the file's header holds; keys,
+witnesses and ``Synthesized`` carry it, and a witness of one curve for a key of the other
+raises :class:`cuzk.errors.UnsupportedCurveError` naming both.
+
 Encodings (checked against files written by snarkjs 0.7): points are affine, little-endian,
-Montgomery form with R = 2^384 — the same limbs as cuzk's Fq Montgomery form, so they are used
-as they are; G2 is x.c0‖x.c1‖y.c0‖y.c1; all-zero bytes is the point at infinity (cuzk's
-convention too). Section 4 stores each coefficient as coeff·R² mod r with R = 2^256, so
-``Fr.from_mont`` of the stored value is cuzk's Montgomery form coeff·R. ``.wtns`` values are
-plain little-endian integers.
+Montgomery form with R = 2^(8·n8q) (2^384 for BLS12-381, 2^256 for BN254) — the same limbs as
+cuzk's Fq Montgomery form, so they are used as they are; G2 is x.c0‖x.c1‖y.c0‖y.c1; all-zero
+bytes is the point at infinity (cuzk's convention too). Section 4 stores each coefficient as
+coeff·R² mod r with R = 2^256, so ``Fr.from_mont`` of the stored value is cuzk's Montgomery form
+coeff·R. ``.wtns`` values are plain little-endian integers.
 """
 
 from __future__ import annotations
@@ -29,22 +33,26 @@ import struct
 import attrs
 import numpy as np
 
-from cuzk.curve import G1, G2
+from cuzk import curves
 from cuzk.curve.validate import first_off_curve, first_outside_subgroup, resolve_threads
 from cuzk.errors import InputError, KeyMismatchError, SnarkjsFormatError
-from cuzk.field import FQ, FR, Fr
 from cuzk.field.conversions import is_canonical
-from cuzk.groth16.keys import Density, ProvingKey, VerifyingKey
+from cuzk.groth16.keys import Density, ProvingKey, VerifyingKey, check_same_curve
 from cuzk.synth.binfile import Cursor, check_prime, read_container, write_container
-from cuzk.synth.kernels import csr_matvec
+from cuzk.synth.kernels import for_curve
 from cuzk.synth.r1cs import R1CS, CsrMatrix
 from cuzk.synth.r1cs import read_r1cs  # the one .r1cs reader; re-exported as part of this module's API
 from cuzk.synth.synthesizer import Synthesized
 
-__all__ = ["SnarkjsProvingKey", "read_zkey", "read_wtns", "write_wtns", "read_r1cs"]
+__all__ = ["SnarkjsProvingKey", "read_zkey", "read_wtns", "wtns_curve", "write_wtns", "read_r1cs"]
 
-_N8R, _N8Q = 32, 48
-_COEF = np.dtype([("m", "<u4"), ("c", "<u4"), ("s", "<u4"), ("v", "<u8", (4,))])  # 44 bytes, packed
+_COEF = np.dtype([("m", "<u4"), ("c", "<u4"), ("s", "<u4"), ("v", "<u8", (4,))])  # 44 bytes, packed (n8r = 32)
+
+
+def _n8(curve: str) -> tuple[int, int]:
+    """Bytes per Fr and per Fq element in snarkjs files of ``curve``: 8 x the limbs."""
+    spec = curves.resolve(curve)
+    return 8 * spec.fr.limbs, 8 * spec.fq.limbs
 
 
 @attrs.frozen(eq=False)
@@ -63,8 +71,8 @@ class SnarkjsProvingKey(ProvingKey):
         """The :class:`~cuzk.synth.Synthesized` for an assignment from a ``.wtns`` file.
 
         Args:
-            wtns: a path to a ``.wtns`` file, or the ``(n_vars, 4)`` Montgomery array
-                :func:`read_wtns` returns.
+            wtns: a path to a ``.wtns`` file (of the key's curve), or the ``(n_vars, 4)``
+                Montgomery array :func:`read_wtns` returns.
 
         Returns:
             ``Synthesized`` with ``a = A·z``, ``b = B·z`` and ``c = C·z`` when the ``.r1cs``
@@ -73,14 +81,17 @@ class SnarkjsProvingKey(ProvingKey):
 
         Raises:
             KeyMismatchError: the witness has another number of values than the key has wires.
+            UnsupportedCurveError: the ``.wtns`` is over the other curve's field (both named).
             InputError: wire 0 is not 1.
 
         >>> w = pk.witness("w.wtns"); w.public_inputs          # doctest: +SKIP
         [29362279647849827510584275082955369447768957771862249735830725162496493940369, 7]
         """
-        z = read_wtns(wtns) if isinstance(wtns, (str, os.PathLike)) else np.asarray(wtns)
-        if z.ndim != 2 or z.shape[1] != 4 or z.dtype != np.uint64:
-            raise InputError(f"the witness must be an (n, 4) uint64 Montgomery array, got {z.shape} {z.dtype}")
+        cv = curves.get(self.curve)
+        Fr = cv.Fr  # noqa: N806 (the field's name)
+        z = read_wtns(wtns, curve=self.curve) if isinstance(wtns, (str, os.PathLike)) else np.asarray(wtns)
+        if z.ndim != 2 or z.shape[1] != Fr.limbs or z.dtype != np.uint64:
+            raise InputError(f"the witness must be an (n, {Fr.limbs}) uint64 Montgomery array, got {z.shape} {z.dtype}")
         if z.shape[0] != self.n_vars:
             raise KeyMismatchError(
                 f"the .wtns has {z.shape[0]} values but the zkey has {self.n_vars} wires (witness of another circuit?)"
@@ -91,31 +102,36 @@ class SnarkjsProvingKey(ProvingKey):
         ma, mb = self.matrix_a, self.matrix_b
         if ma is None or mb is None:
             raise KeyMismatchError("this key carries no A/B coefficient matrices (build it with read_zkey)")
-        a = csr_matvec(ma.indptr, ma.indices, ma.data, z)
-        b = csr_matvec(mb.indptr, mb.indices, mb.data, z)
+        k = for_curve(cv)
+        a = k.csr_matvec(ma.indptr, ma.indices, ma.data, z)
+        b = k.csr_matvec(mb.indptr, mb.indices, mb.data, z)
         if self.r1cs is not None:
             mc = self.r1cs.c
-            c = csr_matvec(mc.indptr, mc.indices, mc.data, z)
+            c = k.csr_matvec(mc.indptr, mc.indices, mc.data, z)
         else:
             c = Fr.mul(a, b)
         n_pub = self.n_inputs - 1
         return Synthesized(z=z, a=a, b=b, c=c, public_inputs=Fr.to_ints(z[1:1 + n_pub]) if n_pub else [],
-                           digest=self.digest)
+                           digest=self.digest, curve=self.curve)
 
 
-def _points(body: memoryview, n: int, degree: int, what: str, where: str, checked: bool, threads: int) -> np.ndarray:
-    """``n`` affine points from little-endian Montgomery bytes (limbs used as they are); when
-    ``checked``, the first point off the curve is reported, else the first outside the subgroup."""
-    size = n * 2 * degree * _N8Q
+def _points(body: memoryview, n: int, degree: int, what: str, where: str, checked: bool, threads: int,
+            curve: str) -> np.ndarray:
+    """``n`` affine points of ``curve`` from little-endian Montgomery bytes (limbs used as they
+    are); when ``checked``, the first point off the curve is reported, else the first outside
+    the subgroup."""
+    cv = curves.get(curve)
+    limbs = cv.spec.fq.limbs
+    size = n * 2 * degree * 8 * limbs
     if len(body) != size:
         raise SnarkjsFormatError(f"{where}: {what} holds {len(body)} bytes, expected {n} points = {size} bytes")
-    shape = (n, 2, 6) if degree == 1 else (n, 2, 2, 6)
+    shape = (n, 2, limbs) if degree == 1 else (n, 2, 2, limbs)
     pts = np.frombuffer(body, dtype="<u8").astype(np.uint64).reshape(shape)
-    ok = is_canonical(pts.reshape(-1, 6), FQ)
+    ok = is_canonical(pts.reshape(-1, limbs), cv.spec.fq)
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0]) // (2 * degree)
         raise SnarkjsFormatError(f"{where}: {what} point {i} has a coordinate >= q")
-    group = G1 if degree == 1 else G2
+    group = cv.G1 if degree == 1 else cv.G2
     if checked and n:
         bad = first_off_curve(group, pts, threads=threads)
         if bad is not None:
@@ -130,19 +146,21 @@ def _header(sec: memoryview, where: str) -> dict:
     cur = Cursor(sec, where, "header (2)")
     n8q = cur.u32()
     q = cur.uint(n8q)
-    check_prime(q, "q", where)
+    curve = check_prime(q, "q", where)  # the curve whose base field this is
     n8r = cur.u32()
     r = cur.uint(n8r)
-    check_prime(r, "r", where)
-    if (n8q, n8r) != (_N8Q, _N8R):
-        raise SnarkjsFormatError(f"{where}: field sizes n8q={n8q}, n8r={n8r}, expected {_N8Q}, {_N8R}")
-    h = {"n_vars": cur.u32(), "n_public": cur.u32(), "domain_size": cur.u32()}
+    check_prime(r, "r", where, curve=curve)
+    want_r, want_q = _n8(curve)
+    if (n8q, n8r) != (want_q, want_r):
+        raise SnarkjsFormatError(f"{where}: field sizes n8q={n8q}, n8r={n8r}, expected {want_q}, {want_r}")
+    h = {"curve": curve, "n_vars": cur.u32(), "n_public": cur.u32(), "domain_size": cur.u32()}
     for name, degree in (("alpha_g1", 1), ("beta_g1", 1), ("beta_g2", 2), ("gamma_g2", 2), ("delta_g1", 1), ("delta_g2", 2)):
-        h[name] = cur.take(2 * degree * _N8Q)
+        h[name] = cur.take(2 * degree * want_q)
     cur.done()
     m = h["domain_size"]
-    if m < 2 or m & (m - 1) or m.bit_length() - 1 >= FR.two_adicity:
-        raise SnarkjsFormatError(f"{where}: domain size {m} is not a power of two in [2, 2^{FR.two_adicity - 1}]")
+    adicity = curves.resolve(curve).fr.two_adicity
+    if m < 2 or m & (m - 1) or m.bit_length() - 1 >= adicity:
+        raise SnarkjsFormatError(f"{where}: domain size {m} is not a power of two in [2, 2^{adicity - 1}]")
     if h["n_public"] + 1 > h["n_vars"]:
         raise SnarkjsFormatError(f"{where}: {h['n_public']} public inputs but only {h['n_vars']} wires")
     return h
@@ -162,8 +180,9 @@ def _coefficients(sec: memoryview, h: dict, where: str):
     if count and (t["m"].max() > 1 or t["s"].max() >= n_vars):
         i = int(np.flatnonzero((t["m"] > 1) | (t["s"] >= n_vars))[0])
         raise SnarkjsFormatError(f"{where}: coefficient {i} names matrix {t['m'][i]} / wire {t['s'][i]} (matrix must be 0 or 1, wire < {n_vars})")
+    Fr = curves.get(h["curve"]).Fr  # noqa: N806 (the field's name)
     vals = np.ascontiguousarray(t["v"]).astype(np.uint64)
-    ok = is_canonical(vals, FR)
+    ok = is_canonical(vals, Fr.params)
     if not ok.all():
         raise SnarkjsFormatError(f"{where}: coefficient {int(np.flatnonzero(~ok)[0])} is not reduced mod r")
     coeffs = Fr.from_mont(vals)  # stored coeff·R² → Montgomery coeff·R
@@ -201,7 +220,7 @@ def _same_matrix(m1: CsrMatrix, m2: CsrMatrix) -> int:
     def canon(m):
         rows = np.repeat(np.arange(m.n_rows), np.diff(m.indptr))
         keep = np.any(m.data != 0, axis=1)  # circom writes no zero terms; be lenient anyway
-        rec = np.zeros(int(keep.sum()), dtype=[("r", "<i8"), ("c", "<i8"), ("v", "<u8", (4,))])
+        rec = np.zeros(int(keep.sum()), dtype=[("r", "<i8"), ("c", "<i8"), ("v", "<u8", (m.data.shape[1],))])
         rec["r"], rec["c"], rec["v"] = rows[keep], m.indices[keep], m.data[keep]
         return np.sort(rec, order=("r", "c"))
 
@@ -214,7 +233,8 @@ def _same_matrix(m1: CsrMatrix, m2: CsrMatrix) -> int:
 
 
 def read_zkey(path, *, r1cs=None, checked: bool = True, threads=None) -> SnarkjsProvingKey:
-    """Read a snarkjs Groth16 ``.zkey`` (BLS12-381) as a proving key with ``convention="snarkjs"``.
+    """Read a snarkjs Groth16 ``.zkey`` (BLS12-381 or bn128) as a proving key with
+    ``convention="snarkjs"``; its curve is the one of the header's primes (``pk.curve``).
 
     Points at infinity (common in the A/B queries) are dropped and the key's :class:`Density`
     records which wires keep a base, as for bellperson keys.
@@ -230,8 +250,8 @@ def read_zkey(path, *, r1cs=None, checked: bool = True, threads=None) -> Snarkjs
     Raises:
         SnarkjsFormatError: bad magic/version, truncated or missing section, counts that do not
             match, a non-Groth16 zkey, an invalid point.
-        UnsupportedCurveError: the zkey is for bn128.
-        KeyMismatchError: ``r1cs`` is not the zkey's circuit.
+        UnsupportedCurveError: the header's two primes belong to different curves.
+        KeyMismatchError: ``r1cs`` is not the zkey's circuit (or is over the other curve).
         InputError: ``threads`` is not a positive integer or None.
 
     >>> pk = read_zkey("chain.zkey"); pk.convention, pk.domain_size     # doctest: +SKIP
@@ -252,23 +272,23 @@ def read_zkey(path, *, r1cs=None, checked: bool = True, threads=None) -> Snarkjs
         kind = {2: "PLONK", 10: "FFLONK"}.get(protocol, f"id {protocol}")
         raise SnarkjsFormatError(f"{where}: the zkey is for protocol {kind}; only Groth16 (1) is supported")
     h = _header(sec[2], where)
-    n_vars, n_pub, m = h["n_vars"], h["n_public"], h["domain_size"]
+    n_vars, n_pub, m, curve = h["n_vars"], h["n_public"], h["domain_size"], h["curve"]
     n_in = n_pub + 1
 
     def pt(buf, degree, what):
-        return _points(buf, 1, degree, what, where, checked, threads)[0]
+        return _points(buf, 1, degree, what, where, checked, threads, curve)[0]
 
     vk = VerifyingKey(
         alpha_g1=pt(h["alpha_g1"], 1, "alpha_1"), beta_g1=pt(h["beta_g1"], 1, "beta_1"),
         beta_g2=pt(h["beta_g2"], 2, "beta_2"), gamma_g2=pt(h["gamma_g2"], 2, "gamma_2"),
         delta_g1=pt(h["delta_g1"], 1, "delta_1"), delta_g2=pt(h["delta_g2"], 2, "delta_2"),
-        ic=_points(sec[3], n_in, 1, "IC section (3)", where, checked, threads),
+        ic=_points(sec[3], n_in, 1, "IC section (3)", where, checked, threads, curve), curve=curve,
     )
-    a = _points(sec[5], n_vars, 1, "A section (5)", where, checked, threads)
-    b1 = _points(sec[6], n_vars, 1, "B1 section (6)", where, checked, threads)
-    b2 = _points(sec[7], n_vars, 2, "B2 section (7)", where, checked, threads)
-    l = _points(sec[8], n_vars - n_in, 1, "C section (8)", where, checked, threads)
-    hq = _points(sec[9], m, 1, "H section (9)", where, checked, threads)
+    a = _points(sec[5], n_vars, 1, "A section (5)", where, checked, threads, curve)
+    b1 = _points(sec[6], n_vars, 1, "B1 section (6)", where, checked, threads, curve)
+    b2 = _points(sec[7], n_vars, 2, "B2 section (7)", where, checked, threads, curve)
+    l = _points(sec[8], n_vars - n_in, 1, "C section (8)", where, checked, threads, curve)
+    hq = _points(sec[9], m, 1, "H section (9)", where, checked, threads, curve)
     # only now is the header's domain size backed by m points of bytes: the CSR row arrays are
     # sized by it, so a corrupt header read first would allocate up to 16 GiB
     mat_a, mat_b, n_c = _coefficients(sec[4], h, where)
@@ -285,6 +305,7 @@ def read_zkey(path, *, r1cs=None, checked: bool = True, threads=None) -> Snarkjs
 
 
 def _attach_r1cs(pk: SnarkjsProvingKey, r1cs: R1CS, where: str) -> SnarkjsProvingKey:
+    check_same_curve("the .r1cs", r1cs.curve, where, pk.curve)
     if (r1cs.n_vars, r1cs.n_public) != (pk.n_vars, pk.n_inputs - 1):
         raise KeyMismatchError(
             f"the .r1cs has {r1cs.n_vars} wires / {r1cs.n_public} public, {where} has {pk.n_vars} / {pk.n_inputs - 1}"
@@ -298,17 +319,34 @@ def _attach_r1cs(pk: SnarkjsProvingKey, r1cs: R1CS, where: str) -> SnarkjsProvin
     return attrs.evolve(pk, r1cs=r1cs, digest=r1cs.digest)
 
 
-def read_wtns(path) -> np.ndarray:
+def wtns_curve(path) -> str:
+    """The curve of a ``.wtns`` file: the one whose scalar field has the header's prime.
+
+    Raises:
+        SnarkjsFormatError: not a ``.wtns`` file, or a prime of neither curve.
+    """
+    return _read_wtns(path, None)[1]
+
+
+def read_wtns(path, *, curve: str | None = None) -> np.ndarray:
     """Read a ``.wtns`` (v2) witness: ``(n_witness, 4)`` uint64 Montgomery Fr in wire order.
+
+    Args:
+        curve: the curve the witness must be over (a key's); None accepts either curve's
+            (:func:`wtns_curve` says which).
 
     Raises:
         SnarkjsFormatError: bad magic/version, truncated or missing section, a value count that
             does not match the header, a value >= r.
-        UnsupportedCurveError: the witness is over bn128's field.
+        UnsupportedCurveError: the witness is over another curve's field than ``curve`` (both named).
 
     >>> z = read_wtns("w.wtns"); Fr.to_ints(z[:1])          # doctest: +SKIP
     [1]
     """
+    return _read_wtns(path, curve)[0]
+
+
+def _read_wtns(path, curve) -> tuple[np.ndarray, str]:
     where = os.fspath(path)
     sec = read_container(path, b"wtns", (2,), where)  # the header is checked before the rest is read
     for sid, name in ((1, "header"), (2, "values")):
@@ -316,25 +354,30 @@ def read_wtns(path) -> np.ndarray:
             raise SnarkjsFormatError(f"{where}: missing section {sid} ({name})")
     cur = Cursor(sec[1], where, "header (1)")
     n8 = cur.u32()
-    check_prime(cur.uint(n8), "r", where)
+    curve = check_prime(cur.uint(n8), "r", where, curve=curve)
+    Fr = curves.get(curve).Fr  # noqa: N806 (the field's name)
     n = cur.u32()
     cur.done()
-    if n8 != _N8R:  # the prime can be padded to any width; the values must be 32-byte Fr elements
-        raise SnarkjsFormatError(f"{where}: field elements of {n8} bytes, expected {_N8R}")
+    n8r = 8 * Fr.limbs
+    if n8 != n8r:  # the prime can be padded to any width; the values must be 32-byte Fr elements
+        raise SnarkjsFormatError(f"{where}: field elements of {n8} bytes, expected {n8r}")
     if len(sec[2]) != n * n8:
         raise SnarkjsFormatError(f"{where}: header announces {n} values = {n * n8} bytes, the values section holds {len(sec[2])}")
-    limbs = np.frombuffer(sec[2], dtype="<u8").astype(np.uint64).reshape(n, 4)
-    ok = is_canonical(limbs, FR)
+    limbs = np.frombuffer(sec[2], dtype="<u8").astype(np.uint64).reshape(n, Fr.limbs)
+    ok = is_canonical(limbs, Fr.params)
     if not ok.all():
         raise SnarkjsFormatError(f"{where}: witness value {int(np.flatnonzero(~ok)[0])} is not reduced mod r")
-    return Fr.to_mont(limbs)
+    return Fr.to_mont(limbs), curve
 
 
-def write_wtns(path, z) -> None:
-    """Write a ``.wtns`` v2 file from a Montgomery ``(n, 4)`` array or a list of ints (atomic).
+def write_wtns(path, z, *, curve: str | None = None) -> None:
+    """Write a ``.wtns`` v2 file of ``curve`` (default BLS12-381) from a Montgomery ``(n, 4)``
+    array or a list of ints (atomic).
 
-    >>> write_wtns("w.wtns", [1, 35, 3, 9, 27])          # doctest: +SKIP
+    >>> write_wtns("w.wtns", [1, 35, 3, 9, 27], curve="bn128")          # doctest: +SKIP
     """
+    Fr = curves.get(curves.canonical(curve)).Fr  # noqa: N806 (the field's name)
+    n8r = 8 * Fr.limbs
     arr = Fr.from_mont(np.asarray(z, dtype=np.uint64)) if isinstance(z, np.ndarray) else Fr.ints_to_limbs(list(z))
-    header = struct.pack("<I", _N8R) + FR.modulus.to_bytes(_N8R, "little") + struct.pack("<I", arr.shape[0])
+    header = struct.pack("<I", n8r) + Fr.modulus.to_bytes(n8r, "little") + struct.pack("<I", arr.shape[0])
     write_container(path, b"wtns", 2, [(1, header), (2, np.ascontiguousarray(arr, dtype="<u8").tobytes())])

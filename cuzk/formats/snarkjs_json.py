@@ -1,4 +1,8 @@
-"""snarkjs JSON: ``proof.json``, ``public.json``, ``verification_key.json`` (Groth16, BLS12-381).
+"""snarkjs JSON: ``proof.json``, ``public.json``, ``verification_key.json`` (Groth16, BLS12-381 or bn128).
+
+The curve is written as snarkjs names it (``"curve": "bn128"`` for BN254, ``"bls12381"``) from
+the key or proof, and read back from the file: a proof or key of one curve comes back over
+that curve (a file without ``"curve"`` is BLS12-381's, as before curves were data).
 
 Numbers are decimal strings. A G1 point is ``[x, y, "1"]``, a G2 point
 ``[[x.c0, x.c1], [y.c0, y.c1], ["1", "0"]]`` (affine; snarkjs writes the identity with z = 0,
@@ -19,11 +23,11 @@ import numpy as np
 
 from cuzk import bounded_json
 from cuzk.atomic_file import atomic_write
-from cuzk.curve import G1, G2
+from cuzk import curves
 from cuzk.errors import SnarkjsFormatError, UnsupportedCurveError
-from cuzk.field import FQ, FR
 from cuzk.groth16.keys import VerifyingKey
 from cuzk.groth16.proof import Proof
+from cuzk.synth.binfile import snarkjs_name
 
 __all__ = [
     "proof_to_json", "proof_from_json", "public_to_json", "public_from_json", "vk_to_json", "vk_from_json",
@@ -31,7 +35,6 @@ __all__ = [
     "loads_bounded", "MAX_JSON_DEPTH", "MAX_PUBLIC_INPUTS", "MAX_JSON_BYTES", "MAX_JSON_ITEMS",
 ]
 
-_CURVE = "bls12381"
 #: Nesting refused beyond this depth (snarkjs JSON nests at most 4 deep, vk_alphabeta_12).
 MAX_JSON_DEPTH = bounded_json.MAX_JSON_DEPTH
 
@@ -62,7 +65,7 @@ MAX_JSON_BYTES = {
 }
 
 
-def _num(v, field: str, modulus: int) -> int:
+def _num(v, field: str, modulus: int, label: str = "q") -> int:
     if isinstance(v, bool) or not isinstance(v, (str, int)):
         raise SnarkjsFormatError(f"{field}: expected a decimal string, got {type(v).__name__}")
     try:
@@ -70,17 +73,17 @@ def _num(v, field: str, modulus: int) -> int:
     except ValueError:
         raise SnarkjsFormatError(f"{field}: {v!r} is not a decimal number") from None
     if not 0 <= x < modulus:
-        raise SnarkjsFormatError(f"{field}: {x} is outside [0, {'q' if modulus == FQ.modulus else 'r'})")
+        raise SnarkjsFormatError(f"{field}: {x} is outside [0, {label})")
     return x
 
 
-def _g1_json(p) -> list:
-    x, y = G1.to_ints(p)
+def _g1_json(p, curve: str) -> list:
+    x, y = curves.get(curve).G1.to_ints(p)
     return ["0", "1", "0"] if x == y == 0 else [str(x), str(y), "1"]
 
 
-def _g2_json(p) -> list:
-    x, y = G2.to_ints(p)
+def _g2_json(p, curve: str) -> list:
+    x, y = curves.get(curve).G2.to_ints(p)
     if not any(x + y):
         return [["0", "0"], ["1", "0"], ["0", "0"]]
     return [[str(x[0]), str(x[1])], [str(y[0]), str(y[1])], ["1", "0"]]
@@ -94,11 +97,12 @@ def _check_point(group, pt, field: str):
     return pt
 
 
-def _g1_from(v, field: str) -> np.ndarray:
+def _g1_from(v, field: str, curve: str) -> np.ndarray:
+    G1, q = curves.get(curve).G1, curves.resolve(curve).fq.modulus  # noqa: N806 (the group's name)
     if not isinstance(v, list) or len(v) not in (2, 3):
         raise SnarkjsFormatError(f"{field}: a G1 point is [x, y, z] (z = \"1\", or \"0\" for infinity)")
-    xy = [_num(c, field, FQ.modulus) for c in v[:2]]
-    z = _num(v[2], field, FQ.modulus) if len(v) == 3 else 1
+    xy = [_num(c, field, q) for c in v[:2]]
+    z = _num(v[2], field, q) if len(v) == 3 else 1
     if z == 0:
         return G1.identity()
     if z != 1:
@@ -106,11 +110,12 @@ def _g1_from(v, field: str) -> np.ndarray:
     return _check_point(G1, G1.from_ints(tuple(xy)), field)
 
 
-def _g2_from(v, field: str) -> np.ndarray:
+def _g2_from(v, field: str, curve: str) -> np.ndarray:
+    G2, q = curves.get(curve).G2, curves.resolve(curve).fq.modulus  # noqa: N806 (the group's name)
     if not isinstance(v, list) or len(v) not in (2, 3) or not all(isinstance(c, list) and len(c) == 2 for c in v):
         raise SnarkjsFormatError(f"{field}: a G2 point is [[x.c0, x.c1], [y.c0, y.c1], [z.c0, z.c1]]")
-    x, y = ([_num(e, field, FQ.modulus) for e in c] for c in v[:2])
-    z = [_num(e, field, FQ.modulus) for e in v[2]] if len(v) == 3 else [1, 0]
+    x, y = ([_num(e, field, q) for e in c] for c in v[:2])
+    z = [_num(e, field, q) for e in v[2]] if len(v) == 3 else [1, 0]
     if z == [0, 0]:
         return G2.identity()
     if z != [1, 0]:
@@ -118,14 +123,20 @@ def _g2_from(v, field: str) -> np.ndarray:
     return _check_point(G2, G2.from_ints((tuple(x), tuple(y))), field)
 
 
-def _check_header(obj, what: str) -> None:
+def _check_header(obj, what: str) -> str:
+    """The file's curve (canonical name), after checking the protocol."""
     if not isinstance(obj, dict):
         raise SnarkjsFormatError(f"{what}: expected a JSON object, got {type(obj).__name__}")
     if obj.get("protocol", "groth16") != "groth16":
         raise SnarkjsFormatError(f"{what}: protocol {obj.get('protocol')!r}; only groth16 is supported")
-    curve = obj.get("curve", _CURVE)
-    if curve != _CURVE:
-        raise UnsupportedCurveError(f"{what}: curve {curve!r}; cuzk supports {_CURVE!r} only")
+    curve = obj.get("curve", snarkjs_name(curves.DEFAULT))
+    if not isinstance(curve, str):
+        raise UnsupportedCurveError(f"{what}: curve {curve!r:.60} is not a curve name")
+    try:
+        return curves.canonical(curve)
+    except UnsupportedCurveError as e:
+        known = ", ".join(repr(snarkjs_name(c)) for c in curves.names())
+        raise UnsupportedCurveError(f"{what}: curve {curve!r:.60}; cuzk supports {known}") from e
 
 
 def _field(obj, key: str, what: str):
@@ -135,17 +146,18 @@ def _field(obj, key: str, what: str):
 
 
 def proof_to_json(proof: Proof) -> dict:
-    """snarkjs's ``proof.json`` object for a cuzk proof."""
-    return {"pi_a": _g1_json(proof.a), "pi_b": _g2_json(proof.b), "pi_c": _g1_json(proof.c),
-            "protocol": "groth16", "curve": _CURVE}
+    """snarkjs's ``proof.json`` object for a cuzk proof (``"curve"`` from ``proof.curve``)."""
+    c = proof.curve
+    return {"pi_a": _g1_json(proof.a, c), "pi_b": _g2_json(proof.b, c), "pi_c": _g1_json(proof.c, c),
+            "protocol": "groth16", "curve": snarkjs_name(c)}
 
 
 def proof_from_json(obj, what: str = "proof") -> Proof:
-    """A :class:`~cuzk.groth16.Proof` from snarkjs's ``proof.json`` object."""
-    _check_header(obj, what)
-    return Proof(a=_g1_from(_field(obj, "pi_a", what), f"{what}.pi_a"),
-                 b=_g2_from(_field(obj, "pi_b", what), f"{what}.pi_b"),
-                 c=_g1_from(_field(obj, "pi_c", what), f"{what}.pi_c"))
+    """A :class:`~cuzk.groth16.Proof` from snarkjs's ``proof.json`` object, over its ``curve``."""
+    c = _check_header(obj, what)
+    return Proof(a=_g1_from(_field(obj, "pi_a", what), f"{what}.pi_a", c),
+                 b=_g2_from(_field(obj, "pi_b", what), f"{what}.pi_b", c),
+                 c=_g1_from(_field(obj, "pi_c", what), f"{what}.pi_c", c), curve=c)
 
 
 def public_to_json(public_inputs) -> list:
@@ -153,25 +165,27 @@ def public_to_json(public_inputs) -> list:
     return [str(int(x)) for x in public_inputs]
 
 
-def public_from_json(obj, what: str = "public signals") -> list[int]:
-    """The public signals as ints in [0, r)."""
+def public_from_json(obj, what: str = "public signals", *, curve: str | None = None) -> list[int]:
+    """The public signals as ints in [0, r) of ``curve`` (default BLS12-381, whose r is the
+    larger: ``verify`` checks them against its key's curve again)."""
     if not isinstance(obj, list):
         raise SnarkjsFormatError(f"{what}: expected a JSON list of decimal strings")
-    return [_num(v, f"{what}[{i}]", FR.modulus) for i, v in enumerate(obj)]
+    r = curves.resolve(curves.canonical(curve)).fr.modulus
+    return [_num(v, f"{what}[{i}]", r, "r") for i, v in enumerate(obj)]
 
 
 def vk_to_json(vk: VerifyingKey, *, alphabeta: bool = True) -> dict:
-    """snarkjs's ``verification_key.json`` object (``vk_alphabeta_12`` = e(α, β) unless disabled)."""
-    out = {"protocol": "groth16", "curve": _CURVE, "nPublic": vk.n_public,
-           "vk_alpha_1": _g1_json(vk.alpha_g1), "vk_beta_2": _g2_json(vk.beta_g2),
-           "vk_gamma_2": _g2_json(vk.gamma_g2), "vk_delta_2": _g2_json(vk.delta_g2)}
+    """snarkjs's ``verification_key.json`` object (``vk_alphabeta_12`` = e(α, β) unless disabled;
+    ``"curve"`` from ``vk.curve``)."""
+    c = vk.curve
+    out = {"protocol": "groth16", "curve": snarkjs_name(c), "nPublic": vk.n_public,
+           "vk_alpha_1": _g1_json(vk.alpha_g1, c), "vk_beta_2": _g2_json(vk.beta_g2, c),
+           "vk_gamma_2": _g2_json(vk.gamma_g2, c), "vk_delta_2": _g2_json(vk.delta_g2, c)}
     if alphabeta:
-        from cuzk.curve.pairing import pairing
-        from cuzk.field import fq12
-
-        e = fq12.to_ints(pairing(vk.alpha_g1, vk.beta_g2))
-        out["vk_alphabeta_12"] = [[[str(c) for c in fq2] for fq2 in fq6] for fq6 in e]
-    out["IC"] = [_g1_json(p) for p in vk.ic]
+        bundle = curves.get(c)
+        e = bundle.module("fq12").to_ints(bundle.pairing.pairing(vk.alpha_g1, vk.beta_g2))
+        out["vk_alphabeta_12"] = [[[str(x) for x in fq2] for fq2 in fq6] for fq6 in e]
+    out["IC"] = [_g1_json(p, c) for p in vk.ic]
     return out
 
 
@@ -180,7 +194,8 @@ def vk_from_json(obj, what: str = "verification key") -> VerifyingKey:
 
     The JSON has no β·G1 or δ·G1 (only provers use them): they are set to the identity.
     """
-    _check_header(obj, what)
+    c = _check_header(obj, what)
+    G1 = curves.get(c).G1  # noqa: N806 (the group's name)
     ic = _field(obj, "IC", what)
     if not isinstance(ic, list) or not ic:
         raise SnarkjsFormatError(f"{what}: IC must be a non-empty list of G1 points")
@@ -188,13 +203,14 @@ def vk_from_json(obj, what: str = "verification key") -> VerifyingKey:
     if n_pub != len(ic) - 1:
         raise SnarkjsFormatError(f"{what}: nPublic = {n_pub} but IC holds {len(ic)} points (expected nPublic + 1)")
     return VerifyingKey(
-        alpha_g1=_g1_from(_field(obj, "vk_alpha_1", what), f"{what}.vk_alpha_1"),
+        alpha_g1=_g1_from(_field(obj, "vk_alpha_1", what), f"{what}.vk_alpha_1", c),
         beta_g1=G1.identity(),
-        beta_g2=_g2_from(_field(obj, "vk_beta_2", what), f"{what}.vk_beta_2"),
-        gamma_g2=_g2_from(_field(obj, "vk_gamma_2", what), f"{what}.vk_gamma_2"),
+        beta_g2=_g2_from(_field(obj, "vk_beta_2", what), f"{what}.vk_beta_2", c),
+        gamma_g2=_g2_from(_field(obj, "vk_gamma_2", what), f"{what}.vk_gamma_2", c),
         delta_g1=G1.identity(),
-        delta_g2=_g2_from(_field(obj, "vk_delta_2", what), f"{what}.vk_delta_2"),
-        ic=np.stack([_g1_from(p, f"{what}.IC[{i}]") for i, p in enumerate(ic)]),
+        delta_g2=_g2_from(_field(obj, "vk_delta_2", what), f"{what}.vk_delta_2", c),
+        ic=np.stack([_g1_from(p, f"{what}.IC[{i}]", c) for i, p in enumerate(ic)]),
+        curve=c,
     )
 
 
@@ -235,11 +251,12 @@ def write_proof_json(path, proof: Proof) -> None:
     _dump(path, proof_to_json(proof))
 
 
-def read_public_json(path) -> list[int]:
-    """Read ``public.json``; files larger than ``MAX_JSON_BYTES["public"]`` (room for
-    :data:`MAX_PUBLIC_INPUTS` signals) are refused before they are read."""
+def read_public_json(path, *, curve: str | None = None) -> list[int]:
+    """Read ``public.json`` (values in [0, r) of ``curve``, default BLS12-381); files larger than
+    ``MAX_JSON_BYTES["public"]`` (room for :data:`MAX_PUBLIC_INPUTS` signals) are refused before
+    they are read."""
     obj, where = _load(path, "public")
-    return public_from_json(obj, where)
+    return public_from_json(obj, where, curve=curve)
 
 
 def write_public_json(path, public_inputs) -> None:

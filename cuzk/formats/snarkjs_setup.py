@@ -27,12 +27,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuzk.curve import G1, G2
+from cuzk import curves
 from cuzk.errors import InputError
-from cuzk.field import FR, Fr
 from cuzk.formats.snarkjs import SnarkjsProvingKey
 from cuzk.groth16.keys import Density, VerifyingKey
-from cuzk.groth16.r1cs_to_qap import SNARKJS_ROOT_GENERATOR, evaluate_qap_at, lagrange_at
+from cuzk.groth16.r1cs_to_qap import evaluate_qap_at, lagrange_at, snarkjs_root_generator
 from cuzk.groth16.setup import ToxicWaste, generator_multiples, scaled
 
 __all__ = ["setup_snarkjs", "snarkjs_domain_size"]
@@ -52,7 +51,8 @@ def setup_snarkjs(r1cs, rng=None, *, waste: ToxicWaste | None = None, threads=No
 
     Args:
         r1cs: the circuit, e.g. :func:`cuzk.formats.snarkjs.read_r1cs` of circom's ``.r1cs``
-            (wires in circom order: ONE, outputs, public inputs, private...).
+            (wires in circom order: ONE, outputs, public inputs, private...); the key is over
+            its curve (bn128 for circom's default prime).
         rng: optional ``numpy.random.Generator`` for a reproducible key; default ``secrets``.
         waste: explicit secrets (tests only); overrides ``rng``.
         threads: cores for the fixed-base multiplications (None: all).
@@ -63,7 +63,7 @@ def setup_snarkjs(r1cs, rng=None, *, waste: ToxicWaste | None = None, threads=No
         turns into a ``.zkey`` for ``snarkjs groth16 prove``.
 
     Raises:
-        InputError: the circuit has no constraints, or its domain exceeds BLS12-381's 2^32.
+        InputError: the circuit has no constraints, or its domain exceeds its Fr's 2-adicity.
 
     >>> pk = setup_snarkjs(read_r1cs("chain.r1cs"), np.random.default_rng(1))   # doctest: +SKIP
     >>> pk.convention, pk.domain_size                                             # doctest: +SKIP
@@ -73,34 +73,47 @@ def setup_snarkjs(r1cs, rng=None, *, waste: ToxicWaste | None = None, threads=No
     if n_c < 1:
         raise InputError("setup_snarkjs: the circuit has no constraints")
     m = snarkjs_domain_size(n_c, r1cs.n_public)
-    if m.bit_length() - 1 >= FR.two_adicity:  # the odd coset needs the 2m-th roots too
-        raise InputError(f"setup_snarkjs: domain 2^{m.bit_length() - 1} is too large for BLS12-381 Fr")
-    waste = waste if waste is not None else ToxicWaste.draw(rng)
-    p = FR.modulus
+    curve = getattr(r1cs, "curve", curves.DEFAULT)
+    spec = curves.resolve(curve)
+    Fr = curves.get(curve).Fr  # noqa: N806 (the field's name)
+    if m.bit_length() - 1 >= spec.fr.two_adicity:  # the odd coset needs the 2m-th roots too
+        raise InputError(f"setup_snarkjs: domain 2^{m.bit_length() - 1} is too large for {spec.title} Fr")
+    waste = waste if waste is not None else ToxicWaste.draw(rng, curve=curve)
+    p = Fr.modulus
     tau, alpha, beta, gamma, delta = waste.tau, waste.alpha, waste.beta, waste.gamma, waste.delta
+    if not all(0 < x < p for x in (tau, alpha, beta, gamma, delta)):
+        raise InputError(f"toxic waste must lie in [1, r) of {spec.title} Fr")
+    gen = snarkjs_root_generator(curve)
     # includes the per-input A rows n_c + s, as in bellperson's QAP
-    u, v, w, _ = evaluate_qap_at(r1cs, tau, m=m, root_generator=SNARKJS_ROOT_GENERATOR)
-    t = Fr.add(Fr.add(scaled(u, beta), scaled(v, alpha)), w)
-    ic = scaled(t[:n_in], pow(gamma, -1, p))
-    l = scaled(t[n_in:], pow(delta, -1, p))
+    u, v, w, _ = evaluate_qap_at(r1cs, tau, m=m, root_generator=gen)
+
+    def scale(x, k):
+        return scaled(x, k, curve=curve)
+
+    t = Fr.add(Fr.add(scale(u, beta), scale(v, alpha)), w)
+    ic = scale(t[:n_in], pow(gamma, -1, p))
+    l = scale(t[n_in:], pow(delta, -1, p))
     # odd-index Lagrange basis of the 2m domain (generator 5, so ω_2m² = ω_m as snarkjs uses)
-    h = scaled(lagrange_at(tau, 2 * m, root_generator=SNARKJS_ROOT_GENERATOR)[1::2], pow(delta, -1, p))
+    h = scale(lagrange_at(tau, 2 * m, root_generator=gen, curve=curve)[1::2], pow(delta, -1, p))
     consts = Fr.from_ints([alpha, beta, delta])
     consts2 = Fr.from_ints([beta, gamma, delta])
     del tau, alpha, beta, gamma, delta, waste
 
     def g1(x):
-        return generator_multiples(G1, x, threads=threads)
+        return generator_multiples("g1", x, threads=threads, curve=curve)
 
-    g1c, g2c = g1(consts), generator_multiples(G2, consts2, threads=threads)
+    def g2(x):
+        return generator_multiples("g2", x, threads=threads, curve=curve)
+
+    g1c, g2c = g1(consts), g2(consts2)
     vk = VerifyingKey(alpha_g1=g1c[0], beta_g1=g1c[1], delta_g1=g1c[2], beta_g2=g2c[0], gamma_g2=g2c[1],
-                      delta_g2=g2c[2], ic=g1(ic))
+                      delta_g2=g2c[2], ic=g1(ic), curve=curve)
     # density as read_zkey derives it from the points: a wire keeps a base where its scalar ≠ 0
     nz_a, nz_b = u.any(axis=1), v.any(axis=1)
     density = Density(a_aux=nz_a[n_in:], b_input=nz_b[:n_in], b_aux=nz_b[n_in:])
     keep_a = np.concatenate([np.ones(n_in, bool), nz_a[n_in:]])
     return SnarkjsProvingKey(
-        vk=vk, h=g1(h), l=g1(l), a=g1(u[keep_a]), b_g1=g1(v[nz_b]), b_g2=generator_multiples(G2, v[nz_b], threads=threads),
+        vk=vk, h=g1(h), l=g1(l), a=g1(u[keep_a]), b_g1=g1(v[nz_b]), b_g2=g2(v[nz_b]),
         density=density, convention="snarkjs", digest=r1cs.digest, n_constraints=n_c, matrix_a=r1cs.a,
         matrix_b=r1cs.b, r1cs=r1cs,
     )

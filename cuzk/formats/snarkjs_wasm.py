@@ -21,11 +21,12 @@ import os
 
 import numpy as np
 
-from cuzk.errors import InputError, SnarkjsFormatError, UnsatisfiedConstraint
-from cuzk.field import FR, Fr
+from cuzk import curves
+from cuzk.errors import InputError, SnarkjsFormatError, UnsatisfiedConstraint, UnsupportedCurveError
 from cuzk.formats.snarkjs import read_r1cs
+from cuzk.groth16.keys import check_same_curve
 from cuzk.synth.binfile import check_prime
-from cuzk.synth.kernels import csr_matvec, first_unsatisfied
+from cuzk.synth.kernels import for_curve
 from cuzk.synth.synthesizer import Synthesized
 
 __all__ = ["CircomWitnessCalculator", "CircomSynthesizer", "synthesizer_from_circom", "fnv1a64"]
@@ -57,7 +58,8 @@ class CircomWitnessCalculator:
 
     Raises:
         ImportError: ``wasmtime`` is not installed (``pip install 'cuzk[circom]'``).
-        SnarkjsFormatError: the module is not a circom 2 calculator, or not for BLS12-381.
+        SnarkjsFormatError: the module is not a circom 2 calculator, or for a prime of neither
+            curve (BLS12-381: ``--prime bls12381``; BN254: circom's default prime).
     """
 
     def __init__(self, wasm_path):
@@ -93,7 +95,8 @@ class CircomWitnessCalculator:
         self._mem = self._x["memory"]
         self.n32 = self._call("getFieldNumLen32")
         self._call("getRawPrime")
-        check_prime(int.from_bytes(self._shared(), "little"), "r", self.where)
+        self.curve = check_prime(int.from_bytes(self._shared(), "little"), "r", self.where)
+        self._fr = curves.get(self.curve).Fr
         self.witness_size = self._call("getWitnessSize")
 
     def _call(self, name, *args):
@@ -118,7 +121,7 @@ class CircomWitnessCalculator:
 
     def calculate(self, inputs: dict) -> np.ndarray:
         """The full witness (wire order) for ``inputs`` ({signal name: int or nested list}),
-        as a ``(witness_size, 4)`` Montgomery array.
+        as a ``(witness_size, 4)`` Montgomery array of the circuit's curve's Fr (:attr:`curve`).
 
         Raises:
             InputError: an unknown signal, a wrong number of values, an unset input, a value
@@ -141,9 +144,10 @@ class CircomWitnessCalculator:
                 if isinstance(v, bool) or not isinstance(v, (int, np.integer, str)):
                     raise InputError(f"input {name}[{i}] must be an int, got {type(v).__name__}")
                 x = int(v)
-                if not -FR.modulus < x < FR.modulus:
+                r = self._fr.modulus
+                if not -r < x < r:
                     raise InputError(f"input {name}[{i}] = {x} is outside (-r, r)")
-                self._mem.write(self._store, (x % FR.modulus).to_bytes(nbytes, "little"), start)
+                self._mem.write(self._store, (x % r).to_bytes(nbytes, "little"), start)
                 self._run("setInputSignal", _i32(msb), _i32(lsb), i)
                 count += 1
         expected = self._call("getInputSize")
@@ -154,7 +158,7 @@ class CircomWitnessCalculator:
             self._run("getWitness", i)
             out[32 * i:32 * i + 32] = self._mem.read(self._store, start, start + 32)
         limbs = np.frombuffer(bytes(out), dtype="<u8").astype(np.uint64).reshape(-1, 4)
-        return Fr.to_mont(limbs)
+        return self._fr.to_mont(limbs)
 
     def _run(self, name, *args):
         try:
@@ -175,6 +179,7 @@ class CircomSynthesizer:
     """A circom circuit behind cuzk's synthesizer interface (``.r1cs``, ``.synthesize(**inputs)``)."""
 
     def __init__(self, r1cs, calculator: CircomWitnessCalculator, *, check: bool = False):
+        check_same_curve("the .r1cs", r1cs.curve, calculator.where, calculator.curve, error=UnsupportedCurveError)
         if calculator.witness_size != r1cs.n_vars:
             raise SnarkjsFormatError(
                 f"{calculator.where} computes {calculator.witness_size} wires but the .r1cs has {r1cs.n_vars}"
@@ -191,21 +196,23 @@ class CircomSynthesizer:
             UnsatisfiedConstraint: with ``check=True``, the first row with a·b ≠ c.
         """
         r = self.r1cs
+        k = for_curve(r.curve)
         z = self.calculator.calculate(inputs)
-        a, b, c = (csr_matvec(m.indptr, m.indices, m.data, z) for m in (r.a, r.b, r.c))
+        a, b, c = (k.csr_matvec(m.indptr, m.indices, m.data, z) for m in (r.a, r.b, r.c))
         if self.check:
-            bad = first_unsatisfied(a, b, c)
+            bad = k.first_unsatisfied(a, b, c)
             if bad >= 0:
                 raise UnsatisfiedConstraint(f"constraint {bad} is not satisfied: A·z * B·z != C·z", index=bad)
-        return Synthesized(z=z, a=a, b=b, c=c, public_inputs=Fr.to_ints(z[1:1 + r.n_public]) if r.n_public else [],
-                           digest=r.digest)
+        fr = r.field
+        return Synthesized(z=z, a=a, b=b, c=c, public_inputs=fr.to_ints(z[1:1 + r.n_public]) if r.n_public else [],
+                           digest=r.digest, curve=r.curve)
 
 
 def synthesizer_from_circom(r1cs_path, wasm_path, *, check: bool = False) -> CircomSynthesizer:
     """A synthesizer for a circom circuit: its ``.r1cs`` plus its ``.wasm`` witness calculator.
 
     Args:
-        r1cs_path: circom's ``.r1cs`` (compiled with ``--prime bls12381``).
+        r1cs_path: circom's ``.r1cs``: circom's default prime (bn128) or ``--prime bls12381``.
         wasm_path: the ``<name>_js/<name>.wasm`` circom wrote next to it.
         check: verify every row after each synthesis.
 

@@ -16,14 +16,12 @@ import struct
 
 import numpy as np
 
+from cuzk import curves
 from cuzk.errors import KeyMismatchError
-from cuzk.field import FQ, FR, Fr
-from cuzk.formats.snarkjs import _COEF, SnarkjsProvingKey
+from cuzk.formats.snarkjs import _COEF, SnarkjsProvingKey, _n8
 from cuzk.synth.binfile import write_container
 
 __all__ = ["write_zkey", "zkey_sections"]
-
-_N8R, _N8Q = 32, 48
 
 
 def _pts(arr: np.ndarray) -> bytes:
@@ -39,6 +37,7 @@ def _full(points: np.ndarray, keep: np.ndarray) -> np.ndarray:
 
 
 def _coefficients(pk: SnarkjsProvingKey) -> bytes:
+    Fr = curves.get(pk.curve).Fr  # noqa: N806 (the field's name)
     n_c, n_in = pk.n_constraints, pk.n_inputs
     parts = []
     for mid, mat in ((0, pk.matrix_a), (1, pk.matrix_b)):
@@ -73,9 +72,11 @@ def zkey_sections(pk: SnarkjsProvingKey) -> list[tuple[int, bytes]]:
     keep_a = np.concatenate([np.ones(n_in, bool), dens.a_aux])
     keep_b = np.concatenate([dens.b_input, dens.b_aux])
     vk = pk.vk
+    spec = curves.resolve(pk.curve)
+    n8r, n8q = _n8(pk.curve)
     header = b"".join([
-        struct.pack("<I", _N8Q), FQ.modulus.to_bytes(_N8Q, "little"),
-        struct.pack("<I", _N8R), FR.modulus.to_bytes(_N8R, "little"),
+        struct.pack("<I", n8q), spec.fq.modulus.to_bytes(n8q, "little"),
+        struct.pack("<I", n8r), spec.fr.modulus.to_bytes(n8r, "little"),
         struct.pack("<III", n_vars, n_in - 1, m),
         *(_pts(p) for p in (vk.alpha_g1, vk.beta_g1, vk.beta_g2, vk.gamma_g2, vk.delta_g1, vk.delta_g2)),
     ])
@@ -97,7 +98,8 @@ def zkey_sections(pk: SnarkjsProvingKey) -> list[tuple[int, bytes]]:
 
 
 def write_zkey(pk: SnarkjsProvingKey, path) -> None:
-    """Write ``pk`` as a snarkjs Groth16 ``.zkey`` (atomic: temp file, then rename).
+    """Write ``pk`` as a snarkjs Groth16 ``.zkey`` of its curve (bn128 or bls12381; atomic:
+    temp file, then rename).
 
     Raises:
         KeyMismatchError: ``pk`` is not a snarkjs-convention key with its A/B matrices.

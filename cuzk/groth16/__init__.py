@@ -1,4 +1,6 @@
-"""Groth16 over BLS12-381: setup, prove, verify, keys and proofs (a module per step, like ark-groth16).
+"""Groth16 over any curve of ``cuzk.curves`` (BLS12-381 by default, BN254): setup, prove, verify,
+keys and proofs (a module per step, like ark-groth16). Keys and proofs carry their curve; the
+steps take fields, groups, pairing and kernels from ``cuzk.curves.get(key.curve)``.
 
     >>> import cuzk
     >>> from cuzk import Synthesizer

@@ -1,6 +1,8 @@
 """Groth16 keys: :class:`VerifyingKey`, :class:`ProvingKey` and the prover's :class:`Density` bitmaps.
 
-Points are affine uint64 Montgomery arrays (DESIGN §3). The proving key follows bellperson's
+Points are affine uint64 Montgomery arrays (DESIGN §3) of the key's curve (``VerifyingKey.curve``,
+a ``cuzk.curves`` name; default BLS12-381): G1 ``(2, L)``, G2 ``(2, 2, L)`` with L that curve's Fq
+limbs (6 for BLS12-381, 4 for BN254). The proving key follows bellperson's
 layout: ``a``, ``b_g1``, ``b_g2`` list inputs then aux variables but omit the variables absent from
 the A (resp. B) matrix, so the prover needs density bitmaps to pair assignments with bases.
 
@@ -15,14 +17,44 @@ from typing import Literal
 import attrs
 import numpy as np
 
-from cuzk.errors import KeyMismatchError
+from cuzk import curves
+from cuzk.errors import KeyMismatchError, UnsupportedCurveError
 
-__all__ = ["VerifyingKey", "ProvingKey", "Density", "Convention", "CONVENTIONS"]
+__all__ = ["VerifyingKey", "ProvingKey", "Density", "Convention", "CONVENTIONS", "check_same_curve", "check_bellperson"]
 
 #: H-query conventions. "bellperson": h = τ^i·Z(τ)/δ, bases for the coefficients of
 #: (a·b − c)/Z; "snarkjs": odd-coset Lagrange basis /δ, bases for the evaluations of a·b − c.
 Convention = Literal["bellperson", "snarkjs"]
 CONVENTIONS = ("bellperson", "snarkjs")
+
+
+def check_same_curve(what_a: str, curve_a: str, what_b: str, curve_b: str, error=KeyMismatchError) -> None:
+    """Raise ``error`` naming both curves when ``curve_a`` and ``curve_b`` differ.
+
+    >>> check_same_curve("the witness", "bn254", "the proving key", "bn128")   # aliases agree
+    >>> check_same_curve("the witness", "bn254", "the proving key", "bls12_381")
+    Traceback (most recent call last):
+    cuzk.errors.KeyMismatchError: the witness is over BN254, the proving key over BLS12-381: the two curves cannot be mixed
+    """
+    a, b = curves.resolve(curves.canonical(curve_a)), curves.resolve(curves.canonical(curve_b))
+    if a.name != b.name:
+        raise error(f"{what_a} is over {a.title}, {what_b} over {b.title}: the two curves cannot be mixed")
+
+
+def check_bellperson(curve: str, what: str) -> None:
+    """Refuse a bellperson format (zcash point encodings) for a curve that has none.
+
+    >>> check_bellperson("bls12_381", "a .vk file")
+    >>> check_bellperson("bn254", "a .vk file")
+    Traceback (most recent call last):
+    cuzk.errors.UnsupportedCurveError: a .vk file is a bellperson format (zcash point encoding, BLS12-381); this key/proof is over BN254, which has none: use the snarkjs formats (cuzk.formats.snarkjs, cuzk.formats.snarkjs_json)
+    """
+    spec = curves.resolve(curves.canonical(curve))
+    if spec.point_encoding != "zcash":
+        raise UnsupportedCurveError(
+            f"{what} is a bellperson format (zcash point encoding, BLS12-381); this key/proof is over {spec.title}, "
+            "which has none: use the snarkjs formats (cuzk.formats.snarkjs, cuzk.formats.snarkjs_json)"
+        )
 
 
 def _mapped(arr, ndim: int) -> bool:
@@ -60,15 +92,31 @@ def _bools(arr) -> np.ndarray:
 
 @attrs.frozen(eq=False)
 class VerifyingKey:
-    """What a verifier needs. ``ic[0]`` belongs to the constant ONE, ``ic[i]`` to public input i."""
+    """What a verifier needs. ``ic[0]`` belongs to the constant ONE, ``ic[i]`` to public input i.
 
-    alpha_g1: np.ndarray = attrs.field(converter=_point)  #: α·G1, (2, 6)
-    beta_g1: np.ndarray = attrs.field(converter=_point)  #: β·G1, (2, 6)
-    beta_g2: np.ndarray = attrs.field(converter=_point)  #: β·G2, (2, 2, 6)
-    gamma_g2: np.ndarray = attrs.field(converter=_point)  #: γ·G2, (2, 2, 6)
-    delta_g1: np.ndarray = attrs.field(converter=_point)  #: δ·G1, (2, 6)
-    delta_g2: np.ndarray = attrs.field(converter=_point)  #: δ·G2, (2, 2, 6)
-    ic: np.ndarray = attrs.field(converter=_points(2))  #: (n_public + 1, 2, 6)
+    Raises:
+        KeyMismatchError: a point's shape is not one of ``curve``'s (e.g. BLS12-381 points
+            labelled BN254).
+    """
+
+    alpha_g1: np.ndarray = attrs.field(converter=_point)  #: α·G1, (2, L)
+    beta_g1: np.ndarray = attrs.field(converter=_point)  #: β·G1, (2, L)
+    beta_g2: np.ndarray = attrs.field(converter=_point)  #: β·G2, (2, 2, L)
+    gamma_g2: np.ndarray = attrs.field(converter=_point)  #: γ·G2, (2, 2, L)
+    delta_g1: np.ndarray = attrs.field(converter=_point)  #: δ·G1, (2, L)
+    delta_g2: np.ndarray = attrs.field(converter=_point)  #: δ·G2, (2, 2, L)
+    ic: np.ndarray = attrs.field(converter=_points(2))  #: (n_public + 1, 2, L)
+    curve: str = attrs.field(default=curves.DEFAULT, converter=curves.canonical)  #: the curve's canonical name
+
+    def __attrs_post_init__(self):
+        limbs = curves.resolve(self.curve).fq.limbs
+        for name in ("alpha_g1", "beta_g1", "delta_g1", "beta_g2", "gamma_g2", "delta_g2", "ic"):
+            arr = getattr(self, name)
+            want = (2, limbs) if name.endswith("g1") or name == "ic" else (2, 2, limbs)
+            if arr.shape[-len(want):] != want or arr.ndim != len(want) + (name == "ic"):
+                raise KeyMismatchError(
+                    f"verifying key {name} has shape {arr.shape}, a {curves.resolve(self.curve).title} point is {want}"
+                )
 
     @property
     def n_public(self) -> int:
@@ -76,7 +124,7 @@ class VerifyingKey:
         return self.ic.shape[0] - 1
 
     def to_bytes(self) -> bytes:
-        """bellperson ``.vk`` layout (uncompressed points).
+        """bellperson ``.vk`` layout (uncompressed points; BLS12-381 only: zcash encodings).
 
         >>> VerifyingKey.from_bytes(vk.to_bytes()) == vk     # doctest: +SKIP
         True
@@ -166,6 +214,15 @@ class ProvingKey:
     n_constraints: int | None = None  #: the circuit's own rows (without the per-input rows)
 
     def __attrs_post_init__(self):
+        limbs = curves.resolve(self.curve).fq.limbs
+        for name in ("h", "l", "a", "b_g1", "b_g2"):
+            arr = getattr(self, name)
+            want = (2, 2, limbs) if name == "b_g2" else (2, limbs)
+            if arr.shape[0] and arr.shape[1:] != want:
+                raise KeyMismatchError(
+                    f"proving key query {name} has points of shape {arr.shape[1:]}, a "
+                    f"{curves.resolve(self.curve).title} point is {want}"
+                )
         if self.density is not None:
             if self.density.n_a != self.a.shape[0] or self.density.n_b != self.b_g1.shape[0]:
                 raise KeyMismatchError(
@@ -176,6 +233,11 @@ class ProvingKey:
                 raise KeyMismatchError(f"density covers {self.density.a_aux.shape[0]} aux variables, key has {self.n_aux}")
         if self.b_g1.shape[0] != self.b_g2.shape[0]:
             raise KeyMismatchError(f"b_g1 has {self.b_g1.shape[0]} points but b_g2 has {self.b_g2.shape[0]}")
+
+    @property
+    def curve(self) -> str:
+        """The canonical name of the key's curve (its verifying key's)."""
+        return self.vk.curve
 
     @property
     def n_inputs(self) -> int:
@@ -208,6 +270,7 @@ class ProvingKey:
 
     def with_circuit(self, r1cs) -> "ProvingKey":
         """Attach the circuit's density bitmaps and digest (checking they fit this key)."""
+        check_same_curve("the circuit", getattr(r1cs, "curve", curves.DEFAULT), "the proving key", self.curve)
         if r1cs.n_vars != self.n_vars or r1cs.n_public + 1 != self.n_inputs:
             raise KeyMismatchError(
                 f"circuit has {r1cs.n_vars} variables ({r1cs.n_public} public), key has {self.n_vars} ({self.n_inputs - 1} public)"

@@ -1,4 +1,7 @@
-"""The Groth16 proof: three group elements and their 192-byte bellperson encoding.
+"""The Groth16 proof: three group elements of one curve, and (BLS12-381) their 192-byte
+bellperson encoding. A proof of another curve (BN254) has no bellperson form: ``to_bytes``
+raises :class:`cuzk.errors.UnsupportedCurveError`; it is written as snarkjs JSON
+(:mod:`cuzk.formats.snarkjs_json`).
 
     >>> from cuzk.curve import G1, G2
     >>> p = Proof(a=G1.generator(), b=G2.generator(), c=G1.generator())
@@ -14,9 +17,12 @@ import attrs
 import numpy as np
 
 from cuzk.bounded_json import loads_bounded
+from cuzk import curves
+# the 192-byte bellperson encoding is BLS12-381's zcash one (check_bellperson guards the others)
 from cuzk.curve import G1, G2
 from cuzk.curve.encoding import encoded_size, point_from_bytes, point_to_bytes
 from cuzk.errors import InputError, ParamsFormatError, PointEncodingError
+from cuzk.groth16.keys import check_bellperson
 
 __all__ = ["Proof", "PROOF_BYTES"]
 
@@ -35,22 +41,40 @@ def _frozen_copy(arr: np.ndarray) -> np.ndarray:
 
 @attrs.frozen(eq=False)
 class Proof:
-    """A Groth16 proof (affine points as uint64 Montgomery arrays, DESIGN §3)."""
+    """A Groth16 proof (affine points as uint64 Montgomery arrays, DESIGN §3) over ``curve``.
 
-    a: np.ndarray = attrs.field(converter=_frozen_copy)  #: A in G1, shape (2, 6)
-    b: np.ndarray = attrs.field(converter=_frozen_copy)  #: B in G2, shape (2, 2, 6)
-    c: np.ndarray = attrs.field(converter=_frozen_copy)  #: C in G1, shape (2, 6)
+    Raises:
+        InputError: a point's shape is not one of ``curve``'s.
+    """
+
+    a: np.ndarray = attrs.field(converter=_frozen_copy)  #: A in G1, shape (2, L), L the Fq limbs
+    b: np.ndarray = attrs.field(converter=_frozen_copy)  #: B in G2, shape (2, 2, L)
+    c: np.ndarray = attrs.field(converter=_frozen_copy)  #: C in G1, shape (2, L)
+    curve: str = attrs.field(default=curves.DEFAULT, converter=curves.canonical)  #: the curve's canonical name
+
+    def __attrs_post_init__(self):
+        limbs = curves.resolve(self.curve).fq.limbs
+        for name, want in (("a", (2, limbs)), ("b", (2, 2, limbs)), ("c", (2, limbs))):
+            if getattr(self, name).shape != want:
+                raise InputError(f"proof.{name} has shape {getattr(self, name).shape}, a "
+                                 f"{curves.resolve(self.curve).title} point is {want}")
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, Proof):
             return NotImplemented
-        return self.to_bytes() == other.to_bytes()
+        # affine Montgomery limbs are canonical (infinity is all zeros), so equal arrays = equal points
+        return self.curve == other.curve and all(np.array_equal(getattr(self, k), getattr(other, k)) for k in "abc")
 
     def __hash__(self) -> int:
-        return hash(self.to_bytes())
+        return hash((self.curve, self.a.tobytes(), self.b.tobytes(), self.c.tobytes()))
 
     def to_bytes(self) -> bytes:
-        """192 bytes: compressed A (48) ‖ B (96) ‖ C (48), zcash point encoding."""
+        """192 bytes: compressed A (48) ‖ B (96) ‖ C (48), zcash point encoding (BLS12-381).
+
+        Raises:
+            UnsupportedCurveError: the proof is over a curve without a zcash encoding (BN254).
+        """
+        check_bellperson(self.curve, "the 192-byte proof encoding")
         return point_to_bytes(G1, self.a) + point_to_bytes(G2, self.b) + point_to_bytes(G1, self.c)
 
     @classmethod
@@ -89,7 +113,7 @@ class Proof:
         return [cls.from_bytes(data[i : i + PROOF_BYTES], checked=checked) for i in range(0, len(data), PROOF_BYTES)]
 
     def to_json(self) -> str:
-        """Human-readable JSON: compressed points as hex."""
+        """Human-readable JSON: compressed points as hex (BLS12-381; see :meth:`to_bytes`)."""
         b = self.to_bytes()
         return json.dumps({"a": b[:_G1C].hex(), "b": b[_G1C : _G1C + _G2C].hex(), "c": b[_G1C + _G2C :].hex()})
 

@@ -1,8 +1,9 @@
 """Groth16 prover orchestration, independent of where the kernels run.
 
 ``create_proof`` is the deterministic core (explicit r, s); ``prove`` draws them from
-``secrets``. The heavy steps are the backend's (``cuzk.kernels.cpu`` or ``cuzk.kernels.cuda``)
-and each is reported as a timeline sub-span (``H``, ``MSM_A``, ``MSM_B1``, ``MSM_B2``,
+``secrets``. Fields, groups and kernels are the key's curve's (``cuzk.curves.get(pk.curve)``).
+The heavy steps are the backend's (``"cpu"``: the curve's Numba kernels; ``"cuda"``:
+``cuzk.kernels.cuda``, BLS12-381 only) and each is reported as a timeline sub-span (``H``, ``MSM_A``, ``MSM_B1``, ``MSM_B2``,
 ``MSM_L``, ``MSM_H``), a no-op outside a pipeline.
 
     A = α + Σ z_i·A_i + r·δ                       (G1)
@@ -25,10 +26,9 @@ from types import ModuleType
 import attrs
 import numpy as np
 
-from cuzk.curve import G1, G2
-from cuzk.errors import InputError, KeyMismatchError, ProofVerificationError, UnsatisfiedConstraint
-from cuzk.field import FR, Fr
-from cuzk.groth16.keys import ProvingKey
+from cuzk import curves
+from cuzk.errors import BackendUnavailableError, InputError, KeyMismatchError, ProofVerificationError, UnsatisfiedConstraint
+from cuzk.groth16.keys import ProvingKey, check_same_curve
 from cuzk.groth16.proof import Proof
 from cuzk.groth16.r1cs_to_qap import compute_h, witness_evaluations
 from cuzk.groth16.verify import prepare_verifying_key, verify as _verify
@@ -37,13 +37,27 @@ from cuzk.timeline import span
 __all__ = ["Bases", "create_proof", "prove", "query_scalars", "check_witness", "check_compatible", "load_backend"]
 
 
-def load_backend(name) -> ModuleType:
-    """``"cpu"`` → ``cuzk.kernels.cpu``, ``"cuda"`` → ``cuzk.kernels.cuda``; a module passes through."""
-    if isinstance(name, ModuleType):
+def load_backend(name, curve: str | None = None):
+    """The kernels of ``curve`` (default BLS12-381) on backend ``name``: ``"cpu"`` → the curve's
+    CPU kernels (``cuzk.kernels.cpu`` for BLS12-381), ``"cuda"`` → ``cuzk.kernels.cuda``; a
+    module or kernel object passes through.
+
+    Raises:
+        InputError: another backend name.
+        BackendUnavailableError: ``"cuda"`` for a curve the CUDA kernels are not built for.
+    """
+    if isinstance(name, ModuleType) or hasattr(name, "msm_g1"):
         return name
     if name not in ("cpu", "cuda"):
         raise InputError(f"backend must be 'cpu' or 'cuda', got {name!r}")
-    return importlib.import_module(f"cuzk.kernels.{name}")
+    bundle = curves.get(curves.canonical(curve))
+    if name == "cpu":
+        return bundle.kernels
+    cuda = importlib.import_module("cuzk.kernels.cuda")
+    if bundle.name not in cuda.CURVES:
+        raise BackendUnavailableError(f"the CUDA kernels are not built for {bundle.spec.title} "
+                                      f"(only {', '.join(cuda.CURVES)}); use device='cpu'")
+    return cuda
 
 
 @attrs.frozen
@@ -68,13 +82,15 @@ def check_compatible(pk: ProvingKey, synthesized) -> None:
     if missing:
         raise InputError(f"expected a cuzk.synth.Synthesized (Synthesizer.synthesize(...)), got "
                          f"{type(synthesized).__name__} without {', '.join(missing)}")
+    check_same_curve("the witness", getattr(synthesized, "curve", curves.DEFAULT), "the proving key", pk.curve)
     if pk.digest is not None and getattr(synthesized, "digest", None) not in (None, pk.digest):
         raise KeyMismatchError(
             f"the witness is for circuit {synthesized.digest[:16]}…, the proving key for {pk.digest[:16]}…"
         )
     z = synthesized.z
-    if z.ndim != 2 or z.shape[1] != 4 or z.dtype != np.uint64:
-        raise InputError(f"synthesized.z must be an (n, 4) uint64 array, got {z.shape} {z.dtype}")
+    limbs = curves.resolve(pk.curve).fr.limbs
+    if z.ndim != 2 or z.shape[1] != limbs or z.dtype != np.uint64:
+        raise InputError(f"synthesized.z must be an (n, {limbs}) uint64 array, got {z.shape} {z.dtype}")
     if z.shape[0] != pk.n_vars:
         raise KeyMismatchError(f"the witness has {z.shape[0]} variables, the proving key {pk.n_vars}")
     if len(synthesized.public_inputs) != pk.n_inputs - 1:
@@ -89,8 +105,10 @@ def check_compatible(pk: ProvingKey, synthesized) -> None:
 
 
 def check_witness(synthesized) -> None:
-    """Raise :class:`UnsatisfiedConstraint` at the first row where a·b ≠ c (n Fr muls)."""
-    ok = Fr.eq(Fr.mul(synthesized.a, synthesized.b), synthesized.c)
+    """Raise :class:`UnsatisfiedConstraint` at the first row where a·b ≠ c (n Fr muls, in the
+    witness's curve's Fr)."""
+    fr = curves.get(getattr(synthesized, "curve", curves.DEFAULT)).Fr
+    ok = fr.eq(fr.mul(synthesized.a, synthesized.b), synthesized.c)
     if not ok.all():
         row = int(np.argmin(ok))
         raise UnsatisfiedConstraint(f"constraint {row} is not satisfied by the witness (a·b ≠ c)", index=row)
@@ -100,7 +118,7 @@ def query_scalars(pk: ProvingKey, z: np.ndarray) -> tuple[np.ndarray, np.ndarray
     """The MSM scalars of the A, B (G1 and G2) and L queries from the canonical assignment z,
     paired with the key's points by its density (queries omit variables absent from A or B).
 
-    >>> a_sc, b_sc, l_sc = query_scalars(pk, Fr.from_mont(w.z))   # doctest: +SKIP
+    >>> a_sc, b_sc, l_sc = query_scalars(pk, curves.get(pk.curve).Fr.from_mont(w.z))   # doctest: +SKIP
     """
     dens = pk.resolved_density()
     inputs, aux = z[: pk.n_inputs], z[pk.n_inputs :]
@@ -108,8 +126,8 @@ def query_scalars(pk: ProvingKey, z: np.ndarray) -> tuple[np.ndarray, np.ndarray
             aux)
 
 
-def _scalar(x: int, what: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= int(x) < FR.modulus:
+def _scalar(x: int, what: str, r: int) -> int:
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= int(x) < r:
         raise InputError(f"{what} must be an int in [0, r), got {x!r}")
     return int(x)
 
@@ -174,15 +192,17 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
             with H and the G1 MSMs, over the key's host points.
 
     Raises:
-        KeyMismatchError: witness and key belong to different circuits or shapes.
+        KeyMismatchError: witness and key belong to different circuits, shapes or curves.
         UnsatisfiedConstraint: ``check`` found a row with a·b ≠ c.
     """
-    r, s = _scalar(r, "r"), _scalar(s, "s")
+    cv = curves.get(pk.curve)
+    G1, G2, Fr = cv.G1, cv.G2, cv.Fr  # noqa: N806 (the groups' and field's names)
+    r, s = _scalar(r, "r", Fr.modulus), _scalar(s, "s", Fr.modulus)
     check_compatible(pk, synthesized)
     if check:
         check_witness(synthesized)
-    kern = load_backend(backend)
-    g2_kern = kern if g2_backend is None else load_backend(g2_backend)
+    kern = load_backend(backend, pk.curve)
+    g2_kern = kern if g2_backend is None else load_backend(g2_backend, pk.curve)
     bases = bases or Bases.of(pk)
     vk = pk.vk
 
@@ -200,7 +220,7 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
                 b2 = _aside(_msm_b2, g2_kern, b2_pts, scalars[1], threads)
             a_sc, b_sc, l_sc = kern.stage(*scalars, device_id=dev)
             with _device_time(h_span, kern, dev):  # from the first kernel: what waits for copies counts
-                h = compute_h(a, b, c, kern, threads=threads, convention=pk.convention)
+                h = compute_h(a, b, c, kern, threads=threads, convention=pk.convention, curve=pk.curve)
                 h = kern.to_canonical(h)
         with _sub_span("MSM_A", kern, dev):
             a_sum = kern.msm_g1(bases.a, a_sc, threads=threads)
@@ -221,10 +241,10 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
     g1_a = G1.add(G1.add(vk.alpha_g1, a_sum), G1.mul(vk.delta_g1, r))
     g2_b = G2.add(G2.add(vk.beta_g2, b2_sum), G2.mul(vk.delta_g2, s))
     g1_b = G1.add(G1.add(vk.beta_g1, b1_sum), G1.mul(vk.delta_g1, s))
-    rs = r * s % FR.modulus
+    rs = r * s % Fr.modulus
     g1_c = G1.add(G1.add(l_sum, h_sum), G1.add(G1.mul(g1_a, s), G1.mul(g1_b, r)))
     g1_c = G1.add(g1_c, G1.neg(G1.mul(vk.delta_g1, rs)))
-    return Proof(a=g1_a, b=g2_b, c=g1_c)
+    return Proof(a=g1_a, b=g2_b, c=g1_c, curve=pk.curve)
 
 
 def prove(pk: ProvingKey, synthesized, r: int | None = None, s: int | None = None, *, backend="cpu",
@@ -239,8 +259,9 @@ def prove(pk: ProvingKey, synthesized, r: int | None = None, s: int | None = Non
         ProofVerificationError: the proof did not verify.
         plus everything :func:`create_proof` raises.
     """
-    r = secrets.randbelow(FR.modulus) if r is None else r
-    s = secrets.randbelow(FR.modulus) if s is None else s
+    order = curves.resolve(pk.curve).fr.modulus
+    r = secrets.randbelow(order) if r is None else r
+    s = secrets.randbelow(order) if s is None else s
     proof = create_proof(pk, synthesized, r, s, backend=backend, bases=bases, check=check, threads=threads,
                          g2_backend=g2_backend)
     if verify:

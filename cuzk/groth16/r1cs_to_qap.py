@@ -2,7 +2,11 @@
 
 Like bellperson, the QAP holds the circuit's rows and then one row ``x_i · 0 = 0`` per input
 (ONE included), so every public input has a non-zero IC point; the evaluation domain has
-``m = next_pow2(rows + inputs)`` points ``ω^j`` with ω derived from the generator 7.
+``m = next_pow2(rows + inputs)`` points ``ω^j`` with ω derived from the curve's Fr generator
+(7 for BLS12-381, 5 for BN254), which is also the coset shift of the H computation.
+
+Every function works over the Fr of ``curve`` (a ``cuzk.curves`` name, default BLS12-381); the
+arrays have that field's limbs.
 
 Two uses:
 
@@ -16,87 +20,109 @@ Two uses:
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
-from numba import njit
 
-from cuzk.field import FR, Fr, fr
+from cuzk import curves
 from cuzk.errors import KeyMismatchError
-from cuzk.kernels.ntt_cpu import powers
 
-__all__ = ["domain_size", "powers", "lagrange_at", "evaluate_qap_at", "witness_evaluations", "compute_h", "COSET_SHIFT", "SNARKJS_ROOT_GENERATOR"]
-
-#: bellperson's coset generator for the H computation (the multiplicative generator of Fr)
-COSET_SHIFT = 7
+__all__ = ["domain_size", "powers", "lagrange_at", "evaluate_qap_at", "witness_evaluations", "compute_h",
+           "coset_shift", "snarkjs_root_generator"]
 
 
-def domain_size(n_constraints: int, n_inputs: int) -> int:
+def _fr(curve):
+    return curves.resolve(curves.canonical(curve)).fr
+
+
+def coset_shift(curve: str | None = None) -> int:
+    """bellperson's coset generator for the H computation: the multiplicative generator of Fr.
+
+    >>> coset_shift(), coset_shift("bn254")
+    (7, 5)
+    """
+    return _fr(curve).generator
+
+
+@functools.cache
+def snarkjs_root_generator(curve: str | None = None) -> int:
+    """snarkjs's root generator: the smallest quadratic non-residue of Fr (ffjavascript's ``nqr``).
+
+    >>> snarkjs_root_generator("bls12_381"), snarkjs_root_generator("bn254")
+    (5, 5)
+    """
+    f = _fr(curve)
+    g = 2
+    while pow(g, (f.modulus - 1) // 2, f.modulus) != f.modulus - 1:
+        g += 1
+    return g
+
+
+def powers(x: int, n: int, scale: int = 1, *, curve: str | None = None) -> np.ndarray:
+    """``[scale·x^0, ..., scale·x^(n-1)]`` as (n, L) Montgomery rows of the curve's Fr.
+
+    >>> curves.get("bn254").Fr.to_ints(powers(3, 4, scale=2, curve="bn254"))
+    [2, 6, 18, 54]
+    """
+    return curves.get(curves.canonical(curve)).kernels.powers(x, n, scale)
+
+
+def domain_size(n_constraints: int, n_inputs: int, *, curve: str | None = None) -> int:
     """Smallest power of two holding the rows plus one row per input (ONE included)."""
     rows = n_constraints + n_inputs
     m = 1
     while m < rows:
         m <<= 1
-    if m.bit_length() - 1 > FR.two_adicity:
-        raise KeyMismatchError(f"{rows} QAP rows need a domain of 2^{m.bit_length() - 1} > 2^{FR.two_adicity}")
+    adicity = _fr(curve).two_adicity
+    if m.bit_length() - 1 > adicity:
+        raise KeyMismatchError(f"{rows} QAP rows need a domain of 2^{m.bit_length() - 1} > 2^{adicity}")
     return m
 
 
-@njit(cache=True, nogil=True)
-def _lagrange_finish(powers, inv_den, scale, out):
-    s = fr.load(scale, 0)
-    for j in range(out.shape[0]):
-        fr.store(out, j, fr.mul(fr.mul(fr.load(powers, j), fr.load(inv_den, j)), s))
-
-
-def lagrange_at(tau: int, m: int, root_generator: int = 7) -> np.ndarray:
-    """``L_j(τ) = ω^j (τ^m − 1) / (m (τ − ω^j))`` for j < m, as (m, 4) Montgomery.
+def lagrange_at(tau: int, m: int, root_generator: int | None = None, *, curve: str | None = None) -> np.ndarray:
+    """``L_j(τ) = ω^j (τ^m − 1) / (m (τ − ω^j))`` for j < m, as (m, L) Montgomery; ω from
+    ``root_generator`` (default: the curve's Fr generator, bellperson's convention).
 
     Raises:
         KeyMismatchError: τ lies in the domain (τ^m = 1), which would break the setup.
     """
-    p = FR.modulus
+    bundle = curves.get(curves.canonical(curve))
+    fr, field = bundle.spec.fr, bundle.Fr
+    p = fr.modulus
     if pow(tau, m, p) == 1:
         raise KeyMismatchError("tau lies in the evaluation domain; draw another")
-    omega = FR.root_of_unity_for(m.bit_length() - 1, root_generator)
-    om_j = powers(omega, m)
-    den = Fr.sub(np.repeat(Fr.from_ints([tau]), m, axis=0), om_j)  # τ − ω^j
+    omega = fr.root_of_unity_for(m.bit_length() - 1, fr.generator if root_generator is None else root_generator)
+    om_j = bundle.kernels.powers(omega, m)
+    den = field.sub(np.repeat(field.from_ints([tau]), m, axis=0), om_j)  # τ − ω^j
     scale = (pow(tau, m, p) - 1) * pow(m, -1, p) % p
-    out = np.empty_like(om_j)
-    _lagrange_finish(om_j, Fr.batch_inverse(den), Fr.from_ints([scale]), out)
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _columns_at(indptr, indices, data, lag, out):
-    # out[col] += coeff · L_row(τ): the transposed sparse mat-vec Aᵀ·L
-    for row in range(indptr.shape[0] - 1):
-        lr = fr.load(lag, row)
-        for k in range(indptr[row], indptr[row + 1]):
-            col = indices[k]
-            fr.store(out, col, fr.add(fr.load(out, col), fr.mul(fr.load(data, k), lr)))
+    return field.mul(field.mul(om_j, field.batch_inverse(den)), np.repeat(field.from_ints([scale]), m, axis=0))
 
 
 def evaluate_qap_at(r1cs, tau: int, *, m: int | None = None,
-                    root_generator: int = 7) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """u_i(τ), v_i(τ), w_i(τ) for every variable, plus the domain size m.
+                    root_generator: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """u_i(τ), v_i(τ), w_i(τ) for every variable, plus the domain size m, over ``r1cs.curve``.
 
     ``m`` and ``root_generator`` default to bellperson's domain; the snarkjs setup passes its
     own (a larger m, generator 5) — the per-input rows are the same in both conventions.
 
     Returns:
-        ``(u, v, w, m)``: three (n_vars, 4) Montgomery arrays and m.
+        ``(u, v, w, m)``: three (n_vars, L) Montgomery arrays and m.
     """
+    curve = getattr(r1cs, "curve", curves.DEFAULT)
+    bundle = curves.get(curve)
     n_inputs = r1cs.n_public + 1
-    m = domain_size(r1cs.n_constraints, n_inputs) if m is None else m
-    lag = lagrange_at(tau, m, root_generator)
+    m = domain_size(r1cs.n_constraints, n_inputs, curve=curve) if m is None else m
+    lag = lagrange_at(tau, m, root_generator, curve=curve)
+    kern = bundle.module("synth_kernels")
     cols = []
     for mat in (r1cs.a, r1cs.b, r1cs.c):
-        out = np.zeros((r1cs.n_vars, 4), dtype=np.uint64)
-        _columns_at(mat.indptr, mat.indices, mat.data, lag, out)
+        out = np.zeros((r1cs.n_vars, bundle.spec.fr.limbs), dtype=np.uint64)
+        kern.columns_at(mat.indptr, mat.indices, mat.data, lag, out)
         cols.append(out)
     u = cols[0]
     # the per-input rows x_i · 0 = 0 put input i into A at row n_constraints + i
     rows = slice(r1cs.n_constraints, r1cs.n_constraints + n_inputs)
-    u[:n_inputs] = Fr.add(u[:n_inputs], lag[rows])
+    u[:n_inputs] = bundle.Fr.add(u[:n_inputs], lag[rows])
     return cols[0], cols[1], cols[2], m
 
 
@@ -105,9 +131,10 @@ def witness_evaluations(synthesized, n_inputs: int, m: int) -> tuple[np.ndarray,
     n_c = synthesized.a.shape[0]
     if n_c + n_inputs > m:
         raise KeyMismatchError(f"{n_c} rows + {n_inputs} inputs do not fit the key's domain of {m}")
-    a = np.zeros((m, 4), dtype=np.uint64)
-    b = np.zeros((m, 4), dtype=np.uint64)
-    c = np.zeros((m, 4), dtype=np.uint64)
+    limbs = synthesized.z.shape[1]
+    a = np.zeros((m, limbs), dtype=np.uint64)
+    b = np.zeros((m, limbs), dtype=np.uint64)
+    c = np.zeros((m, limbs), dtype=np.uint64)
     a[:n_c] = synthesized.a
     b[:n_c] = synthesized.b
     c[:n_c] = synthesized.c
@@ -115,43 +142,43 @@ def witness_evaluations(synthesized, n_inputs: int, m: int) -> tuple[np.ndarray,
     return a, b, c
 
 
-def compute_h(a, b, c, backend, *, threads=None, convention="bellperson") -> np.ndarray:
+def compute_h(a, b, c, backend, *, threads=None, convention="bellperson", curve: str | None = None) -> np.ndarray:
     """Coefficients of h = (A·B − C)/Z, the first m − 1 of them (bellperson's H query length).
 
-    a, b, c are the evaluations over the domain; ``backend`` is ``cuzk.kernels.cpu`` or
-    ``cuzk.kernels.cuda``. Steps: iNTT → coset NTT (shift 7) → (a·b − c)/Z(shift·ω^i), where
-    Z = x^m − 1 is the constant 7^m − 1 on the coset → coset iNTT.
+    a, b, c are the evaluations over the domain; ``backend`` holds the curve's kernels
+    (``cuzk.kernels.cpu``, ``cuzk.kernels.cuda`` or ``cuzk.curves.get(curve).kernels``). Steps:
+    iNTT → coset NTT (shift g, the Fr generator) → (a·b − c)/Z(g·ω^i), where Z = x^m − 1 is the
+    constant g^m − 1 on the coset → coset iNTT. ω comes from g too.
 
     ``convention="snarkjs"``: the m evaluations of a·b − c on the odd coset ω_2m·⟨ω_m⟩ (ω from
-    the generator 5), neither divided by Z nor interpolated: snarkjs's H query (the odd-index
-    Lagrange basis of the 2m domain, /δ) is built so that Σ p_i·H_i = h(τ)·Z(τ)/δ.
+    the smallest non-residue, 5), neither divided by Z nor interpolated: snarkjs's H query (the
+    odd-index Lagrange basis of the 2m domain, /δ) is built so that Σ p_i·H_i = h(τ)·Z(τ)/δ.
     """
     if convention == "snarkjs":
-        return _odd_coset_evaluations(a, b, c, backend, threads)
+        return _odd_coset_evaluations(a, b, c, backend, threads, curve)
     m = a.shape[0]
-    p = FR.modulus
-    z_inv = pow(pow(COSET_SHIFT, m, p) - 1, -1, p)
+    fr = _fr(curve)
+    p, g = fr.modulus, fr.generator
+    z_inv = pow(pow(g, m, p) - 1, -1, p)
     on_coset = []
     for v in (a, b, c):
-        coeffs = backend.ntt(v, inverse=True, threads=threads)
-        on_coset.append(backend.ntt(coeffs, shift=COSET_SHIFT, threads=threads))
+        coeffs = backend.ntt(v, inverse=True, root_generator=g, threads=threads)
+        on_coset.append(backend.ntt(coeffs, shift=g, root_generator=g, threads=threads))
     h = backend.h_pointwise(*on_coset, z_inv)
-    h = backend.ntt(h, inverse=True, shift=COSET_SHIFT, threads=threads)
+    h = backend.ntt(h, inverse=True, shift=g, root_generator=g, threads=threads)
     return h[: m - 1]
 
 
-#: snarkjs's root generator for BLS12-381 Fr (its smallest quadratic non-residue)
-SNARKJS_ROOT_GENERATOR = 5
-
-
-def _odd_coset_evaluations(a, b, c, backend, threads) -> np.ndarray:
+def _odd_coset_evaluations(a, b, c, backend, threads, curve) -> np.ndarray:
     m = a.shape[0]
+    fr = _fr(curve)
     log_2m = m.bit_length()  # m is a power of two: log2(2m)
-    if log_2m > FR.two_adicity:
-        raise KeyMismatchError(f"a snarkjs domain of {m} has no odd coset inside 2^{FR.two_adicity}")
-    shift = FR.root_of_unity_for(log_2m, SNARKJS_ROOT_GENERATOR)  # ω_2m: its odd powers are the odd coset
+    if log_2m > fr.two_adicity:
+        raise KeyMismatchError(f"a snarkjs domain of {m} has no odd coset inside 2^{fr.two_adicity}")
+    gen = snarkjs_root_generator(curve)
+    shift = fr.root_of_unity_for(log_2m, gen)  # ω_2m: its odd powers are the odd coset
     on_coset = []
     for v in (a, b, c):
-        coeffs = backend.ntt(v, inverse=True, root_generator=SNARKJS_ROOT_GENERATOR, threads=threads)
-        on_coset.append(backend.ntt(coeffs, shift=shift, root_generator=SNARKJS_ROOT_GENERATOR, threads=threads))
+        coeffs = backend.ntt(v, inverse=True, root_generator=gen, threads=threads)
+        on_coset.append(backend.ntt(coeffs, shift=shift, root_generator=gen, threads=threads))
     return backend.h_pointwise(*on_coset, 1)

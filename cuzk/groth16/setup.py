@@ -1,4 +1,4 @@
-"""Development Groth16 setup (bellperson's layout and convention).
+"""Development Groth16 setup (bellperson's layout and convention), over the R1CS's curve.
 
 **Not for production**: one party draws the toxic waste (τ, α, β, γ, δ) and anyone who keeps
 it can forge proofs. The waste lives only in local variables of this module's functions, is
@@ -16,75 +16,89 @@ import secrets
 import attrs
 import numpy as np
 
-from cuzk.curve import G1, G2
+from cuzk import curves
 from cuzk.errors import InputError
-from cuzk.field import FR, Fr
 from cuzk.groth16.keys import Density, ProvingKey, VerifyingKey
 from cuzk.groth16.r1cs_to_qap import evaluate_qap_at, powers
-from cuzk.kernels import cpu
 
 __all__ = ["ToxicWaste", "setup", "setup_with_waste", "generator_multiples", "scaled"]
 
 
-def _check_secret(name: str, v) -> None:
+_SECRETS = ("tau", "alpha", "beta", "gamma", "delta")
+
+
+def _check_secret(name: str, v, r: int) -> None:
     # a zero (or unreduced) secret makes keys that prove anything or nothing
-    if isinstance(v, bool) or not isinstance(v, int) or not 0 < v < FR.modulus:
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 < v < r:
         raise InputError(f"toxic waste {name} must be an int in [1, r)")
 
 
 @attrs.frozen(repr=False)
 class ToxicWaste:
-    """Explicit setup secrets, for deterministic tests only (``repr`` hides them)."""
+    """Explicit setup secrets, for deterministic tests only (``repr`` hides them); each in
+    [1, r) of ``curve``'s Fr (default BLS12-381). A setup checks them again against its own
+    circuit's r."""
 
-    tau: int = attrs.field(validator=lambda self, a, v: _check_secret(a.name, v))
-    alpha: int = attrs.field(validator=lambda self, a, v: _check_secret(a.name, v))
-    beta: int = attrs.field(validator=lambda self, a, v: _check_secret(a.name, v))
-    gamma: int = attrs.field(validator=lambda self, a, v: _check_secret(a.name, v))
-    delta: int = attrs.field(validator=lambda self, a, v: _check_secret(a.name, v))
+    tau: int
+    alpha: int
+    beta: int
+    gamma: int
+    delta: int
+    curve: str = attrs.field(default=curves.DEFAULT, converter=curves.canonical)
+
+    def __attrs_post_init__(self):
+        r = curves.resolve(self.curve).fr.modulus
+        for name in _SECRETS:
+            _check_secret(name, getattr(self, name), r)
 
     def __repr__(self) -> str:
         return "ToxicWaste(<hidden>)"
 
     @classmethod
-    def draw(cls, rng=None) -> "ToxicWaste":
-        """Five uniform non-zero scalars from ``secrets`` (or a seeded ``numpy`` Generator)."""
+    def draw(cls, rng=None, *, curve: str | None = None) -> "ToxicWaste":
+        """Five uniform non-zero scalars of ``curve``'s Fr from ``secrets`` (or a seeded ``numpy`` Generator)."""
         if rng is not None and not callable(getattr(rng, "bytes", None)):
             raise InputError(f"rng must be a numpy.random.Generator or None, got {type(rng).__name__}")
+        curve = curves.canonical(curve)
+        r = curves.resolve(curve).fr.modulus
 
         def one() -> int:
             if rng is None:
-                return secrets.randbelow(FR.modulus - 1) + 1
-            return int.from_bytes(rng.bytes(48), "little") % (FR.modulus - 1) + 1
+                return secrets.randbelow(r - 1) + 1
+            return int.from_bytes(rng.bytes(48), "little") % (r - 1) + 1
 
-        return cls(one(), one(), one(), one(), one())
+        return cls(one(), one(), one(), one(), one(), curve=curve)
 
 
 def setup(r1cs, rng=None, *, threads=None) -> tuple[ProvingKey, VerifyingKey]:
     """Groth16 keys for ``r1cs`` with fresh toxic waste (development only, see the module note).
 
     Args:
-        r1cs: the circuit (``Synthesizer.r1cs``).
+        r1cs: the circuit (``Synthesizer.r1cs``); the keys are over its curve (``r1cs.curve``).
         rng: optional ``numpy.random.Generator`` for reproducible dev keys; default ``secrets``.
         threads: cores for the fixed-base multiplications (None: all).
 
     Returns:
         ``(pk, vk)``; ``pk.vk is vk``.
     """
-    pk = setup_with_waste(r1cs, ToxicWaste.draw(rng), threads=threads)
+    pk = setup_with_waste(r1cs, ToxicWaste.draw(rng, curve=getattr(r1cs, "curve", None)), threads=threads)
     return pk, pk.vk
 
 
-def scaled(x: np.ndarray, k: int) -> np.ndarray:
-    """Every Montgomery Fr row of ``x`` times the int ``k`` (reduced mod r first).
+def scaled(x: np.ndarray, k: int, *, curve: str | None = None) -> np.ndarray:
+    """Every Montgomery Fr row of ``x`` times the int ``k`` (reduced mod r first), in ``curve``'s Fr.
 
-    >>> Fr.to_ints(scaled(Fr.from_ints([1, 2]), 3))
+    >>> Fr = curves.get("bn254").Fr
+    >>> Fr.to_ints(scaled(Fr.from_ints([1, 2]), 3, curve="bn254"))
     [3, 6]
     """
-    return Fr.mul(x, np.repeat(Fr.from_ints([k % FR.modulus]), x.shape[0], axis=0))
+    fr = curves.get(curves.canonical(curve)).Fr
+    return fr.mul(x, np.repeat(fr.from_ints([k % fr.modulus]), x.shape[0], axis=0))
 
 
-def generator_multiples(group, scalars_mont: np.ndarray, *, threads=None) -> np.ndarray:
-    """``s_i·G`` for every Montgomery Fr row ``s_i`` and the generator G of ``group`` (G1 or G2).
+def generator_multiples(group, scalars_mont: np.ndarray, *, threads=None, curve: str | None = None) -> np.ndarray:
+    """``s_i·G`` for every Montgomery Fr row ``s_i`` and the generator G of ``group`` ("g1" or
+    "g2", or the curve's ``G1``/``G2`` object), over ``curve`` (default BLS12-381).
 
     Fixed-base tables (:func:`cuzk.kernels.cpu.batch_mul_g1`); zero scalars give the point at
     infinity (all-zero limbs) without entering the kernel, since keys have many of them. Every
@@ -92,31 +106,31 @@ def generator_multiples(group, scalars_mont: np.ndarray, *, threads=None) -> np.
     turns its scalars into points here.
 
     Args:
-        group: :data:`cuzk.curve.G1` or :data:`cuzk.curve.G2`.
+        group: ``"g1"`` or ``"g2"`` (or the curve's ``G1``/``G2``).
         scalars_mont: ``(n, 4)`` uint64 Montgomery Fr.
         threads: cores for the multiplications (None: all).
+        curve: a ``cuzk.curves`` name (default BLS12-381).
 
     Returns:
-        ``(n, 2, 6)`` (G1) or ``(n, 2, 2, 6)`` (G2) affine Montgomery points.
+        ``(n, 2, L)`` (G1) or ``(n, 2, 2, L)`` (G2) affine Montgomery points, L the Fq limbs.
 
-    >>> pts = generator_multiples(G1, Fr.from_ints([0, 2]))
-    >>> bool(pts[0].any()), bool(G1.eq(pts[1], G1.mul(G1.generator(), 2)))
+    >>> bn = curves.get("bn254")
+    >>> pts = generator_multiples("g1", bn.Fr.from_ints([0, 2]), curve="bn254")
+    >>> bool(pts[0].any()), bool(bn.G1.eq(pts[1], bn.G1.mul(bn.G1.generator(), 2)))
     (False, True)
     """
-    kernel = cpu.batch_mul_g1 if group is G1 else cpu.batch_mul_g2
-    out = np.zeros((scalars_mont.shape[0], 2) + ((6,) if group is G1 else (2, 6)), dtype=np.uint64)
+    c = curves.get(curves.canonical(curve))
+    is_g1 = group == "g1" or group is c.G1
+    if not is_g1 and not (group == "g2" or group is c.G2):
+        raise InputError(f"group must be 'g1' or 'g2' (or {c.spec.title}'s G1/G2), got {group!r:.60}")
+    g = c.G1 if is_g1 else c.G2
+    kernel = c.kernels.batch_mul_g1 if is_g1 else c.kernels.batch_mul_g2
+    limbs = c.spec.fq.limbs
+    out = np.zeros((scalars_mont.shape[0], 2) + ((limbs,) if is_g1 else (2, limbs)), dtype=np.uint64)
     nz = np.flatnonzero(scalars_mont.any(axis=1))
     if nz.size:
-        out[nz] = kernel(group.generator(), Fr.from_mont(np.ascontiguousarray(scalars_mont[nz])), threads=threads)
+        out[nz] = kernel(g.generator(), c.Fr.from_mont(np.ascontiguousarray(scalars_mont[nz])), threads=threads)
     return out
-
-
-def _g1(scalars_mont: np.ndarray, threads) -> np.ndarray:
-    return generator_multiples(G1, scalars_mont, threads=threads)
-
-
-def _g2(scalars_mont: np.ndarray, threads) -> np.ndarray:
-    return generator_multiples(G2, scalars_mont, threads=threads)
 
 
 def setup_with_waste(r1cs, waste: ToxicWaste, *, threads=None) -> ProvingKey:
@@ -126,22 +140,36 @@ def setup_with_waste(r1cs, waste: ToxicWaste, *, threads=None) -> ProvingKey:
         raise InputError(f"setup needs a cuzk.synth.R1CS (Synthesizer(...).r1cs), got {type(r1cs).__name__}")
     if not isinstance(waste, ToxicWaste):
         raise InputError(f"waste must be a ToxicWaste, got {type(waste).__name__}")
-    p = FR.modulus
+    curve = getattr(r1cs, "curve", curves.DEFAULT)
+    Fr = curves.get(curve).Fr  # noqa: N806 (the field's name)
+    p = Fr.modulus
+    for name in _SECRETS:  # checked against the circuit's r: waste of a larger field may exceed it
+        _check_secret(name, getattr(waste, name), p)
     tau, alpha, beta, gamma, delta = waste.tau, waste.alpha, waste.beta, waste.gamma, waste.delta
     u, v, w, m = evaluate_qap_at(r1cs, tau)
+
+    def _g1(scalars_mont, threads):
+        return generator_multiples("g1", scalars_mont, threads=threads, curve=curve)
+
+    def _g2(scalars_mont, threads):
+        return generator_multiples("g2", scalars_mont, threads=threads, curve=curve)
+
+    def scale(x, k):
+        return scaled(x, k, curve=curve)
+
     n_in = r1cs.n_public + 1
     density = Density.from_r1cs(r1cs)
 
     # (β·u_i + α·v_i + w_i): /γ for inputs (IC), /δ for aux (L)
-    t = Fr.add(Fr.add(scaled(u, beta), scaled(v, alpha)), w)
-    ic = scaled(t[:n_in], pow(gamma, -1, p))
-    l = scaled(t[n_in:], pow(delta, -1, p))
+    t = Fr.add(Fr.add(scale(u, beta), scale(v, alpha)), w)
+    ic = scale(t[:n_in], pow(gamma, -1, p))
+    l = scale(t[n_in:], pow(delta, -1, p))
 
     a = np.concatenate([u[:n_in], u[n_in:][density.a_aux]])
     b = np.concatenate([v[:n_in][density.b_input], v[n_in:][density.b_aux]])
 
     # H query: τ^i · Z(τ)/δ for i < m − 1, Z(x) = x^m − 1
-    h = scaled(powers(tau, m - 1), (pow(tau, m, p) - 1) * pow(delta, -1, p) % p)
+    h = scale(powers(tau, m - 1, curve=curve), (pow(tau, m, p) - 1) * pow(delta, -1, p) % p)
 
     g1_consts = _g1(Fr.from_ints([alpha, beta, delta]), threads)
     g2_consts = _g2(Fr.from_ints([beta, gamma, delta]), threads)
@@ -154,6 +182,7 @@ def setup_with_waste(r1cs, waste: ToxicWaste, *, threads=None) -> ProvingKey:
         gamma_g2=g2_consts[1],
         delta_g2=g2_consts[2],
         ic=_g1(ic, threads),
+        curve=curve,
     )
     return ProvingKey(
         vk=vk,

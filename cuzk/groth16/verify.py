@@ -14,11 +14,9 @@ import secrets
 import attrs
 import numpy as np
 
-from cuzk.curve import G1
-from cuzk.curve.pairing import G2Prepared, pairing_check, prepare_g2
+from cuzk import curves
 from cuzk.errors import InputError
-from cuzk.field import FR
-from cuzk.groth16.keys import VerifyingKey
+from cuzk.groth16.keys import VerifyingKey, check_same_curve
 from cuzk.groth16.proof import Proof
 
 __all__ = ["PreparedVerifyingKey", "prepare_verifying_key", "verify", "verify_batch"]
@@ -26,13 +24,18 @@ __all__ = ["PreparedVerifyingKey", "prepare_verifying_key", "verify", "verify_ba
 
 @attrs.frozen(eq=False)
 class PreparedVerifyingKey:
-    """A verifying key with β, γ, δ's Miller-loop lines precomputed (reuse it across proofs)."""
+    """A verifying key with β, γ, δ's Miller-loop lines precomputed (reuse it across proofs);
+    the pairing and groups are its curve's (``cuzk.curves.get(vk.curve)``)."""
 
     vk: VerifyingKey
     neg_alpha_g1: np.ndarray
-    beta: G2Prepared
-    gamma: G2Prepared
-    delta: G2Prepared
+    beta: object  #: the curve's ``G2Prepared``
+    gamma: object
+    delta: object
+
+    @property
+    def curve(self) -> str:
+        return self.vk.curve
 
 
 def prepare_verifying_key(vk: VerifyingKey) -> PreparedVerifyingKey:
@@ -41,12 +44,13 @@ def prepare_verifying_key(vk: VerifyingKey) -> PreparedVerifyingKey:
         return vk
     if not isinstance(vk, VerifyingKey):
         raise InputError(f"expected a VerifyingKey, got {type(vk).__name__}")
+    c = curves.get(vk.curve)
     return PreparedVerifyingKey(
         vk=vk,
-        neg_alpha_g1=G1.neg(vk.alpha_g1),
-        beta=prepare_g2(vk.beta_g2),
-        gamma=prepare_g2(vk.gamma_g2),
-        delta=prepare_g2(vk.delta_g2),
+        neg_alpha_g1=c.G1.neg(vk.alpha_g1),
+        beta=c.pairing.prepare_g2(vk.beta_g2),
+        gamma=c.pairing.prepare_g2(vk.gamma_g2),
+        delta=c.pairing.prepare_g2(vk.delta_g2),
     )
 
 
@@ -60,23 +64,24 @@ def _check_inputs(vk: VerifyingKey, public_inputs) -> list[int]:
     for i, x in enumerate(xs):
         if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
             raise InputError(f"public input {i} must be an int, got {type(x).__name__}")
-        if not 0 <= int(x) < FR.modulus:
+        if not 0 <= int(x) < curves.resolve(vk.curve).fr.modulus:
             raise InputError(f"public input {i} = {int(x)} is outside [0, r)")
     return [int(x) for x in xs]
 
 
-def _as_proof(proof) -> Proof:
-    if isinstance(proof, Proof):
-        return proof
+def _as_proof(proof, vk: VerifyingKey) -> Proof:
     if isinstance(proof, (bytes, bytearray, memoryview)):
-        return Proof.from_bytes(bytes(proof))
-    raise InputError(f"expected a Proof or its 192 bytes, got {type(proof).__name__}")
+        proof = Proof.from_bytes(bytes(proof))
+    if not isinstance(proof, Proof):
+        raise InputError(f"expected a Proof or its 192 bytes, got {type(proof).__name__}")
+    check_same_curve("the proof", proof.curve, "the verifying key", vk.curve)
+    return proof
 
 
-def _input_acc(vk: VerifyingKey, xs: list[int]) -> np.ndarray:
+def _input_acc(g1, vk: VerifyingKey, xs: list[int]) -> np.ndarray:
     if not xs:
         return vk.ic[0]
-    return G1.add(vk.ic[0], G1.linear_combination(vk.ic[1:], xs))
+    return g1.add(vk.ic[0], g1.linear_combination(vk.ic[1:], xs))
 
 
 def verify(vk, public_inputs, proof) -> bool:
@@ -90,13 +95,15 @@ def verify(vk, public_inputs, proof) -> bool:
     Raises:
         InputError: wrong number or range of public inputs.
         ParamsFormatError: malformed proof bytes.
+        KeyMismatchError: the proof and the key are over different curves (both named).
     """
     pvk = prepare_verifying_key(vk)
+    c = curves.get(pvk.curve)
     xs = _check_inputs(pvk.vk, public_inputs)
-    pr = _as_proof(proof)
-    acc = _input_acc(pvk.vk, xs)
-    return pairing_check(
-        [(pr.a, pr.b), (pvk.neg_alpha_g1, pvk.beta), (G1.neg(acc), pvk.gamma), (G1.neg(pr.c), pvk.delta)]
+    pr = _as_proof(proof, pvk.vk)
+    acc = _input_acc(c.G1, pvk.vk, xs)
+    return c.pairing.pairing_check(
+        [(pr.a, pr.b), (pvk.neg_alpha_g1, pvk.beta), (c.G1.neg(acc), pvk.gamma), (c.G1.neg(pr.c), pvk.delta)]
     )
 
 
@@ -107,6 +114,8 @@ def verify_batch(vk, items, rng=None) -> bool:
     one Miller loop per proof plus three, one final exponentiation.
     """
     pvk = prepare_verifying_key(vk)
+    cv = curves.get(pvk.curve)
+    G1 = cv.G1  # noqa: N806 (the group's name)
     if isinstance(items, (str, bytes)) or not hasattr(items, "__iter__"):
         raise InputError(f"verify_batch takes an iterable of (public_inputs, proof) pairs, got {type(items).__name__}")
     items = list(items)
@@ -122,18 +131,18 @@ def verify_batch(vk, items, rng=None) -> bool:
     acc_terms, c_terms, rhos = [], [], []
     for inputs, proof in items:
         xs = _check_inputs(pvk.vk, inputs)
-        pr = _as_proof(proof)
+        pr = _as_proof(proof, pvk.vk)
         rho = (secrets.randbits(128) if rng is None else int.from_bytes(rng.bytes(16), "little")) | 1
         rhos.append(rho)
         sum_rho += rho
         pairs.append((G1.mul(pr.a, rho), pr.b))
-        acc_terms.append(_input_acc(pvk.vk, xs))
+        acc_terms.append(_input_acc(G1, pvk.vk, xs))
         c_terms.append(pr.c)
     acc = G1.linear_combination(np.stack(acc_terms), rhos)
     c = G1.linear_combination(np.stack(c_terms), rhos)
     pairs += [
-        (G1.mul(pvk.neg_alpha_g1, sum_rho % FR.modulus), pvk.beta),
+        (G1.mul(pvk.neg_alpha_g1, sum_rho % cv.spec.fr.modulus), pvk.beta),
         (G1.neg(acc), pvk.gamma),
         (G1.neg(c), pvk.delta),
     ]
-    return pairing_check(pairs)
+    return cv.pairing.pairing_check(pairs)

@@ -24,9 +24,9 @@ from cuzk.field.params import FieldParams
 from cuzk.field.prime_field import Fr, PrimeField
 from cuzk.kernels import msm_cpu
 from cuzk.kernels.msm_cpu import MsmGroup, batch_mul_g1, batch_mul_g2, msm_g1, msm_g2
-from cuzk.kernels.ntt_cpu import CpuNtt, h_pointwise, ntt
+from cuzk.kernels.ntt_cpu import CpuNtt, h_pointwise, ntt, powers
 
-__all__ = ["ntt", "h_pointwise", "msm_g1", "msm_g2", "stage", "to_canonical", "device_timer", "batch_mul_g1",
+__all__ = ["ntt", "h_pointwise", "powers", "msm_g1", "msm_g2", "stage", "to_canonical", "device_timer", "batch_mul_g1",
            "batch_mul_g2", "CpuKernels"]
 
 
@@ -107,6 +107,10 @@ class CpuKernels:
     def h_pointwise(self, a, b, c, z_inv):
         """As :func:`h_pointwise`."""
         return self._ntt.h_pointwise(a, b, c, z_inv)
+
+    def powers(self, x: int, n: int, scale: int = 1):
+        """As :func:`powers`: ``[scale·x^0, ..., scale·x^(n-1)]`` as (n, L) Montgomery Fr rows."""
+        return self._ntt.powers(x, n, scale)
 
     def msm(self, group: str, points, scalars, threads=None, *, method=None, window=None):
         """As :func:`cuzk.kernels.msm_cpu.msm` for this curve's ``group`` ("g1" | "g2")."""

@@ -74,6 +74,9 @@ __all__ = [
 
 _BLOCK = BLOCK["BLOCK_ELEMENTWISE"]  # cu/launch.cuh: the kernels' __launch_bounds__
 
+#: the curves whose parameter header the CUDA sources are compiled with (cu/params_bls12_381.h)
+CURVES = ("bls12_381",)
+
 
 def _check_ntt_args(n: int, shift) -> int:
     log_n = n.bit_length() - 1

@@ -21,17 +21,13 @@ import os
 import struct
 
 from cuzk.atomic_file import atomic_write
+from cuzk import curves
 from cuzk.errors import SnarkjsFormatError, UnsupportedCurveError
-from cuzk.field import FQ, FR
 
-__all__ = ["read_sections", "read_container", "write_container", "check_prime", "BN254_R", "BN254_Q", "Cursor"]
+__all__ = ["read_sections", "read_container", "write_container", "check_prime", "snarkjs_name", "Cursor"]
 
-#: the scalar and base field moduli of bn128 (BN254), to name that curve in the error instead of
-#: reporting "wrong prime": most circom artifacts in the wild are for it
-BN254_R = 21888242871839275222246405745257275088548364400416034343698204186575808495617
-BN254_Q = 21888242871839275222246405745257275088696311157297823662689037894645226208583
-
-_KNOWN_OTHER = {BN254_R: "bn128", BN254_Q: "bn128"}
+# snarkjs' names of the curves ("bn128", "bls12381"), used in its JSON and in error messages
+_SNARKJS_NAMES = {"bn254": "bn128", "bls12_381": "bls12381"}
 
 
 def read_sections(data: bytes, magic: bytes, versions: tuple, where: str, *,
@@ -125,22 +121,45 @@ def write_container(path, magic: bytes, version: int, sections: list[tuple[int, 
         f.write(b"".join(out))
 
 
-def check_prime(value: int, field: str, where: str, *, error: type[Exception] = SnarkjsFormatError) -> None:
-    """Accept BLS12-381's Fr (``field="r"``) or Fq (``"q"``); name bn128 or report the prime.
+def snarkjs_name(curve: str) -> str:
+    """snarkjs' name of a curve: ``"bn128"`` for BN254, ``"bls12381"`` for BLS12-381.
+
+    >>> snarkjs_name("bn254"), snarkjs_name("bls12_381")
+    ('bn128', 'bls12381')
+    """
+    name = curves.canonical(curve)
+    return _SNARKJS_NAMES.get(name, name)
+
+
+def check_prime(value: int, field: str, where: str, *, curve: str | None = None,
+                error: type[Exception] = SnarkjsFormatError) -> str:
+    """The curve whose scalar (``field="r"``) or base (``"q"``) field has the prime ``value``.
+
+    Args:
+        curve: when given, the curve the rest of the data is over; a prime of another known
+            curve then raises :class:`UnsupportedCurveError` naming both.
+
+    Returns:
+        The canonical curve name (``"bls12_381"``, ``"bn254"``).
 
     Raises:
-        UnsupportedCurveError: the file is for bn128 (or another known curve).
-        SnarkjsFormatError: (or ``error``) an unknown prime.
+        UnsupportedCurveError: the prime is another known curve's than ``curve``.
+        SnarkjsFormatError: (or ``error``) the prime is no known curve's.
+
+    >>> from cuzk.curves import BN254
+    >>> check_prime(BN254.fr.modulus, "r", "c.r1cs")
+    'bn254'
     """
-    want = FR.modulus if field == "r" else FQ.modulus
-    if value == want:
-        return
-    if value in _KNOWN_OTHER:
-        raise UnsupportedCurveError(
-            f"{where}: the file is for curve {_KNOWN_OTHER[value]}; cuzk supports BLS12-381 only "
-            "(compile with circom --prime bls12381 and set up with a bls12381 powers of tau)"
-        )
-    raise error(f"{where}: prime {value} is not BLS12-381's {'scalar' if field == 'r' else 'base'} field")
+    for spec in curves.CURVES.values():
+        if value == (spec.fr.modulus if field == "r" else spec.fq.modulus):
+            if curve is not None and spec.name != curves.canonical(curve):
+                raise UnsupportedCurveError(
+                    f"{where}: the file is for curve {spec.title} ({snarkjs_name(spec.name)}), the rest of the data "
+                    f"is for {curves.resolve(curve).title} ({snarkjs_name(curve)}): the two curves cannot be mixed"
+                )
+            return spec.name
+    known = " nor ".join(f"{s.title}'s" for s in curves.CURVES.values())
+    raise error(f"{where}: prime {value} is neither {known} {'scalar' if field == 'r' else 'base'} field prime")
 
 
 class Cursor:

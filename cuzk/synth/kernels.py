@@ -1,26 +1,30 @@
-"""Numba kernels of synthesis: the witness-program interpreter, CSR mat-vec, row checks.
+"""Synthesis kernels of a curve, and the curve-free program check.
 
-All are ``@njit(cache=True, nogil=True)`` so several Python threads synthesize in parallel.
-Field elements are rows of ``(n, 4)`` uint64 Montgomery arrays (``cuzk.field.fr``). The
-interpreter trusts its program: :func:`validate_program` checks a loaded one first.
+The interpreter, the CSR mat-vecs and the row check run over a curve's Fr, so each curve has
+its own generated module (``synth_kernels``, rendered by ``scripts/generate.py`` from one
+template); :func:`for_curve` hands it out. :func:`validate_program` only reads op codes and
+indices, so it is written once here. The default curve's kernels are also reachable as
+attributes of this module (``kernels.csr_matvec``), as before curves were data.
 
     >>> import numpy as np
-    >>> from cuzk.field import Fr
+    >>> from cuzk import curves
+    >>> K = for_curve("bn254"); Fr = curves.get("bn254").Fr
     >>> indptr = np.array([0, 2], dtype=np.int64); indices = np.array([0, 1], dtype=np.int32)
-    >>> data = Fr.from_ints([2, 3]); z = Fr.from_ints([5, 7])
-    >>> Fr.to_ints(csr_matvec(indptr, indices, data, z))
+    >>> Fr.to_ints(K.csr_matvec(indptr, indices, Fr.from_ints([2, 3]), Fr.from_ints([5, 7])))
     [31]
 """
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from cuzk import curves
 from cuzk.circuit import ops
-from cuzk.field import fr
 
-__all__ = ["run_witness", "csr_matvec", "csr_matvec_parallel", "first_unsatisfied", "validate_program"]
+__all__ = ["for_curve", "validate_program", "run_witness", "csr_matvec", "csr_matvec_parallel", "first_unsatisfied"]
 
 OP_INPUT = np.int64(ops.OP_INPUT)
 OP_CONST = np.int64(ops.OP_CONST)
@@ -31,63 +35,25 @@ OP_LC = np.int64(ops.OP_LC)
 OP_INV = np.int64(ops.OP_INV)
 OP_ISZERO = np.int64(ops.OP_ISZERO)
 OP_BITS = np.int64(ops.OP_BITS)
-_U1 = np.uint64(1)
-_U63 = np.uint64(63)
-# Montgomery one (R mod r) limb by limb: coefficients equal to it skip the multiply.
-_M0, _M1, _M2, _M3 = (np.uint64((fr.R0)), np.uint64(fr.R1), np.uint64(fr.R2), np.uint64(fr.R3))
+
+_PER_CURVE = ("run_witness", "gather", "synthesize_serial", "csr_matvec", "csr_matvec_parallel", "first_unsatisfied", "columns_at")
 
 
-@njit(cache=True, nogil=True)
-def run_witness(code, consts, inputs, n_slots):
-    """Execute a witness program; returns the ``(n_slots, 4)`` register file (reg 0 = one)."""
-    reg = np.zeros((n_slots, 4), dtype=np.uint64)
-    fr.store(reg, 0, fr.one())
-    pc = 0
-    n = code.shape[0]
-    while pc < n:
-        op = code[pc]
-        dst = code[pc + 1]
-        if op == OP_LC:
-            m = code[pc + 2]
-            acc = fr.zero()
-            for j in range(m):
-                k = code[pc + 3 + 2 * j]
-                v = fr.load(reg, code[pc + 4 + 2 * j])
-                if k != 0:
-                    v = fr.mul(fr.load(consts, k), v)
-                acc = fr.add(acc, v)
-            fr.store(reg, dst, acc)
-            pc += 3 + 2 * m
-        elif op == OP_MUL:
-            fr.store(reg, dst, fr.mul(fr.load(reg, code[pc + 2]), fr.load(reg, code[pc + 3])))
-            pc += 4
-        elif op == OP_ADD:
-            fr.store(reg, dst, fr.add(fr.load(reg, code[pc + 2]), fr.load(reg, code[pc + 3])))
-            pc += 4
-        elif op == OP_SUB:
-            fr.store(reg, dst, fr.sub(fr.load(reg, code[pc + 2]), fr.load(reg, code[pc + 3])))
-            pc += 4
-        elif op == OP_CONST:
-            fr.store(reg, dst, fr.load(consts, code[pc + 2]))
-            pc += 3
-        elif op == OP_INPUT:
-            fr.store(reg, dst, fr.load(inputs, code[pc + 2]))
-            pc += 3
-        elif op == OP_INV:
-            fr.store(reg, dst, fr.inv(fr.load(reg, code[pc + 2])))
-            pc += 3
-        elif op == OP_ISZERO:
-            fr.store(reg, dst, fr.one() if fr.is_zero(fr.load(reg, code[pc + 2])) else fr.zero())
-            pc += 3
-        else:  # OP_BITS (validate_program admits nothing else)
-            c = fr.from_mont(fr.load(reg, code[pc + 2]))
-            nb = code[pc + 3]
-            for i in range(nb):
-                limb = c[i >> 6]
-                bit = (limb >> np.uint64(i & 63)) & _U1
-                fr.store(reg, dst + i, fr.one() if bit == _U1 else fr.zero())
-            pc += 4
-    return reg
+def for_curve(curve) -> ModuleType:
+    """The generated synthesis kernels of ``curve`` (a name, alias or :class:`cuzk.curves.CurveBundle`).
+
+    Raises:
+        cuzk.errors.UnsupportedCurveError: unknown curve name.
+    """
+    bundle = curve if isinstance(curve, curves.CurveBundle) else curves.get(curve)
+    return bundle.module("synth_kernels")
+
+
+def __getattr__(name: str):
+    # kernels.csr_matvec & co.: the default curve's, for callers written before curves were data
+    if name in _PER_CURVE:
+        return getattr(for_curve(curves.DEFAULT), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @njit(cache=True, nogil=True)
@@ -137,49 +103,4 @@ def validate_program(code, n_consts, n_inputs, n_slots):
             pc += 4
         else:
             return pc
-    return -1
-
-
-@njit(cache=True, nogil=True)
-def _matvec_rows(indptr, indices, data, z, out, lo, hi):
-    # Rows lo..hi-1 in one call: a helper called per row costs ~70 ns a row (measured).
-    for r in range(lo, hi):
-        acc = fr.zero()
-        for k in range(indptr[r], indptr[r + 1]):
-            v = fr.load(z, indices[k])
-            if not (data[k, 0] == _M0 and data[k, 1] == _M1 and data[k, 2] == _M2 and data[k, 3] == _M3):
-                v = fr.mul(fr.load(data, k), v)
-            acc = fr.add(acc, v)
-        fr.store(out, r, acc)
-
-
-@njit(cache=True, nogil=True)
-def csr_matvec(indptr, indices, data, z):
-    """``M · z`` for a CSR matrix with Montgomery Fr coefficients; one thread."""
-    rows = indptr.shape[0] - 1
-    out = np.empty((rows, 4), dtype=np.uint64)
-    _matvec_rows(indptr, indices, data, z, out, 0, rows)
-    return out
-
-
-_CHUNK = 4096  # rows per parallel task: large enough to amortize scheduling
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def csr_matvec_parallel(indptr, indices, data, z):
-    """``M · z`` with row chunks split over Numba's threads (``numba.set_num_threads``)."""
-    rows = indptr.shape[0] - 1
-    out = np.empty((rows, 4), dtype=np.uint64)
-    n_chunks = (rows + _CHUNK - 1) // _CHUNK
-    for t in prange(n_chunks):
-        _matvec_rows(indptr, indices, data, z, out, t * _CHUNK, min(rows, (t + 1) * _CHUNK))
-    return out
-
-
-@njit(cache=True, nogil=True)
-def first_unsatisfied(a, b, c):
-    """Index of the first row with ``a·b != c``, or -1."""
-    for r in range(a.shape[0]):
-        if not fr.eq(fr.mul(fr.load(a, r), fr.load(b, r)), fr.load(c, r)):
-            return r
     return -1

@@ -2,12 +2,15 @@
 
 Layout (little-endian)::
 
-    b"CUZKPCE\\0"  u32 version (=1)  u32 0  u64 header_len
-    header: UTF-8 JSON {counts, digest, inputs, names, arrays: [[name, dtype, shape, offset, nbytes]...]}
+    b"CUZKPCE\\0"  u32 version (=2)  u32 0  u64 header_len
+    header: UTF-8 JSON {counts, digest, curve, inputs, names, arrays: [[name, dtype, shape, offset, nbytes]...]}
     raw array bytes (offsets relative to the end of the header): per matrix indptr, indices, a
         table of distinct coefficients and one int32 table index per nonzero; then the witness
         program (code, consts, var_slot)
     sha256 of everything above (32 bytes)
+
+Version 2 added ``curve`` (a canonical ``cuzk.curves`` name); version 1 files, written before
+curves were data, have none and load as BLS12-381. Array widths follow the curve's Fr limbs.
 
 Written to a temp file and renamed. Loading checks the checksum, every count and offset, the
 CSR structure, the witness program (op by op) and recomputes the digest; any failure raises
@@ -34,8 +37,8 @@ import struct
 import numpy as np
 
 from cuzk.atomic_file import atomic_write
-from cuzk.errors import PceFormatError, R1csFormatError
-from cuzk.field import FR
+from cuzk import curves
+from cuzk.errors import PceFormatError, R1csFormatError, UnsupportedCurveError
 from cuzk.field.conversions import is_canonical
 from cuzk.synth import kernels as K
 from cuzk.synth.program import WitnessProgram
@@ -44,7 +47,8 @@ from cuzk.synth.r1cs import R1CS, CsrMatrix
 __all__ = ["save_pce", "load_pce", "PCE_MAGIC", "PCE_VERSION"]
 
 PCE_MAGIC = b"CUZKPCE\0"
-PCE_VERSION = 1
+PCE_VERSION = 2
+_READS = (1, 2)  # version 1: no curve in the header, BLS12-381
 _PRE = struct.Struct("<8sIIQ")
 _DTYPES = {"<i8": np.int64, "<i4": np.int32, "<u8": np.uint64}
 # the dtype save_pce writes for each array: another one (uint64 row pointers, say) would slip
@@ -72,7 +76,7 @@ def save_pce(path, r1cs: R1CS, program: WitnessProgram) -> None:
         off += arr.nbytes
     header = json.dumps({
         "n_public": r1cs.n_public, "n_private": r1cs.n_private, "n_constraints": r1cs.n_constraints,
-        "n_slots": program.n_slots, "digest": r1cs.digest,
+        "n_slots": program.n_slots, "digest": r1cs.digest, "curve": r1cs.curve,
         "inputs": [[n, list(s)] for n, s in program.inputs],
         "names": list(r1cs.names), "arrays": table,
     }).encode()
@@ -146,8 +150,8 @@ def _read_checked(path) -> tuple[bytes, int]:
         magic, version, _, hlen = _PRE.unpack(pre)
         if magic != PCE_MAGIC:
             raise PceFormatError(f"{path}: bad magic {magic!r}, not a PCE file")
-        if version != PCE_VERSION:
-            raise PceFormatError(f"{path}: PCE version {version}, this cuzk reads version {PCE_VERSION}")
+        if version not in _READS:
+            raise PceFormatError(f"{path}: PCE version {version}, this cuzk reads versions {list(_READS)}")
         if _PRE.size + hlen > size - 32:
             raise PceFormatError(f"{path}: header length {hlen} exceeds the file")
         f.seek(0)
@@ -155,6 +159,17 @@ def _read_checked(path) -> tuple[bytes, int]:
     if len(buf) != size:  # the file changed under us
         raise PceFormatError(f"{path}: truncated while being read ({len(buf)} of {size} bytes)")
     return buf, hlen
+
+
+def _curve(hdr: dict, version: int, path) -> str:
+    """The header's curve (version 2) or BLS12-381 (version 1, from before curves were data)."""
+    if version == 1:
+        return curves.BLS12_381.name
+    name = hdr["curve"]
+    try:
+        return curves.canonical(name) if isinstance(name, str) else curves.resolve(name).name
+    except UnsupportedCurveError as e:
+        raise PceFormatError(f"{path}: header field curve: {e}") from None
 
 
 def load_pce(path) -> tuple[R1CS, WitnessProgram]:
@@ -167,6 +182,7 @@ def load_pce(path) -> tuple[R1CS, WitnessProgram]:
         PceFormatError: any malformed, truncated or corrupted content.
     """
     buf, hlen = _read_checked(path)
+    version = _PRE.unpack_from(buf)[1]
     if hashlib.sha256(memoryview(buf)[:-32]).digest() != buf[-32:]:
         raise PceFormatError(f"{path}: checksum mismatch (truncated or corrupted)")
     body = _PRE.size + hlen
@@ -185,6 +201,8 @@ def load_pce(path) -> tuple[R1CS, WitnessProgram]:
         n_prv = _int(hdr, "n_private", path, 0, _MAX_INDEX)
         n_cons = _int(hdr, "n_constraints", path, 0, _MAX_INDEX)
         n_slots = _int(hdr, "n_slots", path, 1, _MAX_DIM)
+        curve = _curve(hdr, version, path)
+        limbs = curves.resolve(curve).fr.limbs
         if 1 + n_pub + n_prv > _MAX_INDEX:
             raise PceFormatError(f"{path}: {n_pub} public + {n_prv} private variables exceed 2^31")
         mats = []
@@ -193,13 +211,13 @@ def load_pce(path) -> tuple[R1CS, WitnessProgram]:
             table, index = arrays[f"{label}.table"], arrays[f"{label}.index"]
             if (p.ndim != 1 or p.shape[0] != n_cons + 1 or p[0] != 0 or p[-1] != cols.shape[0]
                     or np.any(np.diff(p) < 0) or cols.ndim != 1 or index.shape != cols.shape or table.ndim != 2
-                    or table.shape[1] != 4 or (index.size and (index.min() < 0 or index.max() >= table.shape[0]))):
+                    or table.shape[1] != limbs or (index.size and (index.min() < 0 or index.max() >= table.shape[0]))):
                 raise PceFormatError(f"{path}: malformed CSR matrix {label.upper()}")
             mats.append(CsrMatrix(p, cols, np.ascontiguousarray(table[index]), table, index))
         names = hdr["names"]
         if not isinstance(names, list) or len(names) != n_cons or any(n is not None and not isinstance(n, str) for n in names):
             raise PceFormatError(f"{path}: names must be a list of {n_cons} constraint names (strings or null)")
-        r1cs = R1CS.build(n_pub, n_prv, *mats, names=names)
+        r1cs = R1CS.build(n_pub, n_prv, *mats, names=names, curve=curve)
         if r1cs.digest != hdr["digest"]:
             raise PceFormatError(f"{path}: circuit digest does not match the stored matrices")
         spec = hdr["inputs"]
@@ -219,7 +237,7 @@ def load_pce(path) -> tuple[R1CS, WitnessProgram]:
     except R1csFormatError as e:
         raise PceFormatError(f"{path}: malformed matrices ({e})") from e
     vs = prog.var_slot
-    if (prog.code.ndim != 1 or prog.consts.ndim != 2 or prog.consts.shape[1] != 4 or prog.consts.shape[0] < 1
+    if (prog.code.ndim != 1 or prog.consts.ndim != 2 or prog.consts.shape[1] != limbs or prog.consts.shape[0] < 1
             or vs.shape != (r1cs.n_vars,) or prog.n_slots < 1 or (vs.size and (vs.min() < 0 or vs.max() >= prog.n_slots))):
         raise PceFormatError(f"{path}: witness program arrays have inconsistent shapes")
     # Every register but 0 is written by an op, at most 256 (BITS, 4 words) per op: a larger
@@ -228,8 +246,8 @@ def load_pce(path) -> tuple[R1CS, WitnessProgram]:
         raise PceFormatError(f"{path}: {prog.n_slots} registers for a {prog.code.shape[0]}-word witness program")
     # Montgomery limbs >= r would be computed with silently (wrong witnesses, not an error)
     for label, arr in (("consts", prog.consts), *((f"{m} coefficients", getattr(r1cs, m).coeff_table) for m in "abc")):
-        if not is_canonical(arr, FR).all():
-            raise PceFormatError(f"{path}: {label} hold a value >= r (not a canonical Fr element)")
+        if not is_canonical(arr, r1cs.field.params).all():
+            raise PceFormatError(f"{path}: {label} hold a value >= r (not a canonical {curves.resolve(curve).title} Fr element)")
     bad = K.validate_program(prog.code, prog.consts.shape[0], prog.n_inputs, prog.n_slots)
     if bad >= 0:
         raise PceFormatError(f"{path}: witness program op at word {bad} is malformed")

@@ -19,8 +19,8 @@ import attrs
 import numpy as np
 
 from cuzk.circuit import Circuit, ConstraintSystem
+from cuzk import curves
 from cuzk.errors import CircuitError, InputError
-from cuzk.field import FR, Fr
 from cuzk.synth.r1cs import R1CS, csr_from_rows
 
 __all__ = ["WitnessProgram", "compile_circuit", "trace", "flatten_inputs"]
@@ -31,7 +31,7 @@ class WitnessProgram:
     """What the interpreter runs per proof (see :mod:`cuzk.circuit.ops` for the op layout)."""
 
     code: np.ndarray  # int64 flat ops
-    consts: np.ndarray  # (k, 4) uint64 Montgomery; consts[0] = one
+    consts: np.ndarray  # (k, L) uint64 Montgomery of the curve's Fr; consts[0] = one
     n_slots: int  # registers
     var_slot: np.ndarray  # int64 (n_vars,): register of each variable, final numbering
     inputs: tuple  # ((name, shape), ...) in flattening order
@@ -75,13 +75,14 @@ def _check_shapes(shapes) -> tuple:
     return tuple(out)
 
 
-def trace(circuit) -> tuple[ConstraintSystem, tuple]:
-    """Run ``circuit.define`` once on symbolic inputs; returns the recorder and input spec."""
+def trace(circuit, curve: str | None = None) -> tuple[ConstraintSystem, tuple]:
+    """Run ``circuit.define`` once on symbolic inputs over ``curve``'s Fr (default BLS12-381);
+    returns the recorder and input spec."""
     if not callable(getattr(circuit, "define", None)):
         raise CircuitError(f"{type(circuit).__name__} is not a circuit: it has no define(cs, **inputs)")
     shapes = circuit.input_shapes() if isinstance(circuit, Circuit) else Circuit.input_shapes(circuit)
     spec = _check_shapes(shapes)
-    cs = ConstraintSystem()
+    cs = ConstraintSystem(curve)
     args = {name: _placeholders(cs, name, shape) for name, shape in spec}
     try:
         inspect.signature(circuit.define).bind(cs, **args)
@@ -93,9 +94,15 @@ def trace(circuit) -> tuple[ConstraintSystem, tuple]:
     return cs, spec
 
 
-def compile_circuit(circuit) -> tuple[R1CS, WitnessProgram]:
-    """Trace ``circuit`` and build its R1CS (CSR, renumbered ONE/public/private) and program."""
-    cs, spec = trace(circuit)
+def compile_circuit(circuit, curve: str | None = None) -> tuple[R1CS, WitnessProgram]:
+    """Trace ``circuit`` over ``curve``'s Fr (a name or alias; default BLS12-381) and build its
+    R1CS (CSR, renumbered ONE/public/private, ``r1cs.curve`` set) and program.
+
+    Raises:
+        cuzk.errors.UnsupportedCurveError: unknown curve.
+    """
+    cs, spec = trace(circuit, curve)
+    field = curves.get(cs.curve).Fr
     kinds = np.asarray(cs._var_kind, dtype=np.int8)
     pub = np.flatnonzero(kinds == 1)
     prv = np.flatnonzero(kinds == 2)
@@ -104,11 +111,11 @@ def compile_circuit(circuit) -> tuple[R1CS, WitnessProgram]:
     perm[prv] = 1 + pub.shape[0] + np.arange(prv.shape[0])
     var_slot = np.empty(kinds.shape[0], dtype=np.int64)
     var_slot[perm] = np.asarray(cs._var_slot, dtype=np.int64)
-    mats = [csr_from_rows(rows, perm) for rows in (cs.a, cs.b, cs.c)]
-    r1cs = R1CS.build(int(pub.shape[0]), int(prv.shape[0]), *mats, names=cs.names)
+    mats = [csr_from_rows(rows, perm, field) for rows in (cs.a, cs.b, cs.c)]
+    r1cs = R1CS.build(int(pub.shape[0]), int(prv.shape[0]), *mats, names=cs.names, curve=cs.curve)
     prog = WitnessProgram(
         code=np.asarray(cs.code, dtype=np.int64),
-        consts=Fr.from_ints(cs.consts),
+        consts=field.from_ints(cs.consts),
         n_slots=cs.n_slots,
         var_slot=var_slot,
         inputs=spec,
@@ -116,7 +123,7 @@ def compile_circuit(circuit) -> tuple[R1CS, WitnessProgram]:
     return r1cs, prog
 
 
-def _flatten(name, value, shape, out):
+def _flatten(name, value, shape, out, field):  # field: (modulus, "BN254 Fr")
     if not shape:
         try:
             v = operator.index(value)
@@ -124,8 +131,8 @@ def _flatten(name, value, shape, out):
             raise InputError(f"input {name}: expected an integer, got {type(value).__name__}") from None
         if isinstance(value, bool):
             raise InputError(f"input {name}: expected an integer, got bool")
-        if not 0 <= v < FR.modulus:
-            raise InputError(f"input {name}: {v} is out of range [0, r) of BLS12-381 Fr")
+        if not 0 <= v < field[0]:
+            raise InputError(f"input {name}: {v} is out of range [0, r) of {field[1]}")
         out.append(v)
         return
     if isinstance(value, np.ndarray):
@@ -137,11 +144,13 @@ def _flatten(name, value, shape, out):
     if len(value) != shape[0]:
         raise InputError(f"input {name}: expected length {shape[0]} (shape {shape}), got {len(value)}")
     for i, v in enumerate(value):
-        _flatten(f"{name}[{i}]", v, shape[1:], out)
+        _flatten(f"{name}[{i}]", v, shape[1:], out, field)
 
 
-def flatten_inputs(spec, inputs: dict) -> list[int]:
+def flatten_inputs(spec, inputs: dict, curve: str | None = None) -> list[int]:
     """Check names, shapes and ranges of ``inputs`` against ``spec``; the flat list of ints.
+
+    The values must lie in ``curve``'s Fr (a name or alias; default BLS12-381).
 
     Raises:
         InputError: a missing, extra, wrongly shaped, non-integer or out-of-range input.
@@ -157,7 +166,9 @@ def flatten_inputs(spec, inputs: dict) -> list[int]:
             + "; ".join(p for p in (missing and f"missing {missing}", extra and f"unexpected {extra}") if p)
             + f" (expected {names})"
         )
+    fr = curves.resolve(curves.canonical(curve))
+    field = (fr.fr.modulus, f"{fr.title} Fr")
     out: list[int] = []
     for name, shape in spec:
-        _flatten(name, inputs[name], shape, out)
+        _flatten(name, inputs[name], shape, out, field)
     return out

@@ -17,16 +17,15 @@ three mat-vecs as dict dot products.
 from __future__ import annotations
 
 from cuzk.circuit import ops
-from cuzk.field import FR, Fr
+from cuzk import curves
 from cuzk.synth.program import flatten_inputs
 
 __all__ = ["python_synthesize", "run_program_ints"]
 
-_R = FR.modulus
-
-
-def run_program_ints(code, consts, inputs, n_slots) -> list[int]:
-    """The witness program on Python ints (``consts`` canonical ints); returns the registers."""
+def run_program_ints(code, consts, inputs, n_slots, modulus: int | None = None) -> list[int]:
+    """The witness program on Python ints (``consts`` canonical ints) mod ``modulus`` (default:
+    the default curve's r); returns the registers."""
+    _R = curves.resolve(curves.DEFAULT).fr.modulus if modulus is None else modulus
     reg = [0] * n_slots
     reg[0] = 1
     pc, n = 0, len(code)
@@ -66,13 +65,13 @@ def python_synthesize(synth, inputs: dict, rows=None):
 
     ``rows`` (from ``synth.r1cs.rows_as_ints()``) can be passed in to amortize its conversion.
     """
-    p = synth.program
-    flat = flatten_inputs(p.inputs, inputs)
-    reg = run_program_ints(p.code.tolist(), Fr.to_ints(p.consts), flat, p.n_slots)
+    p, fr = synth.program, synth.r1cs.field
+    flat = flatten_inputs(p.inputs, inputs, synth.r1cs.curve)
+    reg = run_program_ints(p.code.tolist(), fr.to_ints(p.consts), flat, p.n_slots, fr.modulus)
     z = [reg[s] for s in p.var_slot.tolist()]
     rows = synth.r1cs.rows_as_ints() if rows is None else rows
     out = ([], [], [])
     for row in rows:
         for k in range(3):
-            out[k].append(sum(v * z[i] for i, v in row[k].items()) % _R)
+            out[k].append(sum(v * z[i] for i, v in row[k].items()) % fr.modulus)
     return (z, *out)

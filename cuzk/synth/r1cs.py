@@ -24,8 +24,8 @@ import struct
 import attrs
 import numpy as np
 
+from cuzk import curves
 from cuzk.errors import R1csFormatError
-from cuzk.field import FR, Fr
 from cuzk.synth.binfile import Cursor, check_prime, read_container, write_container
 
 __all__ = ["CsrMatrix", "R1CS", "csr_from_rows", "read_r1cs", "r1cs_digest"]
@@ -33,11 +33,11 @@ __all__ = ["CsrMatrix", "R1CS", "csr_from_rows", "read_r1cs", "r1cs_digest"]
 
 @attrs.frozen(eq=False)
 class CsrMatrix:
-    """A sparse matrix in CSR form with Montgomery Fr coefficients."""
+    """A sparse matrix in CSR form with Montgomery Fr coefficients (of the owning R1CS's curve)."""
 
     indptr: np.ndarray  # int64 (rows + 1,)
     indices: np.ndarray  # int32 (nnz,) column = variable index
-    data: np.ndarray  # uint64 (nnz, 4) Montgomery
+    data: np.ndarray  # uint64 (nnz, L) Montgomery, L = the curve's Fr limbs
     # Optional factorization data == coeff_table[coeff_index]: circuits reuse few distinct
     # coefficients, so the PCE file stores this form (4 bytes per nonzero instead of 32).
     coeff_table: np.ndarray | None = None
@@ -47,9 +47,10 @@ class CsrMatrix:
         """``(table, index)`` with ``data == table[index]`` (computed if not kept from compile)."""
         if self.coeff_table is not None and self.coeff_index is not None:
             return self.coeff_table, self.coeff_index
-        rows = np.ascontiguousarray(self.data).view(np.dtype((np.void, 32))).ravel()
+        limbs = self.data.shape[1]
+        rows = np.ascontiguousarray(self.data).view(np.dtype((np.void, 8 * limbs))).ravel()
         uniq, index = np.unique(rows, return_inverse=True)
-        table = np.frombuffer(uniq.tobytes(), dtype=np.uint64).reshape(-1, 4).copy()
+        table = np.frombuffer(uniq.tobytes(), dtype=np.uint64).reshape(-1, limbs).copy()
         return table, index.astype(np.int32).ravel()
 
     @property
@@ -60,17 +61,19 @@ class CsrMatrix:
     def n_rows(self) -> int:
         return int(self.indptr.shape[0]) - 1
 
-    def rows_as_ints(self) -> list[dict]:
-        """Per row, ``{column: canonical coefficient}``."""
-        coeffs = Fr.to_ints(self.data) if self.nnz else []
+    def rows_as_ints(self, field) -> list[dict]:
+        """Per row, ``{column: canonical coefficient}``; ``field`` is the curve's Fr (``PrimeField``)."""
+        coeffs = field.to_ints(self.data) if self.nnz else []
         cols = self.indices.tolist()
         ptr = self.indptr.tolist()
         return [dict(zip(cols[ptr[r]:ptr[r + 1]], coeffs[ptr[r]:ptr[r + 1]])) for r in range(self.n_rows)]
 
 
-def csr_from_rows(rows, perm: np.ndarray | None) -> CsrMatrix:
+def csr_from_rows(rows, perm: np.ndarray | None, field) -> CsrMatrix:
     """CSR from per-row dicts ``{internal var: coefficient}``, columns renumbered by ``perm``
-    (``None``: keep them; a ``.r1cs`` header's nVars must not size an allocation)."""
+    (``None``: keep them; a ``.r1cs`` header's nVars must not size an allocation); ``field`` is
+    the curve's Fr (``PrimeField``) the coefficients are converted into."""
+    limbs = field.params.limbs
     n = len(rows)
     lens = np.fromiter((len(r) for r in rows), dtype=np.int64, count=n)
     indptr = np.zeros(n + 1, dtype=np.int64)
@@ -85,12 +88,12 @@ def csr_from_rows(rows, perm: np.ndarray | None) -> CsrMatrix:
         dtype=np.int64, count=nnz,
     )
     order = np.lexsort((cols, np.repeat(np.arange(n, dtype=np.int64), lens)))  # by row, then column
-    table = Fr.from_ints(list(uniq)) if uniq else np.zeros((0, 4), np.uint64)
+    table = field.from_ints(list(uniq)) if uniq else np.zeros((0, limbs), np.uint64)
     index = np.ascontiguousarray(cidx[order], dtype=np.int32)
     return CsrMatrix(
         indptr=indptr,
         indices=np.ascontiguousarray(cols[order], dtype=np.int32),
-        data=np.ascontiguousarray(table[index]) if nnz else np.zeros((0, 4), np.uint64),
+        data=np.ascontiguousarray(table[index]) if nnz else np.zeros((0, limbs), np.uint64),
         coeff_table=table,
         coeff_index=index,
     )
@@ -109,7 +112,11 @@ def r1cs_digest(n_public: int, n_private: int, n_constraints: int, mats) -> str:
 
 @attrs.frozen(eq=False)
 class R1CS:
-    """Counts, CSR matrices A, B, C, constraint names and the shape digest of a circuit."""
+    """Counts, CSR matrices A, B, C, constraint names, the shape digest and the curve of a circuit.
+
+    ``curve`` is the canonical name of the curve whose Fr the coefficients are in
+    (``cuzk.curves``); keys set up from this R1CS are over that curve.
+    """
 
     n_public: int  # public inputs, not counting ONE
     n_private: int
@@ -119,19 +126,30 @@ class R1CS:
     c: CsrMatrix
     names: tuple  # per row: name or None
     digest: str
+    curve: str = curves.DEFAULT
 
     @classmethod
-    def build(cls, n_public, n_private, a, b, c, names=None) -> "R1CS":
-        """Check shapes and compute the digest."""
+    def build(cls, n_public, n_private, a, b, c, names=None, *, curve: str | None = None) -> "R1CS":
+        """Check shapes and compute the digest; ``curve``: a name or alias (default BLS12-381)."""
+        curve = curves.canonical(curve)
+        limbs = curves.resolve(curve).fr.limbs
         n = a.n_rows
         n_vars = 1 + n_public + n_private
         for label, m in (("A", a), ("B", b), ("C", c)):
             if m.n_rows != n:
                 raise R1csFormatError(f"matrix {label} has {m.n_rows} rows, A has {n}")
+            if m.data.ndim != 2 or m.data.shape[1] != limbs:
+                raise R1csFormatError(f"matrix {label} has coefficients of shape {m.data.shape[1:]}, "
+                                      f"{curves.resolve(curve).title} Fr needs ({limbs},)")
             if m.nnz and (int(m.indices.min()) < 0 or int(m.indices.max()) >= n_vars):
                 raise R1csFormatError(f"matrix {label} references a variable outside [0, {n_vars})")
         names = tuple(names) if names is not None else (None,) * n
-        return cls(n_public, n_private, n, a, b, c, names, r1cs_digest(n_public, n_private, n, (a, b, c)))
+        return cls(n_public, n_private, n, a, b, c, names, r1cs_digest(n_public, n_private, n, (a, b, c)), curve)
+
+    @property
+    def field(self):
+        """The curve's Fr (:class:`cuzk.field.PrimeField`) the coefficients are in."""
+        return curves.get(self.curve).Fr
 
     @property
     def n_vars(self) -> int:
@@ -144,7 +162,8 @@ class R1CS:
 
     def rows_as_ints(self) -> list[tuple[dict, dict, dict]]:
         """Per constraint, ``(A_row, B_row, C_row)`` as ``{var index: canonical int}``."""
-        return list(zip(self.a.rows_as_ints(), self.b.rows_as_ints(), self.c.rows_as_ints()))
+        f = self.field
+        return list(zip(self.a.rows_as_ints(f), self.b.rows_as_ints(f), self.c.rows_as_ints(f)))
 
     def write(self, path) -> None:
         """Write a snarkjs/circom ``.r1cs`` v1 file (atomically: temp file, then rename).
@@ -153,16 +172,18 @@ class R1CS:
         nLabels=nVars, nConstraints), 2 constraints (A, B, C per row: u32 nTerms, then u32 wire
         and 32-byte little-endian canonical coefficient per term), 3 wire -> label (identity).
         """
-        header = struct.pack("<I", 32) + FR.modulus.to_bytes(32, "little") + struct.pack(
+        field = self.field
+        n8 = 8 * field.params.limbs
+        header = struct.pack("<I", n8) + field.params.modulus.to_bytes(n8, "little") + struct.pack(
             "<IIIIQI", self.n_vars, 0, self.n_public, self.n_private, self.n_vars, self.n_constraints
         )
-        term = np.dtype([("w", "<u4"), ("c", "<u8", (4,))])  # packed: 36 bytes
+        term = np.dtype([("w", "<u4"), ("c", "<u8", (n8 // 8,))])  # packed: 4 + n8 bytes
         blobs, counts = [], []
         for m in (self.a, self.b, self.c):
             t = np.empty(m.nnz, dtype=term)
             t["w"] = m.indices
             if m.nnz:
-                t["c"] = Fr.from_mont(m.data)
+                t["c"] = field.from_mont(m.data)
             blobs.append(t.tobytes())
             counts.append(np.diff(m.indptr).tolist())
         ptrs = [m.indptr.tolist() for m in (self.a, self.b, self.c)]
@@ -170,14 +191,14 @@ class R1CS:
         for r in range(self.n_constraints):
             for k in range(3):
                 parts.append(struct.pack("<I", counts[k][r]))
-                parts.append(blobs[k][36 * ptrs[k][r]: 36 * ptrs[k][r + 1]])
+                parts.append(blobs[k][(4 + n8) * ptrs[k][r]: (4 + n8) * ptrs[k][r + 1]])
         cons = b"".join(parts)
         labels = np.arange(self.n_vars, dtype="<u8").tobytes()
         write_container(path, b"r1cs", 1, [(1, header), (2, cons), (3, labels)])
 
 
 def read_r1cs(path) -> R1CS:
-    """Read a circom/snarkjs ``.r1cs`` (v1) over BLS12-381 Fr as an :class:`R1CS`.
+    """Read a circom/snarkjs ``.r1cs`` (v1) over BLS12-381 or BN254 (bn128) Fr as an :class:`R1CS`.
 
     The one ``.r1cs`` reader (:func:`cuzk.formats.snarkjs.read_r1cs` is this function). Wires
     keep circom's order (ONE, outputs, public inputs, private inputs, internal), which is cuzk's
@@ -185,9 +206,11 @@ def read_r1cs(path) -> R1CS:
     header (1) and the constraints (2) are ignored, except that circom's wire-to-label map (3),
     when present, must hold one u64 per wire (so the header's wire count is backed by bytes).
 
+    The curve is the one whose scalar field has the header's prime (``R1CS.curve``).
+
     Raises:
-        UnsupportedCurveError: the file is for bn128 (``circom`` without ``--prime bls12381``).
-        R1csFormatError: bad magic/version, a truncated or missing section, another prime, a
+        R1csFormatError: bad magic/version, a truncated or missing section, a prime of neither
+            curve (the message names both), a
             coefficient >= r, a wire outside ``[0, nVars)``, or counts that do not match the data.
 
     >>> Synthesizer(Cube()).r1cs.write("c.r1cs")             # doctest: +SKIP
@@ -202,9 +225,10 @@ def read_r1cs(path) -> R1CS:
             raise R1csFormatError(f"{where}: missing section {sid} ({name})")
     cur = Cursor(sec[1], where, "header (1)", error=R1csFormatError)
     n8 = cur.u32()
-    check_prime(cur.uint(n8), "r", where, error=R1csFormatError)
-    if n8 != 32:
-        raise R1csFormatError(f"{where}: field elements of {n8} bytes, expected 32")
+    curve = check_prime(cur.uint(n8), "r", where, error=R1csFormatError)
+    field = curves.get(curve).Fr
+    if n8 != 8 * field.params.limbs:
+        raise R1csFormatError(f"{where}: field elements of {n8} bytes, expected {8 * field.params.limbs}")
     n_vars, n_out, n_pub, _n_prv = (cur.u32() for _ in range(4))
     cur.uint(8)  # nLabels: only section 3 uses it
     n_cons = cur.u32()
@@ -216,13 +240,14 @@ def read_r1cs(path) -> R1CS:
     # cannot claim 2^32 wires (which everything sized per wire, setup included, would allocate)
     if 3 in sec and len(sec[3]) != 8 * n_vars:
         raise R1csFormatError(f"{where}: the wire-label section (3) holds {len(sec[3])} bytes, expected 8 x {n_vars} wires")
-    rows = _read_constraints(sec[2], n_cons, n_vars, where)
+    rows = _read_constraints(sec[2], n_cons, n_vars, n8, field.params.modulus, where)
     # circom's wire order already is cuzk's: no renumbering (an identity permutation sized by the
     # header's nVars would let a corrupt count allocate gigabytes)
-    return R1CS.build(n_public, n_vars - 1 - n_public, *(csr_from_rows(r, None) for r in rows))
+    return R1CS.build(n_public, n_vars - 1 - n_public, *(csr_from_rows(r, None, field) for r in rows), curve=curve)
 
 
-def _read_constraints(body: memoryview, n_cons: int, n_vars: int, where: str) -> tuple[list, list, list]:
+def _read_constraints(body: memoryview, n_cons: int, n_vars: int, n8: int, modulus: int,
+                      where: str) -> tuple[list, list, list]:
     """Section 2 → per matrix, per row ``{wire: canonical coefficient}``."""
     rows: tuple[list, list, list] = ([], [], [])
     off, end = 0, len(body)
@@ -232,18 +257,18 @@ def _read_constraints(body: memoryview, n_cons: int, n_vars: int, where: str) ->
                 raise R1csFormatError(f"{where}: constraint section truncated at byte {off} (constraint {i} of {n_cons})")
             (nt,) = struct.unpack_from("<I", body, off)
             off += 4
-            if off + 36 * nt > end:
+            if off + (4 + n8) * nt > end:
                 raise R1csFormatError(f"{where}: constraint section truncated at byte {off} (constraint {i} of {n_cons})")
             row = {}
             for _ in range(nt):
                 (w,) = struct.unpack_from("<I", body, off)
-                c = int.from_bytes(body[off + 4: off + 36], "little")
-                if w >= n_vars or c >= FR.modulus or w in row:
+                c = int.from_bytes(body[off + 4: off + 4 + n8], "little")
+                if w >= n_vars or c >= modulus or w in row:
                     why = f"wire {w} >= nVars {n_vars}" if w >= n_vars else (
-                        "coefficient >= r" if c >= FR.modulus else f"wire {w} appears twice in the row")
+                        "coefficient >= r" if c >= modulus else f"wire {w} appears twice in the row")
                     raise R1csFormatError(f"{where}: bad term at byte {off} of the constraint section ({why})")
                 row[w] = c
-                off += 36
+                off += 4 + n8
             rows[k].append(row)
     if off != end:
         raise R1csFormatError(f"{where}: {end - off} trailing bytes in the constraint section")

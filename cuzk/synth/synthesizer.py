@@ -10,6 +10,8 @@ three sparse mat-vecs in Numba (GIL released, so threads synthesize in parallel)
     >>> w = synth.synthesize(x=3, out=35)
     >>> w.public_inputs, w.z.shape, w.digest == synth.r1cs.digest
     ([35], (5, 4), True)
+    >>> Synthesizer(Cube(), curve="bn128").synthesize(x=3, out=35).curve   # circom's curve
+    'bn254'
 """
 
 from __future__ import annotations
@@ -17,10 +19,9 @@ from __future__ import annotations
 import attrs
 import numba
 import numpy as np
-from numba import njit
 
+from cuzk import curves
 from cuzk.errors import InputError, UnsatisfiedConstraint
-from cuzk.field import Fr, fr
 from cuzk.synth import kernels as K
 from cuzk.synth.pce import load_pce, save_pce
 from cuzk.synth.program import WitnessProgram, compile_circuit, flatten_inputs
@@ -31,30 +32,17 @@ __all__ = ["Synthesizer", "Synthesized"]
 
 @attrs.frozen(eq=False)
 class Synthesized:
-    """One synthesized witness: assignment and the three mat-vec results (Montgomery arrays)."""
+    """One synthesized witness: assignment and the three mat-vec results (Montgomery arrays of
+    ``curve``'s Fr, L = its limbs: 4 for both BLS12-381 and BN254)."""
 
-    z: np.ndarray  # (n_vars, 4): [ONE, public..., private...]
+    z: np.ndarray  # (n_vars, L): [ONE, public..., private...]
     a: np.ndarray  # (n_constraints, 4) = A·z
     b: np.ndarray  # = B·z
     c: np.ndarray  # = C·z
     public_inputs: list  # canonical ints, without ONE
     digest: str  # the R1CS digest of the circuit
     job_id: object = None  # set by the pipeline with attrs.evolve
-
-
-@njit(cache=True, nogil=True)
-def _gather(reg, var_slot):
-    z = np.empty((var_slot.shape[0], 4), dtype=np.uint64)
-    for i in range(var_slot.shape[0]):
-        fr.store(z, i, fr.load(reg, var_slot[i]))
-    return z
-
-
-@njit(cache=True, nogil=True)
-def _synthesize_serial(code, consts, inputs, n_slots, var_slot, ap, ai, ad, bp, bi, bd, cp, ci, cd):
-    reg = K.run_witness(code, consts, inputs, n_slots)
-    z = _gather(reg, var_slot)
-    return z, K.csr_matvec(ap, ai, ad, z), K.csr_matvec(bp, bi, bd, z), K.csr_matvec(cp, ci, cd, z)
+    curve: str = curves.DEFAULT  # canonical name of the curve whose Fr the arrays are in
 
 
 def _check_threads(threads) -> int:
@@ -68,6 +56,9 @@ class Synthesizer:
 
     Args:
         circuit: a :class:`cuzk.circuit.Circuit`; traced once here (values are symbolic).
+        curve: the curve whose Fr the circuit is over: ``"bls12_381"`` (default; alias
+            ``"bls12381"``) or ``"bn254"`` (alias ``"bn128"``, circom's default). Keys set up
+            from :attr:`r1cs` are over it.
         check: verify ``a·b = c`` on every row of every synthesis (raises
             :class:`cuzk.errors.UnsatisfiedConstraint` naming the first failing row).
         threads: Numba threads for the mat-vecs; 1 (default) keeps each synthesis on its
@@ -76,10 +67,11 @@ class Synthesizer:
     Raises:
         cuzk.errors.ValueDependentTraceError: ``define`` branched on an input value.
         cuzk.errors.CircuitError: the circuit misuses the DSL.
+        cuzk.errors.UnsupportedCurveError: unknown curve.
     """
 
-    def __init__(self, circuit, *, check: bool = False, threads: int = 1):
-        r1cs, program = compile_circuit(circuit)
+    def __init__(self, circuit, *, check: bool = False, threads: int = 1, curve: str | None = None):
+        r1cs, program = compile_circuit(circuit, curve)
         self._init(r1cs, program, check, threads)
         self.circuit = circuit
 
@@ -90,6 +82,10 @@ class Synthesizer:
         self.check = bool(check)
         self.threads = threads
         self.circuit = None
+        self.curve = r1cs.curve
+        bundle = curves.get(r1cs.curve)
+        self._fr = bundle.Fr
+        self._k = K.for_curve(bundle)
 
     @classmethod
     def from_parts(cls, r1cs: R1CS, program: WitnessProgram, *, check: bool = False, threads: int = 1):
@@ -97,6 +93,11 @@ class Synthesizer:
         self = cls.__new__(cls)
         self._init(r1cs, program, check, threads)
         return self
+
+    @property
+    def field(self):
+        """The curve's Fr (:class:`cuzk.field.PrimeField`) the witness is in."""
+        return self._fr
 
     @property
     def input_names(self) -> tuple:
@@ -127,26 +128,26 @@ class Synthesizer:
 
     def synthesize_inputs(self, inputs: dict, *, check: bool | None = None, threads: int | None = None):
         """:meth:`synthesize` with the inputs as a dict and per-call ``check``/``threads``."""
-        p, r = self.program, self.r1cs
-        flat = flatten_inputs(p.inputs, inputs)
-        inp = Fr.from_ints(flat) if flat else np.zeros((0, 4), np.uint64)
+        p, r, k, fr = self.program, self.r1cs, self._k, self._fr
+        flat = flatten_inputs(p.inputs, inputs, r.curve)
+        inp = fr.from_ints(flat) if flat else np.zeros((0, fr.limbs), np.uint64)
         threads = self.threads if threads is None else _check_threads(threads)
         if threads == 1:
-            z, a, b, c = _synthesize_serial(
+            z, a, b, c = k.synthesize_serial(
                 p.code, p.consts, inp, p.n_slots, p.var_slot,
                 r.a.indptr, r.a.indices, r.a.data, r.b.indptr, r.b.indices, r.b.data,
                 r.c.indptr, r.c.indices, r.c.data,
             )
         else:
-            z = _gather(K.run_witness(p.code, p.consts, inp, p.n_slots), p.var_slot)
+            z = k.gather(k.run_witness(p.code, p.consts, inp, p.n_slots), p.var_slot)
             prev = numba.get_num_threads()
             numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
             try:
-                a, b, c = (K.csr_matvec_parallel(m.indptr, m.indices, m.data, z) for m in (r.a, r.b, r.c))
+                a, b, c = (k.csr_matvec_parallel(m.indptr, m.indices, m.data, z) for m in (r.a, r.b, r.c))
             finally:
                 numba.set_num_threads(prev)
         if self.check if check is None else check:
-            bad = K.first_unsatisfied(a, b, c)
+            bad = k.first_unsatisfied(a, b, c)
             if bad >= 0:
                 name = r.names[bad]
                 raise UnsatisfiedConstraint(
@@ -155,6 +156,6 @@ class Synthesizer:
                 )
         return Synthesized(
             z=z, a=a, b=b, c=c,
-            public_inputs=Fr.to_ints(z[1:1 + r.n_public]) if r.n_public else [],
-            digest=r.digest,
+            public_inputs=fr.to_ints(z[1:1 + r.n_public]) if r.n_public else [],
+            digest=r.digest, curve=r.curve,
         )

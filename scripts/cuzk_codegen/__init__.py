@@ -20,6 +20,7 @@ from .ntt import render_ntt
 from .package import render_init, render_params
 from .pairing import render_pairing
 from .points import render_points
+from .synth import render_synth
 from .tower import render_tower
 
 __all__ = ["KINDS", "CURVES", "outputs", "targets", "ROOT"]
@@ -54,6 +55,10 @@ def _ntt(t: Target):
     yield t.path("ntt_kernels"), render_ntt(t)
 
 
+def _synth(t: Target):
+    yield t.path("synth_kernels"), render_synth(t)
+
+
 def _package(t: Target):
     if t.is_legacy:
         return  # BLS12-381's parameter modules are hand-written (cuzk/field/params.py, cuzk/curve/params.py)
@@ -64,7 +69,7 @@ def _package(t: Target):
 
 KINDS = {
     "package": _package, "field": _field, "tower": _tower, "points": _points, "pairing": _pairing,
-    "msm": _msm, "ntt": _ntt,
+    "msm": _msm, "ntt": _ntt, "synth": _synth,
 }
 
 

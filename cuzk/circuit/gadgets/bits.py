@@ -12,13 +12,22 @@ from __future__ import annotations
 from cuzk.circuit.gadgets.operands import sequence
 from cuzk.circuit.lc import MAX_TERMS, LinearCombination, lincomb
 from cuzk.errors import CircuitError
-from cuzk.field.params import FR
 
-__all__ = ["to_bits", "from_bits", "is_zero", "is_equal", "MAX_RANGE_BITS"]
+__all__ = ["to_bits", "from_bits", "is_zero", "is_equal", "max_range_bits"]
 
-# 2^254 < r < 2^255: with at most 254 bits the decomposition of x is unique, so the
-# recomposition row proves 0 <= x < 2^n. 255 bits would let x and x + r both pass.
-MAX_RANGE_BITS = FR.modulus.bit_length() - 1
+
+def max_range_bits(cs) -> int:
+    """The most bits :func:`to_bits` may decompose into over ``cs``'s field: r's bit length - 1.
+
+    With 2^k < r < 2^(k+1) and at most k bits the decomposition of x is unique, so the
+    recomposition row proves 0 <= x < 2^n; k + 1 bits would let x and x + r both pass
+    (k = 254 for BLS12-381, 253 for BN254).
+
+    >>> from cuzk.circuit import ConstraintSystem
+    >>> max_range_bits(ConstraintSystem()), max_range_bits(ConstraintSystem("bn254"))
+    (254, 253)
+    """
+    return cs.modulus.bit_length() - 1
 
 
 def to_bits(cs, x, n: int, name: str | None = None) -> list:
@@ -29,8 +38,9 @@ def to_bits(cs, x, n: int, name: str | None = None) -> list:
     Raises:
         CircuitError: n is not in [1, 254].
     """
-    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_RANGE_BITS:
-        raise CircuitError(f"to_bits needs 1 <= n <= {MAX_RANGE_BITS} bits for a sound range check, got {n!r}")
+    top = max_range_bits(cs)
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= top:
+        raise CircuitError(f"to_bits needs 1 <= n <= {top} bits for a sound range check, got {n!r}")
     x = cs._lc(x)
     bits = [cs.private(v) for v in x.value.bits(n)]
     with cs.namespace(name or "to_bits"):
@@ -44,7 +54,7 @@ def _weighted(cs, bits) -> LinearCombination:
     terms, p = {}, 1
     for b in bits:
         for k, v in cs._lc(b).terms.items():
-            terms[k] = (terms.get(k, 0) + v * p) % FR.modulus
+            terms[k] = (terms.get(k, 0) + v * p) % cs.modulus
         p <<= 1
     return LinearCombination(cs, {k: v for k, v in terms.items() if v})
 

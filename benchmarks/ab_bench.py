@@ -1,0 +1,95 @@
+"""BLS12-381 no-regression A/B: the same measurements on two commits, alternating, one session.
+
+Two source trees (``git worktree add --detach DIR COMMIT`` for each) are measured in turn by
+fresh Python processes (``PYTHONPATH`` = the tree, its own Numba cache), ``--rounds`` rounds of
+old, new; each process loads its kernels (an untimed first call), then times, thread CPU and
+wall, medians of ``--reps``:
+
+* ``synth``: ``Synthesizer(porep_like(1024 leaves, 5 challenges)).synthesize`` (15,063
+  constraints, one thread);
+* ``prove``: ``create_proof`` of that witness on the CPU (domain 2^14, all threads);
+* ``verify``: ``verify`` of the proof (one multi-pairing).
+
+The noise between sessions on the shared machine is larger than the 5% the comparison is
+about, so only same-session medians are compared; the ratio new / old is printed per figure.
+Only calls that exist on both commits are used (the default curve everywhere).
+
+    git worktree add --detach /tmp/ab-old <old commit>; git worktree add --detach /tmp/ab-new <new commit>
+    python3 benchmarks/ab_bench.py /tmp/ab-old /tmp/ab-new --rounds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+PROBE = r'''
+import json, statistics, sys, time
+import numpy as np
+from cuzk.circuits import porep_like
+from cuzk.groth16 import create_proof, setup, verify
+from cuzk.synth import Synthesizer
+reps = int(sys.argv[1])
+c = porep_like(leaves=1024, challenges=5)
+s = Synthesizer(c)
+inputs = c.sample_inputs(seed=1)
+pk, vk = setup(s.r1cs, np.random.default_rng(14))
+w = s.synthesize(**inputs)
+p = create_proof(pk, w, 12345, 67890)
+assert verify(vk, w.public_inputs, p)
+def timed(fn):
+    out = {}
+    walls, cpus = [], []
+    for _ in range(reps):
+        c0, t0 = time.process_time(), time.perf_counter()
+        fn()
+        walls.append(time.perf_counter() - t0); cpus.append(time.process_time() - c0)
+    return {"wall": statistics.median(walls), "cpu": statistics.median(cpus)}
+print(json.dumps({
+    "synth": timed(lambda: s.synthesize(**inputs)),
+    "prove": timed(lambda: create_proof(pk, w, 12345, 67890)),
+    "verify": timed(lambda: verify(vk, w.public_inputs, p)),
+}))
+'''
+
+
+def run_probe(tree: str, reps: int) -> dict:
+    env = dict(os.environ, PYTHONPATH=tree, CUZK_NUMBA_CACHE_DIR=os.path.join(tree, ".numba-cache"))
+    res = subprocess.run([sys.executable, "-c", PROBE, str(reps)], env=env, capture_output=True, text=True, cwd=tree)
+    if res.returncode != 0:
+        raise RuntimeError(f"probe in {tree} failed:\n{res.stderr[-3000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("old", help="source tree of the old commit")
+    ap.add_argument("new", help="source tree of the new commit")
+    ap.add_argument("--rounds", type=int, default=5, help="old/new pairs, alternating")
+    ap.add_argument("--reps", type=int, default=3, help="timed calls per figure per process")
+    a = ap.parse_args(argv)
+    for tree in (a.old, a.new):  # untimed: compiles (or loads) each tree's Numba cache
+        run_probe(tree, 1)
+    rows = {"old": [], "new": []}
+    for i in range(a.rounds):
+        for label, tree in (("old", a.old), ("new", a.new)):
+            rows[label].append(run_probe(tree, a.reps))
+            print(f"round {i + 1} {label}: " + ", ".join(f"{k} {v['wall'] * 1e3:.1f} ms" for k, v in rows[label][-1].items()),
+                  file=sys.stderr, flush=True)
+    print("| figure | old (median wall / CPU) | new (median wall / CPU) | new / old wall | new / old CPU |")
+    print("|---|---|---|---|---|")
+    for k in ("synth", "prove", "verify"):
+        ow = statistics.median(r[k]["wall"] for r in rows["old"])
+        nw = statistics.median(r[k]["wall"] for r in rows["new"])
+        oc = statistics.median(r[k]["cpu"] for r in rows["old"])
+        nc = statistics.median(r[k]["cpu"] for r in rows["new"])
+        print(f"| {k} | {ow * 1e3:.1f} / {oc * 1e3:.1f} ms | {nw * 1e3:.1f} / {nc * 1e3:.1f} ms | {nw / ow:.3f} | {nc / oc:.3f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

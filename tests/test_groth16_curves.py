@@ -1,0 +1,121 @@
+"""Groth16 over every curve: keys and proofs carry their curve, setup takes it from the R1CS,
+prove/verify take fields, groups, pairing and kernels from ``cuzk.curves.get(key.curve)``, and
+mixing curves raises an error naming both. Each proving test asserts both directions."""
+
+import numpy as np
+import pytest
+
+import cuzk
+from cuzk import curves
+from cuzk.circuit import Circuit
+from cuzk.errors import BackendUnavailableError, InputError, KeyMismatchError, UnsupportedCurveError
+from cuzk.groth16 import Proof, ToxicWaste, create_proof, prepare_verifying_key, setup_with_waste, verify, verify_batch
+from cuzk.prover import GpuProver
+from cuzk.synth import Synthesizer
+
+CURVES = ["bls12_381", "bn254"]
+WASTE = dict(tau=123456789, alpha=11, beta=13, gamma=17, delta=19)
+
+
+class Cube(Circuit):
+    def define(self, cs, x, out):
+        x, out = cs.private(x), cs.public(out)
+        cs.assert_equal(x * x * x + x + 5, out)
+
+
+@pytest.fixture(scope="module", params=CURVES)
+def curve(request):
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def case(curve):
+    synth = Synthesizer(Cube(), curve=curve)
+    pk = setup_with_waste(synth.r1cs, ToxicWaste(**WASTE))
+    w = synth.synthesize(x=3, out=35)
+    prover = GpuProver(pk, device="cpu", threads=1)
+    return synth, pk, w, prover, prover.prove(w)
+
+
+@pytest.fixture(scope="module")
+def others():
+    """Per curve, a key and proof of the same circuit over that curve (for mixing tests)."""
+    out = {}
+    for c in CURVES:
+        synth = Synthesizer(Cube(), curve=c)
+        pk = setup_with_waste(synth.r1cs, ToxicWaste(**WASTE))
+        out[c] = (synth, pk, create_proof(pk, synth.synthesize(x=3, out=35), 5, 7))
+    return out
+
+
+def test_round_trip_carries_the_curve(curve, case):
+    synth, pk, w, prover, proof = case
+    assert synth.r1cs.curve == pk.curve == pk.vk.curve == w.curve == proof.curve == curve
+    limbs = curves.resolve(curve).fq.limbs
+    assert proof.a.shape == (2, limbs) and proof.b.shape == (2, 2, limbs) and pk.vk.ic.shape == (2, 2, limbs)
+    assert verify(pk.vk, [35], proof) and not verify(pk.vk, [36], proof)
+    assert verify(prepare_verifying_key(pk.vk), [35], proof)
+    assert verify_batch(pk.vk, [([35], proof), ([35], prover.prove(w))], rng=np.random.default_rng(1))
+    assert not verify_batch(pk.vk, [([35], proof), ([36], proof)], rng=np.random.default_rng(1))
+    with pytest.raises(InputError, match="outside"):
+        verify(pk.vk, [curves.resolve(curve).fr.modulus], proof)
+
+
+def test_tampered_proof_fails(curve, case):
+    _, pk, _, _, proof = case
+    G1 = curves.get(curve).G1
+    bad = Proof(a=G1.add(proof.a, G1.generator()), b=proof.b, c=proof.c, curve=curve)
+    assert not verify(pk.vk, [35], bad)
+
+
+def test_setup_takes_the_curve_from_the_r1cs(curve):
+    pk, vk = cuzk.groth16.setup(Synthesizer(Cube(), curve=curve).r1cs, np.random.default_rng(3))
+    assert pk.curve == vk.curve == curve and pk.vk is vk
+
+
+def test_mixing_curves_names_both(others):
+    (s_bls, pk_bls, p_bls), (s_bn, pk_bn, p_bn) = others["bls12_381"], others["bn254"]
+    w_bls, w_bn = s_bls.synthesize(x=3, out=35), s_bn.synthesize(x=3, out=35)
+    for pk, w in ((pk_bn, w_bls), (pk_bls, w_bn)):
+        with pytest.raises(KeyMismatchError, match="BN254.*BLS12-381|BLS12-381.*BN254"):
+            GpuProver(pk, device="cpu").prove(w)
+    for vk, proof in ((pk_bn.vk, p_bls), (pk_bls.vk, p_bn)):
+        with pytest.raises(KeyMismatchError, match="BN254.*BLS12-381|BLS12-381.*BN254"):
+            verify(vk, [35], proof)
+        with pytest.raises(KeyMismatchError, match="BN254.*BLS12-381|BLS12-381.*BN254"):
+            verify_batch(vk, [([35], proof)])
+    with pytest.raises(KeyMismatchError, match="BN254.*BLS12-381|BLS12-381.*BN254"):
+        pk_bls.with_circuit(s_bn.r1cs)
+    # the 192 bytes of a BLS12-381 proof are no BN254 proof either
+    with pytest.raises(KeyMismatchError, match="BN254"):
+        verify(pk_bn.vk, [35], p_bls.to_bytes())
+
+
+def test_points_of_the_other_curve_are_refused(others):
+    _, pk_bls, p_bls = others["bls12_381"]
+    with pytest.raises(InputError, match="BN254 point"):
+        Proof(a=p_bls.a, b=p_bls.b, c=p_bls.c, curve="bn254")
+    import attrs
+
+    with pytest.raises(KeyMismatchError, match="BN254 point"):
+        attrs.evolve(pk_bls.vk, curve="bn128")
+
+
+def test_bellperson_formats_refuse_bn254(tmp_path, others):
+    _, pk, proof = others["bn254"]
+    for call in (proof.to_bytes, proof.to_json, pk.vk.to_bytes, lambda: pk.write(tmp_path / "k.params")):
+        with pytest.raises(UnsupportedCurveError, match="BN254"):
+            call()
+    assert not (tmp_path / "k.params").exists()
+    with pytest.raises(BackendUnavailableError, match="BN254"):
+        from cuzk.groth16.prove import load_backend
+
+        load_backend("cuda", "bn254")
+
+
+def test_proof_equality_and_hash_include_the_curve(others):
+    _, _, p = others["bn254"]
+    same = Proof(a=p.a, b=p.b, c=p.c, curve="bn128")
+    assert same == p and hash(same) == hash(p)
+    _, _, q = others["bls12_381"]
+    assert q != p and Proof.from_bytes(q.to_bytes()) == q

@@ -36,6 +36,7 @@ __all__ = [
     "TimelineFormatError",
     "DeadlineExceededError",
     "EngineError",
+    "ClusterError",
     "MemoryBudgetError",
     "KeyCacheFormatError",
     "KeyCacheError",
@@ -168,3 +169,9 @@ class EngineError(CuzkError, RuntimeError):
 
 class MemoryBudgetError(EngineError, MemoryError):
     """A job, key or circuit can never fit the engine's memory budget; the message names the sizes."""
+
+
+class ClusterError(EngineError):
+    """A RayEngine cannot reach or use its cluster: Ray not installed, an address that does not
+    answer, a key a worker node cannot read, a circuit Ray cannot serialise, no prover left, or
+    a job that failed on dead workers more than ``max_retries`` times (docs/cluster.md)."""

@@ -34,6 +34,8 @@ ALLOWED: dict[str, set[str] | str] = {
     "prover": {"groth16", "kernels", "formats", "timeline", "curves"},
     "pipeline": {"prover", "synth", "timeline"},
     "engine": {"pipeline", "prover", "groth16", "formats", "synth", "timeline"},  # DESIGN §8
+    # DESIGN §8: cluster -> engine and what engine may import
+    "cluster": {"engine", "pipeline", "prover", "groth16", "formats", "synth", "timeline"},
     "timeline": set(),
     "reference": set(),  # an independent oracle: nothing of the fast paths (see MODULE_ALLOWED)
     "cli": ANY,
@@ -166,6 +168,21 @@ def test_every_listed_exception_still_exists():
     assert not stale, f"EXCEPTIONS lists edges no longer present: {stale}"
 
 
+def _imports_ray(source: str) -> bool:
+    for node in ast.walk(ast.parse(source)):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+        if any(n == "ray" or n.startswith("ray.") for n in names):
+            return True
+    return False
+
+
+def test_only_the_cluster_package_imports_ray():
+    # DESIGN §8: Ray is an optional extra; nothing outside cuzk/cluster may need it
+    users = sorted(p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*.py") if _imports_ray(p.read_text("utf-8")))
+    assert users and all(u.startswith("cluster/") for u in users), users
+
+
 @pytest.mark.parametrize("rel, source, expected", [
     ("formats/x.py", "def f():\n    from cuzk.kernels import cpu\n", ["formats -> kernels"]),
     ("synth/x.py", "import cuzk.formats.snarkjs\n", ["synth -> formats"]),
@@ -176,6 +193,8 @@ def test_every_listed_exception_still_exists():
     ("curve/x.py", "from cuzk import Circuit\n", ["curve -> __init__"]),
     ("groth16/x.py", "from cuzk.formats import bellperson\n", ["groth16 -> formats"]),
     ("newpkg/x.py", "import os\n", ["not in the edge table"]),
+    ("cluster/x.py", "from cuzk.kernels import cpu\n", ["cluster -> kernels"]),
+    ("engine/x.py", "from cuzk.cluster import RayEngine\n", ["engine -> cluster"]),
     # allowed ones stay silent
     ("formats/x.py", "from cuzk.groth16.keys import ProvingKey\nfrom cuzk.errors import InputError\n", []),
     ("groth16/x.py", "from cuzk.timeline import span\nfrom . import keys\n", []),
@@ -183,6 +202,7 @@ def test_every_listed_exception_still_exists():
     ("cli.py", "import cuzk\nfrom cuzk.kernels import cuda\n", []),
     ("synth/x.py", "from cuzk import errors\n", []),
     ("prover.py", "from cuzk.formats import bellperson\nfrom cuzk.groth16 import keys\n", []),
+    ("cluster/x.py", "from cuzk.engine.engine import Engine\nfrom cuzk.pipeline.core import Route\n", []),
 ])
 def test_checker_catches_forbidden_edges(rel, source, expected):
     got = [why for _, _, why in violations_in(rel, source)]

@@ -1,6 +1,6 @@
 """Timeline event kinds and the frozen event record.
 
-An event is ``(t_ns, kind, job_id, partition, worker, detail, circuit)``: ``t_ns`` is nanoseconds since
+An event is ``(t_ns, kind, job_id, partition, worker, detail, circuit, node)``: ``t_ns`` is nanoseconds since
 the timeline's epoch, ``detail`` a small dict (CPU clocks on span ends, sub-span names, the
 concurrency chosen by the controller, the error of a failed job).
 
@@ -72,6 +72,8 @@ class Event:
     worker: str | None = None  #: name of the thread that recorded it
     detail: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_detail)  #: extra fields
     circuit: str | None = None  #: the circuit of the job (an Engine's registered name; None in a Pipeline)
+    #: the cluster node that recorded it (a RayEngine's merged timeline, docs/cluster.md; None locally)
+    node: str | None = None
 
     @property
     def t_seconds(self) -> float:

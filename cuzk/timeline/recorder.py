@@ -38,7 +38,15 @@ def _event(entry: tuple) -> Event:
     detail = dict(detail) if detail else {}
     if thread_cpu is not None:
         detail["thread_cpu_ns"], detail["process_cpu_ns"] = thread_cpu, process_cpu
-    return Event(t_ns, _KINDS[kind], job_id, partition, worker, detail, circuit)
+    node = detail.pop("node", None)  # record(..., node=id): the Event field (see record_at)
+    return Event(t_ns, _KINDS[kind], job_id, partition, worker, detail, circuit, node)
+
+
+def _with_node(e: Event) -> dict | None:
+    detail = dict(e.detail)
+    if e.node is not None:
+        detail["node"] = e.node
+    return detail or None
 
 
 class _HeldListeners:
@@ -134,7 +142,7 @@ class Timeline:
         # collector about 0.6 µs per event on a full buffer (benchmarks/pipeline_bench.py).
         self._append(kind, job_id, partition, worker, detail or None, time.thread_time_ns(), time.process_time_ns())
 
-    def _append(self, kind, job_id, partition, worker, detail, thread_cpu_ns, process_cpu_ns) -> None:
+    def _append(self, kind, job_id, partition, worker, detail, thread_cpu_ns, process_cpu_ns, t_ns=None) -> None:
         # kind is stored as its plain str value: a tuple of plain scalars is untracked by the
         # garbage collector after its first pass, an enum member would keep it tracked.
         try:
@@ -145,7 +153,7 @@ class Timeline:
         if detail is not None and "circuit" in detail:  # record(..., circuit=name): the Event field
             circuit = detail.pop("circuit")
             detail = detail or None
-        entry = (self._clock() - self.epoch_ns, value, job_id, partition, worker, detail,
+        entry = (self._clock() - self.epoch_ns if t_ns is None else t_ns, value, job_id, partition, worker, detail,
                  thread_cpu_ns, process_cpu_ns, next(self._seq), circuit)
         self._buf.append(entry)
         if self._listeners:
@@ -154,6 +162,21 @@ class Timeline:
                 held.append(_event(entry))
             else:
                 self._notify(_event(entry))
+
+    def record_at(self, t_ns: int, kind: EventKind, job_id: Hashable = None, partition: int | None = None,
+                  worker: str | None = None, **detail: Any) -> None:
+        """Append one event stamped ``t_ns`` (this timeline's clock) instead of now: events
+        recorded elsewhere and merged in later (a cluster's workers, docs/cluster.md).
+        ``node=id`` sets :attr:`Event.node`, ``circuit=name`` :attr:`Event.circuit`.
+
+        >>> tl = Timeline()
+        >>> tl.record_at(5, EventKind.GPU_START, job_id=1, worker="prover-0", node="n1")
+        >>> e = tl.events()[0]; (e.t_ns, e.node)
+        (5, 'n1')
+        """
+        if isinstance(t_ns, bool) or not isinstance(t_ns, int):
+            raise InputError(f"record_at needs an int t_ns, got {t_ns!r}")
+        self._append(kind, job_id, partition, worker, detail or None, None, None, t_ns)
 
     def deferred_listeners(self) -> "_HeldListeners":
         """Hold the listener calls of events this thread records until the block exits.
@@ -277,7 +300,7 @@ class Timeline:
         tl = cls(capacity=capacity or max(DEFAULT_CAPACITY, len(events)))
         last = max((e.t_ns for e in events), default=0)
         tl.epoch_ns -= last  # later records land after the loaded ones
-        tl._buf.extend((e.t_ns, e.kind._value_, e.job_id, e.partition, e.worker, dict(e.detail) or None, None, None,
+        tl._buf.extend((e.t_ns, e.kind._value_, e.job_id, e.partition, e.worker, _with_node(e), None, None,
                         next(tl._seq), e.circuit) for e in events)
         return tl
 

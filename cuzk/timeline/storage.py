@@ -2,7 +2,8 @@
 
 Line 1 is a header ``{"format": "cuzk-timeline", "version": 2, ...}``; every further line is one
 event ``{"t_ns", "kind", "job", "partition", "worker", "detail"}`` plus ``"circuit"`` when the
-event has one (version 2; version-1 files, which have none, still load). Job ids that are not
+event has one, and ``"node"`` for a cluster's merged events (version 2; version-1 files, which
+have neither, still load). Job ids that are not
 JSON scalars are written with ``str()``.
 
     >>> import io, tempfile, os
@@ -45,6 +46,8 @@ def save(events: Iterable[Event], path) -> None:
                  "worker": e.worker, "detail": {k: _scalar(v) for k, v in e.detail.items()}}
             if e.circuit is not None:
                 d["circuit"] = str(e.circuit)
+            if e.node is not None:
+                d["node"] = str(e.node)
             f.write(json.dumps(d) + "\n")
 
 
@@ -115,7 +118,10 @@ def _event(line: str) -> Event:
     circuit = d.get("circuit")
     if circuit is not None and not isinstance(circuit, str):
         raise TypeError("circuit must be a string or null")
-    return Event(t_ns, kind, job, part, worker, detail, circuit)
+    node = d.get("node")
+    if node is not None and not isinstance(node, str):
+        raise TypeError("node must be a string or null")
+    return Event(t_ns, kind, job, part, worker, detail, circuit, node)
 
 
 def load(path) -> list[Event]:

@@ -106,6 +106,7 @@ class RayEngine(Engine):
         self._owns_ray = connect(address, self.connect_timeout_s, init_kwargs)
         # Engine's attributes its inherited submit/cancel/serve_status use
         self.backend, self.memory_budget, self.workers_per_device = "ray", None, 1
+        self.device_tier = None  # device tiers live in each actor's own Engine
         self._key_cache, self._progress = None, None
         self._lock = threading.RLock()
         self._routes: dict[str, ClusterRoute] = {}

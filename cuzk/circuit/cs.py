@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 
+from cuzk.circuit.blocks import find_block, position_of_key
 from cuzk.circuit.lc import LinearCombination, Value, Variable, _int_or_none, lincomb
 from cuzk.circuit.ops import OP_BITS, OP_CONST, OP_INPUT, OP_LC, OP_MUL
 from cuzk import curves
@@ -58,19 +59,51 @@ class ConstraintSystem:
         self.names: list = []
         self._prefix: list[str] = []
         self.one = Variable(self, 0)
+        # cs.repeat records (cuzk/circuit/blocks.py); their variables have negative keys
+        self._blocks: list = []
+        self._block_starts: list[int] = []  # var_pos of each block, for bisect
+        self._n_stamped_vars = 0
+        self._n_stamped_rows = 0
+        self._progress = None  # compile progress (cuzk/synth/progress.py), told every 2^14 rows
 
     # -- counts ----------------------------------------------------------------------------
     @property
     def n_constraints(self) -> int:
-        return len(self.a)
+        return len(self.a) + self._n_stamped_rows
 
     @property
     def n_public(self) -> int:
-        return self._var_kind.count(_KIND_PUBLIC)
+        return self._var_kind.count(_KIND_PUBLIC) + sum(b.k * b.n_public for b in self._blocks)
 
     @property
     def n_private(self) -> int:
-        return self._var_kind.count(_KIND_PRIVATE)
+        return self._var_kind.count(_KIND_PRIVATE) + sum(b.k * (b.n_vars - b.n_public) for b in self._blocks)
+
+    @property
+    def n_vars(self) -> int:
+        """Variables allocated so far, ONE included (stamped instances included)."""
+        return len(self._var_kind) + self._n_stamped_vars
+
+    def _stamped(self, k: int):
+        """``(block, instance, template-owned index)`` of the stamped variable with key ``k`` < 0."""
+        pos = position_of_key(k)
+        b = find_block(self._blocks, self._block_starts, pos)
+        i, j = divmod(pos - b.var_pos, b.n_vars)
+        return b, i, j
+
+    def _var_slot_of(self, k: int) -> int:
+        """Witness register of the variable with key ``k`` (traced or stamped)."""
+        if k >= 0:
+            return self._var_slot[k]
+        b, i, j = self._stamped(k)
+        return int(b.slot_of(i, b.slots[j]))
+
+    def _kind_of(self, k: int) -> int:
+        """0 (ONE), 1 (public), 2 (private) or 3 (a template parameter) of the variable with key ``k``."""
+        if k >= 0:
+            return self._var_kind[k]
+        b, _, j = self._stamped(k)
+        return int(b.kinds[j])
 
     @property
     def n_slots(self) -> int:
@@ -118,7 +151,7 @@ class ConstraintSystem:
         if len(t) == 1:
             ((k, v),) = t.items()
             if v == 1:
-                lc._slot = self._var_slot[k]
+                lc._slot = self._var_slot[k] if k >= 0 else self._var_slot_of(k)
                 return lc._slot
             if k == 0:
                 lc._slot = self._const_slot(v)
@@ -129,7 +162,7 @@ class ConstraintSystem:
         dst = self._new_slots()
         code = [OP_LC, dst, len(t)]
         for k, v in t.items():
-            code += (0 if v == 1 else self._const_id(v), self._var_slot[k])
+            code += (0 if v == 1 else self._const_id(v), self._var_slot[k] if k >= 0 else self._var_slot_of(k))
         self.code += code
         lc._slot = dst
         return dst
@@ -210,6 +243,8 @@ class ConstraintSystem:
         self.b.append(b.terms)
         self.c.append(c.terms)
         self.names.append(self._name(name))
+        if self._progress is not None and not len(self.a) & 0x3FFF:
+            self._progress.traced(self.n_constraints)
 
     def mul(self, x, y, name: str | None = None) -> Variable:
         """A new private variable ``v = x * y`` and the constraint ``x * y = v``."""
@@ -224,6 +259,8 @@ class ConstraintSystem:
         self.b.append(y.terms)
         self.c.append(v.terms)
         self.names.append(self._name(name))
+        if self._progress is not None and not len(self.a) & 0x3FFF:
+            self._progress.traced(self.n_constraints)
         return v
 
     def materialize(self, lc, name: str | None = None) -> Variable:
@@ -241,6 +278,38 @@ class ConstraintSystem:
         """Constrain ``x`` to 0 or 1 (one row ``x * (1 - x) = 0``)."""
         x = self._lc(x)
         self.enforce(x, lincomb(((1, self.one), (-1, x)), materialize=False), 0, name=name)
+
+    def repeat(self, fn, args, *, name: str | None = None):
+        """``[fn(cs, *a) for a in args]``, traced once and stamped ``len(args)`` times.
+
+        ``fn(cs, *a)`` is traced a single time on placeholder arguments; every instance then gets
+        copies of its rows, variables and witness ops with their indices offset (numpy, at
+        compile time), which gives the same R1CS rows in the same order, the same variable
+        numbering and the same witness as calling ``fn`` once per item (docs/circuits.md,
+        "Repeated sub-circuits"). Each item of ``args`` is a tuple of positional arguments (any
+        other item is the single argument). An argument is a variable or combination of this
+        system, a witness ``Value`` (inputs, hints), a list/tuple of those, or any other object
+        (an int, a name, an arity) that is the same in every item. ``fn`` must reach the
+        enclosing circuit only through its arguments, and every item must pass the same kinds of
+        arguments, aliased the same way (instance 0's trace is everyone's).
+
+        With ``name``, instance ``i`` runs in the namespace ``name`` with ``{i}`` replaced by
+        ``i``. Returns a sequence of the ``k`` results, built on access.
+
+        >>> cs = ConstraintSystem()
+        >>> root = cs.public(30)
+        >>> xs = [cs.private(v) for v in (1, 2, 3, 4)]
+        >>> sums = cs.repeat(lambda cs, x, r: x * x + r, [(x, root) for x in xs], name="sq{i}")
+        >>> cs.n_constraints, len(sums), sums[2].terms[root.index]   # one product per instance
+        (4, 4, 1)
+
+        Raises:
+            CircuitError: items of different structure, kinds, constants or aliasing, or ``fn``
+                using the enclosing system directly.
+        """
+        from cuzk.circuit.stamp import repeat  # stamp.py subclasses this class
+
+        return repeat(self, fn, args, name=name)
 
     @contextlib.contextmanager
     def namespace(self, name: str):

@@ -186,7 +186,7 @@ class Variable(LinearCombination):
 
     @property
     def is_public(self) -> bool:
-        return self.cs._var_kind[self.index] == 1
+        return self.cs._kind_of(self.index) == 1
 
     def __repr__(self):
         return "ONE" if self.index == 0 else f"Variable(v{self.index}, {'public' if self.is_public else 'private'})"

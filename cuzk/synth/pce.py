@@ -4,6 +4,8 @@ Layout (little-endian)::
 
     b"CUZKPCE\\0"  u32 version (=2)  u32 0  u64 header_len
     header: UTF-8 JSON {counts, digest, curve, inputs, names, arrays: [[name, dtype, shape, offset, nbytes]...]}
+        (names: a list, or for circuits with cs.repeat blocks the compact segments of
+        cuzk/synth/rownames.py, one entry per template rather than per row)
     raw array bytes (offsets relative to the end of the header): per matrix indptr, indices, a
         table of distinct coefficients and one int32 table index per nonzero; then the witness
         program (code, consts, var_slot)
@@ -43,6 +45,7 @@ from cuzk.field.conversions import is_canonical
 from cuzk.synth import kernels as K
 from cuzk.synth.program import WitnessProgram
 from cuzk.synth.r1cs import R1CS, CsrMatrix
+from cuzk.synth.rownames import decode_names, encode_names
 
 __all__ = ["save_pce", "load_pce", "PCE_MAGIC", "PCE_VERSION"]
 
@@ -78,7 +81,7 @@ def save_pce(path, r1cs: R1CS, program: WitnessProgram) -> None:
         "n_public": r1cs.n_public, "n_private": r1cs.n_private, "n_constraints": r1cs.n_constraints,
         "n_slots": program.n_slots, "digest": r1cs.digest, "curve": r1cs.curve,
         "inputs": [[n, list(s)] for n, s in program.inputs],
-        "names": list(r1cs.names), "arrays": table,
+        "names": encode_names(r1cs.names), "arrays": table,
     }).encode()
     h = hashlib.sha256()
     with atomic_write(path) as f:
@@ -213,9 +216,12 @@ def load_pce(path) -> tuple[R1CS, WitnessProgram]:
                     or np.any(np.diff(p) < 0) or cols.ndim != 1 or index.shape != cols.shape or table.ndim != 2
                     or table.shape[1] != limbs or (index.size and (index.min() < 0 or index.max() >= table.shape[0]))):
                 raise PceFormatError(f"{path}: malformed CSR matrix {label.upper()}")
-            mats.append(CsrMatrix(p, cols, np.ascontiguousarray(table[index]), table, index))
-        names = hdr["names"]
-        if not isinstance(names, list) or len(names) != n_cons or any(n is not None and not isinstance(n, str) for n in names):
+            mats.append(CsrMatrix(p, cols, coeff_table=table, coeff_index=index))  # data gathered on first use
+        try:
+            names = decode_names(hdr["names"])
+        except ValueError as e:
+            raise PceFormatError(f"{path}: names: {e}") from None
+        if len(names) != n_cons:
             raise PceFormatError(f"{path}: names must be a list of {n_cons} constraint names (strings or null)")
         r1cs = R1CS.build(n_pub, n_prv, *mats, names=names, curve=curve)
         if r1cs.digest != hdr["digest"]:

@@ -21,7 +21,8 @@ import numpy as np
 from cuzk.circuit import Circuit, ConstraintSystem
 from cuzk import curves
 from cuzk.errors import CircuitError, InputError
-from cuzk.synth.r1cs import R1CS, csr_from_rows
+from cuzk.synth.progress import Progress
+from cuzk.synth.r1cs import R1CS
 
 __all__ = ["WitnessProgram", "compile_circuit", "trace", "flatten_inputs"]
 
@@ -30,7 +31,7 @@ __all__ = ["WitnessProgram", "compile_circuit", "trace", "flatten_inputs"]
 class WitnessProgram:
     """What the interpreter runs per proof (see :mod:`cuzk.circuit.ops` for the op layout)."""
 
-    code: np.ndarray  # int64 flat ops
+    code: np.ndarray  # flat ops: int32 when every register/constant/input index fits, else int64
     consts: np.ndarray  # (k, L) uint64 Montgomery of the curve's Fr; consts[0] = one
     n_slots: int  # registers
     var_slot: np.ndarray  # int64 (n_vars,): register of each variable, final numbering
@@ -75,7 +76,7 @@ def _check_shapes(shapes) -> tuple:
     return tuple(out)
 
 
-def trace(circuit, curve: str | None = None) -> tuple[ConstraintSystem, tuple]:
+def trace(circuit, curve: str | None = None, progress: Progress | None = None) -> tuple[ConstraintSystem, tuple]:
     """Run ``circuit.define`` once on symbolic inputs over ``curve``'s Fr (default BLS12-381);
     returns the recorder and input spec."""
     if not callable(getattr(circuit, "define", None)):
@@ -83,6 +84,9 @@ def trace(circuit, curve: str | None = None) -> tuple[ConstraintSystem, tuple]:
     shapes = circuit.input_shapes() if isinstance(circuit, Circuit) else Circuit.input_shapes(circuit)
     spec = _check_shapes(shapes)
     cs = ConstraintSystem(curve)
+    if progress is not None:
+        progress.stage("trace", None)
+        cs._progress = progress
     args = {name: _placeholders(cs, name, shape) for name, shape in spec}
     try:
         inspect.signature(circuit.define).bind(cs, **args)
@@ -91,36 +95,29 @@ def trace(circuit, curve: str | None = None) -> tuple[ConstraintSystem, tuple]:
     except ValueError:  # no introspectable signature: let the call itself decide
         pass
     circuit.define(cs, **args)
+    cs._progress = None
     return cs, spec
 
 
-def compile_circuit(circuit, curve: str | None = None) -> tuple[R1CS, WitnessProgram]:
+def compile_circuit(circuit, curve: str | None = None, *, progress=None) -> tuple[R1CS, WitnessProgram]:
     """Trace ``circuit`` over ``curve``'s Fr (a name or alias; default BLS12-381) and build its
-    R1CS (CSR, renumbered ONE/public/private, ``r1cs.curve`` set) and program.
+    R1CS (CSR, renumbered ONE/public/private, ``r1cs.curve`` set) and program; blocks of
+    ``cs.repeat`` are placed with numpy (:mod:`cuzk.synth.placement`).
+
+    ``progress``: None (a bar on a terminal after 2 s), False, or ``callable(stage, done,
+    total)`` (:mod:`cuzk.synth.progress`).
 
     Raises:
         cuzk.errors.UnsupportedCurveError: unknown curve.
     """
-    cs, spec = trace(circuit, curve)
-    field = curves.get(cs.curve).Fr
-    kinds = np.asarray(cs._var_kind, dtype=np.int8)
-    pub = np.flatnonzero(kinds == 1)
-    prv = np.flatnonzero(kinds == 2)
-    perm = np.zeros(kinds.shape[0], dtype=np.int64)  # internal index -> final index
-    perm[pub] = 1 + np.arange(pub.shape[0])
-    perm[prv] = 1 + pub.shape[0] + np.arange(prv.shape[0])
-    var_slot = np.empty(kinds.shape[0], dtype=np.int64)
-    var_slot[perm] = np.asarray(cs._var_slot, dtype=np.int64)
-    mats = [csr_from_rows(rows, perm, field) for rows in (cs.a, cs.b, cs.c)]
-    r1cs = R1CS.build(int(pub.shape[0]), int(prv.shape[0]), *mats, names=cs.names, curve=cs.curve)
-    prog = WitnessProgram(
-        code=np.asarray(cs.code, dtype=np.int64),
-        consts=field.from_ints(cs.consts),
-        n_slots=cs.n_slots,
-        var_slot=var_slot,
-        inputs=spec,
-    )
-    return r1cs, prog
+    from cuzk.synth.placement import compile_system  # placement imports WitnessProgram from here
+
+    rep = Progress.of(progress)
+    try:
+        cs, spec = trace(circuit, curve, rep)
+        return compile_system(cs, spec, rep)
+    finally:
+        rep.close()
 
 
 def _flatten(name, value, shape, out, field):  # field: (modulus, "BN254 Fr")

@@ -27,21 +27,39 @@ import numpy as np
 from cuzk import curves
 from cuzk.errors import R1csFormatError
 from cuzk.synth.binfile import Cursor, check_prime, read_container, write_container
+from cuzk.synth.rownames import RowNames
 
-__all__ = ["CsrMatrix", "R1CS", "csr_from_rows", "read_r1cs", "r1cs_digest"]
+__all__ = ["CsrMatrix", "R1CS", "R1csHasher", "csr_from_rows", "read_r1cs", "r1cs_digest"]
 
 
 @attrs.frozen(eq=False)
 class CsrMatrix:
-    """A sparse matrix in CSR form with Montgomery Fr coefficients (of the owning R1CS's curve)."""
+    """A sparse matrix in CSR form with Montgomery Fr coefficients (of the owning R1CS's curve).
+
+    ``data`` may be given, or left to be gathered from ``coeff_table[coeff_index]`` on first
+    use: a compiled circuit keeps 4 bytes per nonzero until a synthesis needs the 32.
+    """
 
     indptr: np.ndarray  # int64 (rows + 1,)
     indices: np.ndarray  # int32 (nnz,) column = variable index
-    data: np.ndarray  # uint64 (nnz, L) Montgomery, L = the curve's Fr limbs
+    _data: np.ndarray | None = None  # uint64 (nnz, L) Montgomery, L = the curve's Fr limbs; see data
     # Optional factorization data == coeff_table[coeff_index]: circuits reuse few distinct
     # coefficients, so the PCE file stores this form (4 bytes per nonzero instead of 32).
     coeff_table: np.ndarray | None = None
     coeff_index: np.ndarray | None = None
+
+    def __attrs_post_init__(self):
+        if self._data is None and (self.coeff_table is None or self.coeff_index is None):
+            raise ValueError("a CsrMatrix needs data or both coeff_table and coeff_index")
+
+    @property
+    def data(self) -> np.ndarray:
+        """uint64 (nnz, L) Montgomery coefficients (gathered from the factored form once)."""
+        d = self._data
+        if d is None:
+            d = np.take(self.coeff_table, self.coeff_index, axis=0) if self.nnz else np.zeros((0, self.coeff_table.shape[1]), np.uint64)
+            object.__setattr__(self, "_data", d)  # a cache: two racing threads store equal arrays
+        return d
 
     def factored(self) -> tuple[np.ndarray, np.ndarray]:
         """``(table, index)`` with ``data == table[index]`` (computed if not kept from compile)."""
@@ -99,14 +117,48 @@ def csr_from_rows(rows, perm: np.ndarray | None, field) -> CsrMatrix:
     )
 
 
+_HASH_ROWS = 1 << 15  # rows of coefficients gathered per hash update (1 MiB)
+
+
+def _bytes_view(a: np.ndarray, dtype: str):
+    """The array's bytes in ``dtype`` through the buffer protocol: hashing a gigabyte matrix
+    makes no copy of it (``tobytes`` did)."""
+    a = np.ascontiguousarray(a, dtype)
+    return memoryview(a).cast("B") if a.size else b""
+
+
+class R1csHasher:
+    """:func:`r1cs_digest` fed one matrix at a time (the stamped compile hashes a finished
+    matrix on another thread while it places the next)."""
+
+    def __init__(self, n_public: int, n_private: int, n_constraints: int):
+        self._h = hashlib.sha256(b"cuzk-r1cs-v1")
+        self._h.update(struct.pack("<QQQ", n_public, n_private, n_constraints))
+
+    def add(self, m: "CsrMatrix") -> None:
+        h = self._h
+        h.update(_bytes_view(m.indptr, "<i8"))
+        h.update(_bytes_view(m.indices, "<i4"))
+        if m._data is not None:
+            h.update(_bytes_view(m.data, "<u8"))
+            return
+        # the same bytes as data, gathered a cache-sized chunk at a time
+        idx, table = m.coeff_index, np.ascontiguousarray(m.coeff_table, "<u8")
+        buf = np.empty((min(idx.shape[0], _HASH_ROWS), table.shape[1]), dtype="<u8")
+        for a in range(0, idx.shape[0], _HASH_ROWS):
+            part = buf[:min(_HASH_ROWS, idx.shape[0] - a)]
+            np.take(table, idx[a:a + part.shape[0]], axis=0, out=part)
+            h.update(_bytes_view(part, "<u8"))
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest()
+
+
 def r1cs_digest(n_public: int, n_private: int, n_constraints: int, mats) -> str:
     """sha256 over the counts and the three matrices (little-endian raw arrays)."""
-    h = hashlib.sha256(b"cuzk-r1cs-v1")
-    h.update(struct.pack("<QQQ", n_public, n_private, n_constraints))
+    h = R1csHasher(n_public, n_private, n_constraints)
     for m in mats:
-        h.update(np.ascontiguousarray(m.indptr, "<i8").tobytes())
-        h.update(np.ascontiguousarray(m.indices, "<i4").tobytes())
-        h.update(np.ascontiguousarray(m.data, "<u8").tobytes())
+        h.add(m)
     return h.hexdigest()
 
 
@@ -124,13 +176,15 @@ class R1CS:
     a: CsrMatrix
     b: CsrMatrix
     c: CsrMatrix
-    names: tuple  # per row: name or None
+    names: tuple  # per row: name or None (a RowNames sequence for stamped circuits)
     digest: str
     curve: str = curves.DEFAULT
 
     @classmethod
-    def build(cls, n_public, n_private, a, b, c, names=None, *, curve: str | None = None) -> "R1CS":
-        """Check shapes and compute the digest; ``curve``: a name or alias (default BLS12-381)."""
+    def build(cls, n_public, n_private, a, b, c, names=None, *, curve: str | None = None,
+              digest: str | None = None) -> "R1CS":
+        """Check shapes and compute the digest; ``curve``: a name or alias (default BLS12-381);
+        ``digest``: already computed by the caller with :class:`R1csHasher` over these matrices."""
         curve = curves.canonical(curve)
         limbs = curves.resolve(curve).fr.limbs
         n = a.n_rows
@@ -138,13 +192,21 @@ class R1CS:
         for label, m in (("A", a), ("B", b), ("C", c)):
             if m.n_rows != n:
                 raise R1csFormatError(f"matrix {label} has {m.n_rows} rows, A has {n}")
-            if m.data.ndim != 2 or m.data.shape[1] != limbs:
-                raise R1csFormatError(f"matrix {label} has coefficients of shape {m.data.shape[1:]}, "
+            coeffs = m._data if m._data is not None else m.coeff_table  # no gather for a shape check
+            if coeffs.ndim != 2 or coeffs.shape[1] != limbs:
+                raise R1csFormatError(f"matrix {label} has coefficients of shape {coeffs.shape[1:]}, "
                                       f"{curves.resolve(curve).title} Fr needs ({limbs},)")
             if m.nnz and (int(m.indices.min()) < 0 or int(m.indices.max()) >= n_vars):
                 raise R1csFormatError(f"matrix {label} references a variable outside [0, {n_vars})")
-        names = tuple(names) if names is not None else (None,) * n
-        return cls(n_public, n_private, n, a, b, c, names, r1cs_digest(n_public, n_private, n, (a, b, c)), curve)
+        if names is None:
+            names = (None,) * n
+        elif not isinstance(names, RowNames):  # stamped circuits name rows on demand
+            names = tuple(names)
+        if len(names) != n:
+            raise R1csFormatError(f"{len(names)} constraint names for {n} rows")
+        if digest is None:
+            digest = r1cs_digest(n_public, n_private, n, (a, b, c))
+        return cls(n_public, n_private, n, a, b, c, names, digest, curve)
 
     @property
     def field(self):

@@ -63,6 +63,8 @@ class Synthesizer:
             :class:`cuzk.errors.UnsatisfiedConstraint` naming the first failing row).
         threads: Numba threads for the mat-vecs; 1 (default) keeps each synthesis on its
             calling thread so pipeline workers can share the cores.
+        progress: compile progress: None (a bar on a terminal once compiling takes over 2 s),
+            False (silent) or ``callable(stage, done, total)`` (:mod:`cuzk.synth.progress`).
 
     Raises:
         cuzk.errors.ValueDependentTraceError: ``define`` branched on an input value.
@@ -70,8 +72,8 @@ class Synthesizer:
         cuzk.errors.UnsupportedCurveError: unknown curve.
     """
 
-    def __init__(self, circuit, *, check: bool = False, threads: int = 1, curve: str | None = None):
-        r1cs, program = compile_circuit(circuit, curve)
+    def __init__(self, circuit, *, check: bool = False, threads: int = 1, curve: str | None = None, progress=None):
+        r1cs, program = compile_circuit(circuit, curve, progress=progress)
         self._init(r1cs, program, check, threads)
         self.circuit = circuit
 

@@ -27,11 +27,18 @@ class GilSynth:
     ``synthesize(x, mode)``: "ok"; "raise" (ValueError); "unpicklable" (UnpicklableError);
     "exit" (os._exit(7)); "segv" (SIGSEGV to itself); "unsendable" (a result whose public
     inputs cannot be pickled); "sleep" (writes its pid to ``pidfile``,
-    then sleeps until killed); "exit_system" (SystemExit, which must fail only the job).
+    then sleeps until killed); "exit_system" (SystemExit, which must fail only the job); "warm"
+    (public inputs: the Numba specialisations of the synthesis modules its process had loaded
+    before this job, cuzk/engine/synth_warmup.py, and whether its ``warm_up()`` hook ran there).
     """
+
+    warmed = False
 
     def __init__(self, n: int = 20000):
         self.n = n
+
+    def warm_up(self) -> None:
+        self.warmed = True
 
     def estimate_bytes(self) -> int:
         return 1234
@@ -47,6 +54,12 @@ class GilSynth:
             os.kill(os.getpid(), signal.SIGSEGV)
         if mode == "exit_system":
             raise SystemExit(3)
+        if mode == "warm":
+            from cuzk.engine.synth_warmup import PREFIXES, _dispatchers
+
+            loaded = sum(len(d.signatures) for d in _dispatchers(PREFIXES))
+            z = np.zeros((2, 4), dtype=np.uint64)
+            return Synthesized(z=z, a=z, b=z, c=z, public_inputs=[loaded, int(self.warmed)], digest="warm")
         if mode == "unsendable":  # arrays go to shared memory, then pickling the rest fails
             z = np.zeros((2, 4), dtype=np.uint64)
             return Synthesized(z=z, a=z, b=z, c=z, public_inputs=[lambda: 0], digest="gil")

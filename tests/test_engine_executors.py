@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from cuzk.circuits import Cube
-from cuzk.engine import executors, shared_arrays, synth_worker
+from cuzk.engine import executors, shared_arrays, synth_warmup, synth_worker
 from cuzk.engine.executors import make_executor
 from cuzk.engine.shared_arrays import PREFIX
 from cuzk.errors import (ExecutorClosedError, InputError, RemoteSynthesisError, SynthesisWorkerDied,
@@ -61,7 +61,7 @@ def _same(w1, w2) -> None:
 
 
 def test_module_doctests():
-    for mod in (executors, shared_arrays, synth_worker):
+    for mod in (executors, shared_arrays, synth_worker, synth_warmup):
         assert doctest.testmod(mod).failed == 0, mod.__name__
 
 
@@ -284,3 +284,18 @@ def test_close_waits_for_the_running_job_then_stops_every_worker(tmp_path):
         ex.close(wait=True)
         assert running.result(timeout=WAIT).public_inputs[0] == 9  # finished, not failed
     assert not pids & _workers()
+
+
+def test_workers_run_the_warm_up_hook_and_the_warm_up_loads_cached_code_without_compiling(gil_ex):
+    import numba
+
+    from cuzk.synth.kernels import csr_matvec
+
+    assert gil_ex.synthesize(x=1, mode="warm").public_inputs[1] == 1  # the worker ran warm_up() before its job
+    z = np.zeros((2, 4), np.uint64)
+    csr_matvec(np.array([0, 1], np.int64), np.array([0], np.int32), z[:1].copy(), z)  # on disk in Numba's cache
+    fresh = numba.njit(cache=True, nogil=True)(csr_matvec.py_func)  # as a new worker process sees it
+    assert synth_warmup._load_cached(fresh, stop=lambda: True) == 0  # a waiting job stops it at once
+    assert synth_warmup._load_cached(fresh, stop=lambda: False) >= 1 and len(fresh.signatures) >= 1
+    assert not fresh.stats.cache_misses  # loaded, never compiled
+    assert synth_warmup.warm_up(GilSynth()) >= 0  # in-process: loads what is missing, never raises

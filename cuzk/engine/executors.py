@@ -15,7 +15,8 @@ Both executors offer the same blocking call, safe from several threads at once::
 
 * Workers are started when the executor is made (``spawn`` by default, or ``forkserver``; never
   ``fork``: forking a parent whose TBB/OpenMP threads run is unsafe), and each gets the
-  synthesizer once. It is pickled — so it must be picklable (cuzk's circom synthesizer is: it
+  synthesizer once. Once ready, each warms itself in the background (Numba's cached machine
+  code for its synthesizer, :mod:`cuzk.engine.synth_warmup`), so the first job does not pay for it. It is pickled — so it must be picklable (cuzk's circom synthesizer is: it
   travels as its R1CS and ``.wasm`` path and each worker instantiates the WASM module again) —
   or, for one that is not, pass ``factory=``: a picklable callable that builds it in each
   worker, e.g. ``functools.partial(synthesizer_from_circom, "c.r1cs", "c.wasm")``. Only this
@@ -64,7 +65,7 @@ _log = logging.getLogger("cuzk.engine.executors")
 
 
 def make_executor(kind: str, synthesizer=None, *, factory=None, workers: int = 1, start_method: str = "spawn",
-                  start_timeout: float = 300.0):
+                  start_timeout: float = 300.0, warm_up: bool = True):
     """A synthesis executor of ``kind`` ``"threads"`` or ``"processes"``.
 
     Args:
@@ -79,6 +80,9 @@ def make_executor(kind: str, synthesizer=None, *, factory=None, workers: int = 1
             (``"threads"``).
         start_method: ``"spawn"`` (default) or ``"forkserver"``, for ``"processes"``.
         start_timeout: seconds to wait for a worker process to report ready.
+        warm_up: (``"processes"``) each worker loads its synthesizer's Numba code from Numba's
+            cache right after it is ready, in the background, so the first job does not
+            (:mod:`cuzk.engine.synth_warmup`); False: the first job loads it.
 
     Raises:
         InputError: unknown ``kind``/``start_method``, ``workers`` < 1, neither or both of
@@ -107,7 +111,7 @@ def make_executor(kind: str, synthesizer=None, *, factory=None, workers: int = 1
     if start_method not in START_METHODS:
         raise InputError(f"start_method must be one of {START_METHODS}, got {start_method!r}")
     return ProcessExecutor(synthesizer, factory=factory, workers=workers, start_method=start_method,
-                           start_timeout=start_timeout)
+                           start_timeout=start_timeout, warm_up=warm_up)
 
 
 class _EstimateMixin:
@@ -176,10 +180,10 @@ class ThreadExecutor(_EstimateMixin):
 class _Worker:
     """One worker process and the parent's end of its pipe."""
 
-    def __init__(self, ctx, payload: bytes, index: int):
+    def __init__(self, ctx, payload: bytes, index: int, warm: bool = True):
         self.index = index
         self.conn, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=worker_main, args=(child, payload), name=f"cuzk-synthproc-{index}",
+        self.proc = ctx.Process(target=worker_main, args=(child, payload, warm), name=f"cuzk-synthproc-{index}",
                                 daemon=True)
         self.proc.start()
         child.close()  # only the worker holds that end now: its death closes the pipe
@@ -284,7 +288,7 @@ class ProcessExecutor(_EstimateMixin):
     kind = "processes"
 
     def __init__(self, synthesizer=None, *, factory=None, workers: int = 1, start_method: str = "spawn",
-                 start_timeout: float = 300.0):
+                 start_timeout: float = 300.0, warm_up: bool = True):
         how, obj = ("synthesizer", synthesizer) if synthesizer is not None else ("factory", factory)
         try:
             self._payload = _dumps((how, obj))
@@ -296,13 +300,14 @@ class ProcessExecutor(_EstimateMixin):
             ) from None
         self.workers = workers
         self.start_method = start_method
+        self.warm_up = bool(warm_up)
         self._ctx = multiprocessing.get_context(start_method)
         self._cond = threading.Condition()
         self._closed = False
         self._stopping = 0  # workers being stopped after close() by the thread that used them
         self._lost: str | None = None  # why the last worker could not be replaced
         self._next_index = workers
-        started = [_Worker(self._ctx, self._payload, i) for i in range(workers)]
+        started = [_Worker(self._ctx, self._payload, i, self.warm_up) for i in range(workers)]
         try:
             for w in started:
                 w.wait_ready(start_timeout)
@@ -365,7 +370,7 @@ class ProcessExecutor(_EstimateMixin):
                 return None
             index, self._next_index = self._next_index, self._next_index + 1
         try:
-            return _Worker(self._ctx, self._payload, index)
+            return _Worker(self._ctx, self._payload, index, self.warm_up)
         except Exception as e:  # cannot start a process at all: run on with fewer workers
             _log.exception("cuzk: could not start a replacement synthesis worker")
             self._lost = f"{why}; starting a replacement failed: {e!r}"

@@ -6,7 +6,8 @@ process run the same cuzk, so pickles only cross between them, never from a user
 * parent → worker at start: the pickled ``("synthesizer", obj)`` or ``("factory", callable)``
   payload, as the process's argument;
 * worker → parent once: ``("ready", {"pid", "estimate_bytes"})`` or ``("fatal", error)`` when the
-  synthesizer cannot be built (the process then exits);
+  synthesizer cannot be built (the process then exits); after "ready" the worker warms itself
+  (:mod:`cuzk.engine.synth_warmup`) unless started with ``warm=False``, and only then reads jobs;
 * parent → worker per job: ``("job", segment name, inputs)``; worker → parent:
   ``("ok", result class, layout, other fields)`` with the result's arrays in the named
   shared-memory segment (:mod:`cuzk.engine.shared_arrays`), or ``("err", error)``;
@@ -83,7 +84,7 @@ def _build(payload: bytes):
     return synth
 
 
-def worker_main(conn, payload: bytes) -> None:
+def worker_main(conn, payload: bytes, warm: bool = True) -> None:
     """Entry point of a worker process (spawned or forkserver'd; never forked from a threaded parent)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -94,6 +95,10 @@ def worker_main(conn, payload: bytes) -> None:
         conn.close()
         return
     conn.send(("ready", info))
+    if warm:  # the parent does not wait for this; a first job waits in the pipe meanwhile
+        from cuzk.engine.synth_warmup import warm_up
+
+        warm_up(synth, stop=conn.poll)  # a job waiting in the pipe ends it
     while True:
         try:
             msg = conn.recv()

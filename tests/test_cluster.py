@@ -85,7 +85,7 @@ def test_proofs_verify_across_the_nodes_and_status_shows_the_actors(engine, cube
     _, _, vk = cube
     fs = {s: engine.submit("cube", Cube().sample_inputs(seed=s)) for s in range(1, 7)}
     for s, f in fs.items():
-        proof = f.result(timeout=120)
+        proof = f.result(timeout=300)
         assert verify(vk, _public(s), proof) and not verify(vk, [_public(s)[0] + 1], proof)
         assert f.timings.prove_s > 0
     st = engine.status()
@@ -179,7 +179,7 @@ def test_killed_actor_then_killed_node_lose_no_job(engine, cluster, cube):
     time.sleep(0.2)  # inside the prover's sleep
     ray.kill(slot.actor, no_restart=True)
     for s, f in zip(range(20, 26), fs):
-        assert verify(vk, _public(s), f.result(timeout=120))
+        assert verify(vk, _public(s), f.result(timeout=300))
     st = engine.status()["cluster"]
     assert st["retries"] >= 1
     deadline = time.monotonic() + 90
@@ -197,7 +197,7 @@ def test_killed_actor_then_killed_node_lose_no_job(engine, cluster, cube):
     time.sleep(0.2)
     c.remove_node(victim)
     for s, f in zip(range(30, 38), fs2):
-        assert verify(vk, _public(s), f.result(timeout=180))
+        assert verify(vk, _public(s), f.result(timeout=300))
     time.sleep(0.2)
     assert all(n == 1 for n in calls.values()) and len(calls) == 14
     done = Counter(e.job_id for e in engine.timeline.events() if e.kind in (K.JOB_DONE, K.JOB_FAILED)

@@ -1,9 +1,11 @@
 """Benchmark the Numba CPU kernels: NTT/iNTT and G1/G2 MSM against arkworks in the same process.
 
 The baseline is ``multiexp_unchecked`` of the PyPI package ``py-arkworks-bls12381`` (a
-benchmark-only dependency: ``pip install py-arkworks-bls12381``); its result is also checked
-against ours, so the benchmark doubles as a cross-implementation test. Times are best-of-N wall
-clock; "cpu" is the process CPU time of the same run, so cpu/wall shows how many cores worked.
+benchmark-only dependency: ``pip install cuzk[bench]``; one thread); its result is also checked
+against ours, so the benchmark doubles as a cross-implementation test. NTT times are best-of-N
+wall clock ("cpu": process CPU time of the same run). MSM times are medians of N alternating
+runs of: the endomorphism-split MSM (``endo=True``; the default splits small MSMs), the unsplit one
+(``endo=False``), each on 1 thread and on all, and arkworks.
 
     python3 benchmarks/kernels_bench.py                       # defaults below
     python3 benchmarks/kernels_bench.py --msm 14 --g2 12 --ntt 16 --repeat 2
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import statistics
 import sys
 import time
 
@@ -71,25 +74,52 @@ def _same(group, ours, ark_point):
     return ark_point.to_xy_bytes_be() == b"".join(c.to_bytes(48, "big") for c in flat)
 
 
+def _median_runs(variants, repeat):
+    """Median wall seconds of each variant, the variants alternating run by run (a noisy shared
+    machine then slows them alike); plus each variant's last result."""
+    walls = {k: [] for k in variants}
+    out = {}
+    for _ in range(repeat):
+        for k, fn in variants.items():
+            t0 = time.perf_counter()
+            out[k] = fn()
+            walls[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in walls.items()}, out
+
+
 def bench_msm(name, group, log_n, repeat, threads):
+    """The MSM with the endomorphism split (GLV on G1, GLS on G2; ``endo=True``)
+    against the unsplit MSM (``endo=False``, the previous kernel) and arkworks, same points and
+    scalars, alternating runs, medians; 1 thread (per core) and ``threads`` threads."""
     n = 1 << log_n
     scalars = _scalars(n)
     mul = cpu.batch_mul_g1 if group is G1 else cpu.batch_mul_g2
     points = mul(group.generator(), _scalars(n))
-    fn = cpu.msm_g1 if group is G1 else cpu.msm_g2
-    fn(points[:64], scalars[:64], threads=1)  # compile / load cache outside the timing
-    fn(points[:4096], scalars[:4096], threads=threads)
-    t1, c1, r1 = _timed(lambda: fn(points, scalars, threads=1), repeat)
-    tt, ct, rt = _timed(lambda: fn(points, scalars, threads=threads), repeat)
-    assert group.eq(r1, rt), "1-thread and multi-thread MSM differ"
-    line = f"{name} MSM 2^{log_n}: 1 thread {t1:.3f} s (cpu {c1:.3f}); {threads} threads {tt:.3f} s (cpu {ct:.3f})"
+    g = "g1" if group is G1 else "g2"
+    for endo in (True, False):  # compile / load cache outside the timing
+        cpu.msm(g, points[:64], scalars[:64], 1, endo=endo)
+        cpu.msm(g, points[:4096], scalars[:4096], threads, endo=endo)
+    variants = {
+        "new1": lambda: cpu.msm(g, points, scalars, 1, endo=True),
+        "old1": lambda: cpu.msm(g, points, scalars, 1, endo=False),
+        "newT": lambda: cpu.msm(g, points, scalars, threads, endo=True),
+        "oldT": lambda: cpu.msm(g, points, scalars, threads, endo=False),
+    }
     ark = _ark(group, points, scalars)
+    if ark is not None:
+        cls, pts, ks = ark
+        variants["ark"] = lambda: cls.multiexp_unchecked(pts, ks)
+    t, out = _median_runs(variants, repeat)
+    assert all(group.eq(out["new1"], out[k]) for k in ("old1", "newT", "oldT")), "MSM variants differ"
+    line = (f"{name} MSM 2^{log_n} (median of {repeat}): 1 thread split {t['new1']:.3f} s, unsplit {t['old1']:.3f} s "
+            f"(split/unsplit {t['new1'] / t['old1']:.2f}x); {threads} threads split {t['newT']:.3f} s, unsplit "
+            f"{t['oldT']:.3f} s ({t['newT'] / t['oldT']:.2f}x)")
     if ark is None:
-        return line + "; arkworks: not installed"
-    cls, pts, ks = ark
-    ta, _, ra = _timed(lambda: cls.multiexp_unchecked(pts, ks), max(1, repeat - 1))
-    ok = _same(group, rt, ra)
-    return line + f"; arkworks {ta:.3f} s; ratio {tt / ta:.2f}x (1 thread {t1 / ta:.2f}x); results equal: {ok}"
+        return line + "; arkworks: not installed (pip install py-arkworks-bls12381)"
+    ok = _same(group, out["new1"], out["ark"])
+    return line + (f"; arkworks (1 thread) {t['ark']:.3f} s; per core split {t['new1'] / t['ark']:.2f}x, unsplit "
+                   f"{t['old1'] / t['ark']:.2f}x arkworks; {threads} threads split {t['newT'] / t['ark']:.2f}x; "
+                   f"results equal: {ok}")
 
 
 def bench_ntt(log_n, repeat, threads):

@@ -156,7 +156,8 @@ class CurveBundle:
             if self._legacy():
                 return cpu
             return cpu.CpuKernels(self.Fr, self.spec.fq, self.module("msm_kernels_g1"),
-                                  self.module("msm_kernels_g2"), self.module("ntt_kernels"), self.spec.name)
+                                  self.module("msm_kernels_g2"), self.module("ntt_kernels"), self.spec.name,
+                                  g1=self.spec.g1, g2=self.spec.g2, fq2_nonresidue=self.spec.fq2_nonresidue)
 
         return self._get("kernels", make)
 

@@ -19,14 +19,15 @@ Arrays follow DESIGN §3: Fr elements (n, 4) uint64 Montgomery, G1 affine (n, 2,
 
 from types import ModuleType
 
+from cuzk.curve.params import CurveParams
 from cuzk.errors import InputError
 from cuzk.field.params import FieldParams
 from cuzk.field.prime_field import Fr, PrimeField
 from cuzk.kernels import msm_cpu
-from cuzk.kernels.msm_cpu import MsmGroup, batch_mul_g1, batch_mul_g2, msm_g1, msm_g2
+from cuzk.kernels.msm_cpu import MsmGroup, batch_mul_g1, batch_mul_g2, msm, msm_g1, msm_g2
 from cuzk.kernels.ntt_cpu import CpuNtt, h_pointwise, ntt, powers
 
-__all__ = ["ntt", "h_pointwise", "powers", "msm_g1", "msm_g2", "stage", "to_canonical", "device_timer", "batch_mul_g1",
+__all__ = ["ntt", "h_pointwise", "powers", "msm", "msm_g1", "msm_g2", "stage", "to_canonical", "device_timer", "batch_mul_g1",
            "batch_mul_g2", "CpuKernels"]
 
 
@@ -87,15 +88,19 @@ class CpuKernels:
         fq: the curve's base field parameters.
         msm_g1, msm_g2, ntt_kernels: its generated ``msm_kernels_g1/g2`` and ``ntt_kernels`` modules.
         name: the curve's name, for ``repr``.
+        g1, g2, fq2_nonresidue: the curve's group parameters and Fq2 non-residue (its spec's
+            ``g1``, ``g2``, ``fq2_nonresidue``), from which the MSMs derive their GLV/GLS
+            splits; without them the MSMs run unsplit.
     """
 
     def __init__(self, fr: PrimeField, fq: FieldParams, msm_g1: ModuleType, msm_g2: ModuleType,
-                 ntt_kernels: ModuleType, name: str):
+                 ntt_kernels: ModuleType, name: str, *, g1: CurveParams | None = None,
+                 g2: CurveParams | None = None, fq2_nonresidue: int | None = None):
         self.name = name
         self._fr = fr
         self._ntt = CpuNtt(fr.params, ntt_kernels)
-        self._g1 = MsmGroup("g1", msm_g1, 1, fq, fr.params)
-        self._g2 = MsmGroup("g2", msm_g2, 2, fq, fr.params)
+        self._g1 = MsmGroup("g1", msm_g1, 1, fq, fr.params, g1, fq2_nonresidue)
+        self._g2 = MsmGroup("g2", msm_g2, 2, fq, fr.params, g2, fq2_nonresidue)
 
     def __repr__(self) -> str:
         return f"<cuzk CPU kernels of {self.name}>"
@@ -112,12 +117,12 @@ class CpuKernels:
         """As :func:`powers`: ``[scale·x^0, ..., scale·x^(n-1)]`` as (n, L) Montgomery Fr rows."""
         return self._ntt.powers(x, n, scale)
 
-    def msm(self, group: str, points, scalars, threads=None, *, method=None, window=None):
+    def msm(self, group: str, points, scalars, threads=None, *, method=None, window=None, endo=None):
         """As :func:`cuzk.kernels.msm_cpu.msm` for this curve's ``group`` ("g1" | "g2")."""
         if group not in ("g1", "g2"):
             raise InputError(f"group must be 'g1' or 'g2', got {group!r}")
         g = self._g1 if group == "g1" else self._g2
-        return msm_cpu.msm(g, points, scalars, threads, method=method, window=window)
+        return msm_cpu.msm(g, points, scalars, threads, method=method, window=window, endo=endo)
 
     def msm_g1(self, points, scalars, threads=None):
         """As :func:`msm_g1`: Σ scalars[i]·points[i] over the curve's G1."""

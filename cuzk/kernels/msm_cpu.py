@@ -1,9 +1,19 @@
 """Pippenger MSM and fixed-base batch multiplication on the CPU (drivers over Numba kernels).
 
-``msm`` picks the bucket method and window width from a cost model counted in field
-multiplications (calibrated on this project's kernels, see docs/perf/kernels.md), computes
-signed digits once, and runs the windows as tasks on ``threads`` threads (``cpu_threads``;
-windows are independent, and 20-odd of them keep 2-16 cores busy with dynamic scheduling).
+``msm`` splits every scalar with the group's endomorphism (GLV on G1: 2 parts of ~128 bits with
+bases P, φ(P); GLS on G2: 4 parts of ~64 bits with bases ψ^i(P); ``cuzk.kernels.glv``), picks
+the bucket method and window width for the d·n-point, short-scalar MSM from a cost model counted
+in field multiplications (calibrated on this project's kernels, see docs/perf/kernels.md), and
+runs it in two phases on ``threads`` threads (``cpu_threads``, dynamic scheduling): point chunks
+(split, ±endo^i(P), signed digits), then windows (cut into point slices when there are too few
+windows to keep every thread busy). ``endo=False`` runs the plain 255-bit MSM (the baseline the
+tests and benchmarks compare with).
+
+The split halves (G1) or quarters (G2) the bucket reductions but not the bucket additions, and
+the additions of its d·n-point windows measure dearer per addition as the windows grow: one
+thread, split/unsplit (docs/perf/kernels.md) G1 0.86 at 2^10, 0.96 at 2^14, 0.98 at 2^15, 1.00
+at 2^16; G2 0.80 at 2^10, 0.94 at 2^13, 1.01 at 2^14. So by default (``endo=None``) the split
+runs while the d·n split points take at most ``_SPLIT_MAX_BYTES`` (G1 up to 2^15, G2 up to 2^13).
 
     >>> import numpy as np
     >>> from cuzk.curve import G1
@@ -21,12 +31,13 @@ from types import ModuleType
 import attrs
 import numpy as np
 
+from cuzk.curve.params import G1_PARAMS, G2_PARAMS, CurveParams
 from cuzk.errors import InputError
-from cuzk.field.params import FQ, FR, FieldParams
-from cuzk.kernels import msm_kernels_g1, msm_kernels_g2
+from cuzk.field.params import FQ, FQ2_NONRESIDUE, FR, FieldParams
+from cuzk.kernels import glv, glv_kernels, msm_kernels_g1, msm_kernels_g2
 from cuzk.kernels.checks import check_field_rows, check_points
 from cuzk.kernels.cpu_threads import resolve_threads, run_phases
-from cuzk.kernels.scalar_digits import SCALAR_BITS, num_windows, signed_digits, top_bits
+from cuzk.kernels.scalar_digits import SCALAR_BITS, num_windows, signed_digits, signed_digits_range, top_bits
 
 __all__ = ["msm", "msm_g1", "msm_g2", "batch_mul", "batch_mul_g1", "batch_mul_g2", "choose_msm", "METHODS",
            "MsmGroup"]
@@ -43,6 +54,8 @@ class MsmGroup:
         kernels: the group's generated ``msm_kernels_<name>`` module.
         degree: 1 (coordinates in Fq) or 2 (in Fq2).
         fq, fr: the base field (coordinates) and the scalar field (scalars, 4 limbs).
+        curve, fq2_nonresidue: the group's parameters and the curve's Fq2 non-residue, from
+            which the endomorphism split is derived (None: no split, plain MSMs only).
     """
 
     name: str
@@ -50,11 +63,19 @@ class MsmGroup:
     degree: int
     fq: FieldParams
     fr: FieldParams
+    curve: CurveParams | None = None
+    fq2_nonresidue: int | None = None
 
     def __attrs_post_init__(self):
         # signed_digits reads 4-limb scalars and sizes the top window for scalars < 2^SCALAR_BITS
         if self.fr.limbs != 4 or self.fr.modulus >= 1 << SCALAR_BITS:
             raise InputError(f"MSM scalars must be 4-limb values below 2^{SCALAR_BITS}; {self.fr.bits}-bit r given")
+
+    def plan(self) -> glv.EndoPlan | None:
+        """The group's GLV/GLS split (derived on first use, once per process), or None."""
+        if self.curve is None:
+            return None
+        return glv.plan_for(self.curve, self.fq, self.fr, self.fq2_nonresidue)
 
     @property
     def coord(self) -> tuple:
@@ -62,7 +83,8 @@ class MsmGroup:
         return (self.fq.limbs,) if self.degree == 1 else (self.degree, self.fq.limbs)
 
 
-_GROUPS = {"g1": MsmGroup("g1", msm_kernels_g1, 1, FQ, FR), "g2": MsmGroup("g2", msm_kernels_g2, 2, FQ, FR)}
+_GROUPS = {"g1": MsmGroup("g1", msm_kernels_g1, 1, FQ, FR, G1_PARAMS, FQ2_NONRESIDUE),
+           "g2": MsmGroup("g2", msm_kernels_g2, 2, FQ, FR, G2_PARAMS, FQ2_NONRESIDUE)}
 
 # Cost model, in base-field multiplications per operation (squarings count as one).
 _AFFINE_ADD = 6.5  # batch-affine addition: λ, λ², λ·(x1 − x3) + 3 for the shared inversion
@@ -75,10 +97,16 @@ _MAX_WINDOW = 16
 _MIN_POINTS_PER_THREAD = 64
 # Fixed base: a slice costs one inversion per window, so slices stay >= 1024 scalars.
 _FIXED_BASE_CHUNK = 1024
+# Preparation (split, endomorphism, digits) runs in chunks of at least this many points.
+_PREP_CHUNK = 1024
+# Window tasks per thread below which windows are cut into point slices.
+_TASKS_PER_THREAD = 3
+# endo=None splits while the d·n split points take at most this many bytes (see the docstring).
+_SPLIT_MAX_BYTES = 8 << 20
 
 
-def _msm_cost(n: int, c: int, method: str, fq_bits: int = FQ.bits) -> float:
-    nwin = num_windows(c)
+def _msm_cost(n: int, c: int, method: str, fq_bits: int = FQ.bits, bits: int = SCALAR_BITS) -> float:
+    nwin = num_windows(c, bits)
     buckets = 2 ** (c - 1)
     if method == "xyzz":
         return nwin * (n * _XYZZ_MADD + buckets * _BUCKET_REDUCE)
@@ -88,14 +116,14 @@ def _msm_cost(n: int, c: int, method: str, fq_bits: int = FQ.bits) -> float:
     return nwin * (n * _AFFINE_ADD + inversions * inversion + buckets * _BUCKET_REDUCE)
 
 
-def choose_msm(n: int, fq_bits: int = FQ.bits) -> tuple[str, int]:
-    """(method, window width c) with the least modelled cost for an n-point MSM over a
-    ``fq_bits``-bit base field (default BLS12-381's).
+def choose_msm(n: int, fq_bits: int = FQ.bits, bits: int = SCALAR_BITS) -> tuple[str, int]:
+    """(method, window width c) with the least modelled cost for an n-point MSM with scalars
+    below 2^bits over a ``fq_bits``-bit base field (default BLS12-381's).
 
-    >>> choose_msm(1 << 16)
-    ('affine', 13)
+    >>> choose_msm(1 << 16), choose_msm(1 << 17, bits=128)
+    (('affine', 13), ('affine', 13))
     """
-    options = [(_msm_cost(max(n, 1), c, m, fq_bits), m, c) for m in METHODS for c in range(1, _MAX_WINDOW + 1)]
+    options = [(_msm_cost(max(n, 1), c, m, fq_bits, bits), m, c) for m in METHODS for c in range(1, _MAX_WINDOW + 1)]
     _, method, c = min(options)
     return method, c
 
@@ -108,16 +136,20 @@ def _group(group) -> MsmGroup:
     return _GROUPS[group]
 
 
-def msm(group, points, scalars, threads=None, *, method=None, window=None) -> np.ndarray:
+def msm(group, points, scalars, threads=None, *, method=None, window=None, endo=None) -> np.ndarray:
     """Σ scalars[i]·points[i] for ``group`` "g1"/"g2" (BLS12-381) or an :class:`MsmGroup` of
     any curve; ``method``/``window`` override the model.
 
     Args:
-        points: (n, 2, *coord) affine Montgomery points (all-zero rows = identity).
+        points: (n, 2, *coord) affine Montgomery points (all-zero rows = identity) of the
+            order-r subgroup (the endomorphism split relies on it; keys are subgroup-checked).
         scalars: (n, 4) uint64 canonical Fr scalars (< r).
         threads: threads to use (None: all cores).
         method: "affine" (batch-affine buckets) or "xyzz" (XYZZ buckets); None chooses.
         window: window width c in 1..16; None chooses.
+        endo: True splits the scalars with the group's endomorphism when it has one (GLV/GLS),
+            False never does (plain MSM over 255-bit scalars), None (default) splits while the
+            split points fit in ``_SPLIT_MAX_BYTES`` (where the split measured faster).
 
     Returns:
         (2, *coord) affine Montgomery point; zeros for the identity.
@@ -134,28 +166,57 @@ def msm(group, points, scalars, threads=None, *, method=None, window=None) -> np
     if scalars.shape[0] != n:
         raise InputError(f"need one scalar per point: {n} points, {scalars.shape[0]} scalars")
     threads = resolve_threads(threads)
-    method = choose_msm(n, g.fq.bits)[0] if method is None else method
+    plan = g.plan() if endo or endo is None else None
+    if endo is None and plan is not None and plan.dim * n * points[:1].nbytes > _SPLIT_MAX_BYTES:
+        plan = None
+    rows, bits = (plan.dim * n, plan.bits) if plan is not None else (n, SCALAR_BITS)
+    method = choose_msm(rows, g.fq.bits, bits)[0] if method is None else method
     if method not in METHODS:
         raise InputError(f"method must be one of {METHODS}, got {method!r}")
-    c = choose_window_for(n, method, g.fq.bits) if window is None else window
+    c = choose_window_for(rows, method, g.fq.bits, bits) if window is None else window
     if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= _MAX_WINDOW:
         raise InputError(f"window must be an int in 1..{_MAX_WINDOW}, got {c!r}")
     if n == 0:
         return np.zeros((2,) + coord, np.uint64)
+    width = threads if rows >= _MIN_POINTS_PER_THREAD * threads else 1
     skip = ~points.reshape(n, -1).any(axis=1)  # identity points contribute nothing
-    digits = signed_digits(scalars, c, num_windows(c), skip)
-    nb_top = 1 << top_bits(c)
-    nwin = digits.shape[0]
-    sums = np.zeros((nwin, 4) + coord, np.uint64)
-    affine = method == "affine"
-    tasks = [(kernels.window_into, (points, digits, w, c, nb_top, affine, sums)) for w in range(nwin)]
-    run_phases(threads if n >= _MIN_POINTS_PER_THREAD * threads else 1, [tasks])
-    return kernels.combine(sums, c)
+    nwin = num_windows(c, bits)
+    digits = np.zeros((nwin, rows), np.int32)
+    chunks = min(4 * width, max(1, n // _PREP_CHUNK)) if width > 1 else 1
+    cuts = [k * n // chunks for k in range(chunks + 1)]
+    if plan is None:
+        pts = points
+        prep = [(signed_digits_range, (scalars, c, skip, cuts[k], cuts[k + 1], digits)) for k in range(chunks)]
+    else:
+        pts = np.empty((rows, 2) + coord, np.uint64)
+        parts = (np.empty((rows, 4), np.uint64), np.empty(rows, np.bool_))
+        skip = np.tile(skip, plan.dim)
+        prep = [(_prepare, (kernels, plan, points, scalars, cuts[k], cuts[k + 1], parts, pts, skip, c, digits))
+                for k in range(chunks)]
+    # too few windows for the threads: each window's points are cut into slices (one sum each)
+    slices = 1 if width == 1 else max(1, min(-(-_TASKS_PER_THREAD * width // nwin), rows // 4096))
+    bounds = [k * rows // slices for k in range(slices + 1)]
+    sums = np.zeros((slices * nwin, 4) + coord, np.uint64)
+    nb_top, affine = 1 << top_bits(c, bits), method == "affine"
+    tasks = [(kernels.window_into, (pts, digits, w, c, nb_top, affine, bounds[s], bounds[s + 1], sums, s * nwin + w))
+             for w in range(nwin) for s in range(slices)]
+    run_phases(width, [prep, tasks])
+    return kernels.combine_slices(sums, c, slices)
 
 
-def choose_window_for(n: int, method: str, fq_bits: int = FQ.bits) -> int:
-    """The modelled best window width for ``method`` at n points."""
-    return min(range(1, _MAX_WINDOW + 1), key=lambda c: _msm_cost(max(n, 1), c, method, fq_bits))
+def _prepare(kernels, plan, points, scalars, lo, hi, parts, pts, skip, c, digits):
+    """One chunk [lo, hi) of the points: split its scalars, write ±endo^j(P_i), their digits."""
+    mags, neg = parts
+    glv_kernels.split(plan, scalars, lo, hi, mags, neg)
+    kernels.endo_expand(points, plan.ex, plan.ey, neg, lo, hi, pts)
+    n = points.shape[0]
+    for j in range(plan.dim):
+        signed_digits_range(mags, c, skip, j * n + lo, j * n + hi, digits)
+
+
+def choose_window_for(n: int, method: str, fq_bits: int = FQ.bits, bits: int = SCALAR_BITS) -> int:
+    """The modelled best window width for ``method`` at n points with scalars below 2^bits."""
+    return min(range(1, _MAX_WINDOW + 1), key=lambda c: _msm_cost(max(n, 1), c, method, fq_bits, bits))
 
 
 def msm_g1(points, scalars, threads=None) -> np.ndarray:

@@ -21,8 +21,8 @@ from numba import njit
 from cuzk.curve import g2 as C
 
 __all__ = [
-    "window_affine", "window_xyzz", "window_into", "combine", "fixed_base_table", "fixed_base_mul",
-    "CHUNK",
+    "window_affine", "window_xyzz", "window_into", "combine", "combine_slices", "endo_expand",
+    "fixed_base_table", "fixed_base_mul", "CHUNK",
 ]
 
 F = C.F  # the coordinate field module (fq for G1, fq2 for G2)
@@ -86,12 +86,12 @@ def _flush(pts, kind, src, dst, den, pref, k):
 
 
 @njit(cache=True, nogil=True)
-def _round(pts, start, length, kind, src, dst, den, pref):
-    """One in-place round: bucket b's length[b] points at start[b] become ceil(length[b]/2).
-    Updates ``length``; returns whether some bucket still holds several points."""
+def _round(pts, start, length, b0, b1, kind, src, dst, den, pref):
+    """One in-place round over buckets [b0, b1): bucket b's length[b] points at start[b] become
+    ceil(length[b]/2). Updates ``length``; returns whether some bucket still holds several points."""
     k = 0
     more = False
-    for b in range(length.shape[0]):
+    for b in range(b0, b1):
         m = length[b]
         s = start[b]
         for j in range(m // 2):
@@ -148,11 +148,11 @@ def _running_sum(buckets_affine, start, length, nb):
 
 
 @njit(cache=True, nogil=True)
-def window_affine(points, digits, nb):
-    """Σ_i digits[i]·points[i] for one window (|digits| <= nb), batch-affine buckets; XYZZ result."""
-    n = digits.shape[0]
+def window_affine(points, digits, nb, lo, hi):
+    """Σ_i digits[i]·points[i] over i in [lo, hi) for one window (|digits| <= nb), batch-affine
+    buckets; XYZZ result."""
     count = np.zeros(nb, np.int64)
-    for i in range(n):
+    for i in range(lo, hi):
         d = digits[i]
         if d != 0:
             count[abs(d) - 1] += 1
@@ -165,7 +165,7 @@ def window_affine(points, digits, nb):
     # every round after it then streams through memory
     pts = np.empty((max(total, 1), 2, 2, 6), np.uint64)
     fill = start.copy()
-    for i in range(n):
+    for i in range(lo, hi):
         d = digits[i]
         if d > 0:
             C.store_affine(pts, fill[d - 1], C.load_affine(points, i))
@@ -179,16 +179,16 @@ def window_affine(points, digits, nb):
     den = np.empty((CHUNK, 2, 6), np.uint64)
     pref = np.empty((CHUNK, 2, 6), np.uint64)
     length = count
-    while _round(pts, start, length, kind, src, dst, den, pref):
+    while _round(pts, start, length, 0, nb, kind, src, dst, den, pref):
         pass
     return _running_sum(pts, start, length, nb)
 
 
 @njit(cache=True, nogil=True)
-def window_xyzz(points, digits, nb):
+def window_xyzz(points, digits, nb, lo, hi):
     """Same sum as :func:`window_affine` with XYZZ buckets and mixed additions."""
     buckets = np.zeros((nb, 4, 2, 6), np.uint64)  # ZZ = 0: every bucket starts at the identity
-    for i in range(digits.shape[0]):
+    for i in range(lo, hi):
         d = digits[i]
         if d == 0:
             continue
@@ -206,27 +206,64 @@ def window_xyzz(points, digits, nb):
 
 
 @njit(cache=True, nogil=True)
-def window_into(points, digits, w, c, nb_top, affine, sums):
-    """sums[w] = window w's Σ digit·point (XYZZ); one task of the MSM's window loop."""
+def window_into(points, digits, w, c, nb_top, affine, lo, hi, sums, row):
+    """sums[row] = window w's Σ digit·point over points [lo, hi) (XYZZ); one task of the MSM's
+    window loop (a window may be cut into slices of the points, one row each)."""
     nb = nb_top if w == digits.shape[0] - 1 else 1 << (c - 1)
     if affine:
-        acc = window_affine(points, digits[w], nb)
+        acc = window_affine(points, digits[w], nb, lo, hi)
     else:
-        acc = window_xyzz(points, digits[w], nb)
-    C.store_xyzz(sums, w, acc)
+        acc = window_xyzz(points, digits[w], nb, lo, hi)
+    C.store_xyzz(sums, row, acc)
 
 
 @njit(cache=True, nogil=True)
 def combine(sums, c):
     """Σ_w 2^(c·w)·sums[w] (Horner from the top window), affine (2, *coord) array."""
+    return combine_slices(sums, c, 1)
+
+
+@njit(cache=True, nogil=True)
+def combine_slices(sums, c, slices):
+    """Σ_w 2^(c·w)·Σ_s sums[s·nwin + w] with nwin = rows / slices (Horner from the top window),
+    affine (2, *coord) array."""
+    nwin = sums.shape[0] // slices
     acc = C.xyzz_identity()
-    for w in range(sums.shape[0] - 1, -1, -1):
+    for w in range(nwin - 1, -1, -1):
         for _ in range(c):
             acc = C.xyzz_dbl(acc)
-        acc = C.xyzz_add(acc, C.load_xyzz(sums, w))
+        for s in range(slices):
+            acc = C.xyzz_add(acc, C.load_xyzz(sums, s * nwin + w))
     out = np.empty((1, 2, 2, 6), np.uint64)
     C.store_affine(out, 0, C.xyzz_to_affine(acc))
     return out[0]
+
+
+@njit(cache=True, nogil=True)
+def _frob(a):
+    """Frobenius on a coordinate: conjugation on Fq2."""
+    return F.conj(a)
+
+
+@njit(cache=True, nogil=True)
+def endo_expand(points, ex, ey, neg, lo, hi, out):
+    """out[j·n + i] = ±endo^j(points[i]) for i in [lo, hi) and j < d = rows(out) / n, negated
+    where neg[j·n + i]; endo(x, y) = (ex·frob(x), ey·frob(y)) with ex, ey (1, *coord) Montgomery
+    (G1's φ, G2's ψ: ``cuzk.kernels.glv``). Identity rows stay identity."""
+    n = points.shape[0]
+    d = out.shape[0] // n
+    cx = F.load(ex, 0)
+    cy = F.load(ey, 0)
+    for i in range(lo, hi):
+        p = C.load_affine(points, i)
+        if C.aff_is_identity(p):
+            for j in range(d):
+                C.store_affine(out, j * n + i, p)
+            continue
+        for j in range(d):
+            if j > 0:
+                p = (F.mul(_frob(p[0]), cx), F.mul(_frob(p[1]), cy))
+            C.store_affine(out, j * n + i, C.aff_neg(p) if neg[j * n + i] else p)
 
 
 @njit(cache=True, nogil=True)

@@ -17,20 +17,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["signed_digits", "num_windows", "top_bits", "SCALAR_BITS"]
+__all__ = ["signed_digits", "signed_digits_range", "num_windows", "top_bits", "SCALAR_BITS"]
 
 SCALAR_BITS = 255  # Fr scalars are < r < 2^255
 _ONE = np.uint64(1)
 
 
-def num_windows(c: int) -> int:
-    """Windows of width c covering 256 bits (one spare bit absorbs the signed-digit carry)."""
-    return -(-256 // c)
+def num_windows(c: int, bits: int = SCALAR_BITS) -> int:
+    """Windows of width c covering bits + 1 bits (one spare bit absorbs the signed-digit carry)
+    of scalars below 2^bits (the GLV/GLS parts of ``cuzk.kernels.glv`` are 64-129 bits)."""
+    return -(-(bits + 1) // c)
 
 
-def top_bits(c: int) -> int:
+def top_bits(c: int, bits: int = SCALAR_BITS) -> int:
     """Bits of the scalar in the top window: its digit magnitude is at most 2^top_bits(c)."""
-    return SCALAR_BITS - (num_windows(c) - 1) * c
+    return bits - (num_windows(c, bits) - 1) * c
 
 
 @njit(cache=True, nogil=True)
@@ -38,10 +39,19 @@ def signed_digits(scalars, c, nwin, skip):
     """(nwin, n) int32 signed digits of canonical scalars (n, 4); rows with skip[i] are zero."""
     n = scalars.shape[0]
     out = np.zeros((nwin, n), np.int32)
+    signed_digits_range(scalars, c, skip, 0, n, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def signed_digits_range(scalars, c, skip, lo, hi, out):
+    """out[:, i] = the signed digits of scalars[i] for i in [lo, hi) (nwin = rows of out; rows
+    with skip[i] are left as they are: zeros in a fresh array)."""
+    nwin = out.shape[0]
     mask = (_ONE << np.uint64(c)) - _ONE
     half = 1 << (c - 1)
     full = 1 << c
-    for i in range(n):
+    for i in range(lo, hi):
         if skip[i]:
             continue
         carry = 0
@@ -61,4 +71,3 @@ def signed_digits(scalars, c, nwin, skip):
             else:
                 carry = 0
             out[w, i] = d
-    return out

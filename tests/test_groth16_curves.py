@@ -119,3 +119,61 @@ def test_proof_equality_and_hash_include_the_curve(others):
     assert same == p and hash(same) == hash(p)
     _, _, q = others["bls12_381"]
     assert q != p and Proof.from_bytes(q.to_bytes()) == q
+
+
+# ------------------------------------------------------------------ independent oracle (py_ecc)
+_PY_ECC = {"bls12_381": "optimized_bls12_381", "bn254": "optimized_bn128"}
+
+
+def _qap_at(r1cs, tau: int, curve: str):
+    """u_i(τ), v_i(τ), w_i(τ) on Python ints: Lagrange values on bellperson's domain (ω from Fr's
+    generator), the user's rows then one row x_i · 0 = 0 per input."""
+    fr = curves.resolve(curve).fr
+    p, n_in = fr.modulus, r1cs.n_public + 1
+    m = 1 << (r1cs.n_constraints + n_in - 1).bit_length()
+    omega = fr.root_of_unity_for(m.bit_length() - 1, fr.generator)
+    zt = (pow(tau, m, p) - 1) % p
+    lag = [pow(omega, j, p) * zt * pow(m * (tau - pow(omega, j, p)), -1, p) % p for j in range(m)]
+    u, v, w = ([0] * r1cs.n_vars for _ in range(3))
+    for row, (ra, rb, rc) in enumerate(r1cs.rows_as_ints()):
+        for out, terms in ((u, ra), (v, rb), (w, rc)):
+            for i, c in terms.items():
+                out[i] = (out[i] + c * lag[row]) % p
+    for i in range(n_in):
+        u[i] = (u[i] + lag[r1cs.n_constraints + i]) % p
+    return u, v, w
+
+
+@pytest.mark.parametrize("curve_name", CURVES)
+def test_proof_equals_the_groth16_definition_computed_with_py_ecc(curve_name):
+    # A = (α + Σ z_i u_i(τ) + rδ)G1, B = (β + Σ z_i v_i(τ) + sδ)G2,
+    # C = ((Σ_aux z_j (β u_j + α v_j + w_j) + A(τ)B(τ) − C(τ)) / δ + s·a + r·b − rsδ)G1:
+    # scalars on Python ints, group multiplications by py_ecc (independent of cuzk's kernels)
+    import importlib
+
+    ecc = importlib.import_module(f"py_ecc.{_PY_ECC[curve_name]}")
+    synth = Synthesizer(Cube(), curve=curve_name)
+    pk = setup_with_waste(synth.r1cs, ToxicWaste(**WASTE))
+    w = synth.synthesize(x=3, out=35)
+    r, s = 0x1234567, 0x7654321
+    proof = create_proof(pk, w, r, s)
+    p = curves.resolve(curve_name).fr.modulus
+    t, al, be, de = WASTE["tau"], WASTE["alpha"], WASTE["beta"], WASTE["delta"]
+    u, v, wq = _qap_at(synth.r1cs, t, curve_name)
+    z = synth.field.to_ints(w.z)
+    az, bz, cz = (sum(zi * x for zi, x in zip(z, col)) % p for col in (u, v, wq))
+    a = (al + az + r * de) % p
+    b = (be + bz + s * de) % p
+    n_in = synth.r1cs.n_public + 1
+    aux = sum(z[j] * (be * u[j] + al * v[j] + wq[j]) for j in range(n_in, len(z)))
+    c = ((aux + az * bz - cz) * pow(de, -1, p) + s * a + r * b - r * s * de) % p
+
+    def ints(pt):
+        x, y = ecc.normalize(pt)
+        return tuple(getattr(e, "coeffs", (e,)) for e in (x, y))
+
+    cv = curves.get(curve_name)
+    assert ints(ecc.multiply(ecc.G1, a)) == tuple((k,) for k in cv.G1.to_ints(proof.a))
+    assert ints(ecc.multiply(ecc.G2, b)) == tuple(tuple(k) for k in cv.G2.to_ints(proof.b))
+    assert ints(ecc.multiply(ecc.G1, c)) == tuple((k,) for k in cv.G1.to_ints(proof.c))
+    assert verify(pk.vk, [35], proof) and not verify(pk.vk, [34], proof)

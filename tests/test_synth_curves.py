@@ -120,3 +120,10 @@ def test_pce_whose_curve_does_not_fit_its_constants_is_refused(tmp_path):
     (tmp_path / "bad.pce").write_bytes(bad)
     with pytest.raises(PceFormatError):
         Synthesizer.load(tmp_path / "bad.pce")
+
+
+def test_synthesizer_pickles_for_worker_processes(curve, synth):
+    import pickle
+
+    back = pickle.loads(pickle.dumps(synth))
+    assert back.curve == curve and back.synthesize(x=3, out=35).public_inputs == [35]

@@ -84,10 +84,9 @@ class Synthesizer:
         self.check = bool(check)
         self.threads = threads
         self.circuit = None
+        # the curve's field and kernels are looked up per call, not kept: they hold modules, and a
+        # Synthesizer is pickled into synthesis worker processes (cuzk/engine/executors.py)
         self.curve = r1cs.curve
-        bundle = curves.get(r1cs.curve)
-        self._fr = bundle.Fr
-        self._k = K.for_curve(bundle)
 
     @classmethod
     def from_parts(cls, r1cs: R1CS, program: WitnessProgram, *, check: bool = False, threads: int = 1):
@@ -99,7 +98,7 @@ class Synthesizer:
     @property
     def field(self):
         """The curve's Fr (:class:`cuzk.field.PrimeField`) the witness is in."""
-        return self._fr
+        return curves.get(self.curve).Fr
 
     @property
     def input_names(self) -> tuple:
@@ -130,7 +129,8 @@ class Synthesizer:
 
     def synthesize_inputs(self, inputs: dict, *, check: bool | None = None, threads: int | None = None):
         """:meth:`synthesize` with the inputs as a dict and per-call ``check``/``threads``."""
-        p, r, k, fr = self.program, self.r1cs, self._k, self._fr
+        p, r = self.program, self.r1cs
+        k, fr = K.for_curve(self.curve), curves.get(self.curve).Fr
         flat = flatten_inputs(p.inputs, inputs, r.curve)
         inp = fr.from_ints(flat) if flat else np.zeros((0, fr.limbs), np.uint64)
         threads = self.threads if threads is None else _check_threads(threads)

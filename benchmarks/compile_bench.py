@@ -124,7 +124,7 @@ def full_partition():
     cs, _ = trace(window_post(PARTITION_SECTORS))
     tt = time.perf_counter() - t
     sz = pce_sizes(cs)
-    print(f"[3] WindowPoSt partition ({PARTITION_SECTORS} x {CHALLENGES}, cuzk gadgets): traced with cs.repeat in "
+    print(f"[3] WindowPoSt partition ({PARTITION_SECTORS} x {CHALLENGES}, FallbackPoSt): traced with cs.repeat in "
           f"{tt:.1f} s: {sz['rows']:,} constraints, {cs.n_public + 1:,} inputs, nnz A/B/C {sz['nnz']}, "
           f"{sz['code_words']:,} program words, {sz['vars']:,} variables; compiled PCE would hold "
           f"{sz['memory_bytes'] / 2**30:.1f} GiB")

@@ -106,6 +106,8 @@ def test_request_ids_priorities_and_deadlines_as_in_the_engine(engine, cube):
     with pytest.raises(DeadlineExceededError):
         late.result(timeout=60)
     assert verify(vk, _public(9), f.result(timeout=60)) and f.job_id == "req-9"
+    parts = engine.submit_partitioned("cube", [Cube().sample_inputs(seed=s) for s in (11, 12)])
+    assert [verify(vk, _public(s), p) for s, p in zip((11, 12), parts.result(timeout=300))] == [True, True]
     assert not [e for e in engine.timeline.events() if e.job_id == late.job_id and e.kind == K.GPU_START]
 
 

@@ -69,7 +69,7 @@ import attrs
 
 from cuzk.atomic_file import atomic_write
 from cuzk.engine.keyarrays import key_from_arrays, key_to_arrays
-from cuzk.engine.keycache_cap import cap_lock, choose_victims, pinned, resolve_cap
+from cuzk.engine.keycache_cap import cap_lock, choose_victims, file_lock, pinned, resolve_cap
 from cuzk.engine.keyfile import FORMAT_VERSION, planned_size, read_keyfile, read_table, write_keyfile
 from cuzk.engine.keysource import HashingReader, SourceRecord, full_digest, sampled_digest
 from cuzk.errors import InputError, KeyCacheError, KeyCacheFormatError
@@ -387,24 +387,9 @@ class KeyCache:
             self._stamp(entry, kf.identity)
         return key, "full" if kf.verified else ("sampled" if kf.sampled else "earlier"), None
 
-    @contextlib.contextmanager
     def _fill_lock(self, entry: Path):
-        try:
-            import fcntl
-        except ImportError:  # no flock here: concurrent fills both write; the last rename wins
-            yield
-            return
-        try:
-            fd = os.open(f"{entry}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as e:  # read-only cache directory: _fill reports it
-            _log.warning("cannot lock %s: %s", entry, e)
-            yield
-            return
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)  # closing releases the lock
+        # without flock, concurrent fills both write and the last rename wins
+        return file_lock(Path(f"{entry}.lock"))
 
     def _fill(self, src: str, st, digest: str, kind: str, entry: Path, progress):
         """Checked read of the source, tied to ``digest``; writes the entry and maps it back.
@@ -426,12 +411,12 @@ class KeyCache:
                               self.max_bytes, victim.path, victim.bytes)
                     self._unlink(victim.path)
                 write_keyfile(entry, arrays, meta, progress=_stage(progress, "write"))
-                del key, arrays  # the mapped copy replaces the one in memory
                 # mapped before the lock goes: another writer may remove the file next (the mapping stays valid)
                 mapped, _, why = self._map(entry, digest, kind)
         except OSError as e:  # a full or read-only disk must not cost the caller the key itself
             _log.warning("cannot write key cache entry %s: %s", entry, e)
             return key, False, f"not cached: {e}"
+        del key, arrays  # the mapped copy replaces the one in memory
         if mapped is None:
             raise KeyCacheError(f"the key cache entry just written cannot be read back ({why})")
         return mapped, True, None

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from cuzk.errors import InputError
 
-__all__ = ["ENV", "parse_size", "resolve_cap", "default_cap", "pin", "pinned", "cap_lock", "choose_victims"]
+__all__ = ["ENV", "parse_size", "resolve_cap", "default_cap", "pin", "pinned", "file_lock", "cap_lock", "choose_victims"]
 
 ENV = "CUZK_CACHE_MAX_BYTES"
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -118,25 +118,30 @@ def pinned(path) -> bool:
 
 
 @contextlib.contextmanager
-def cap_lock(directory: Path):
-    """Exclusive ``flock`` on ``<directory>/cap.lock`` (also between threads: each open is its
-    own lock owner); without flock (or a read-only directory) writers are not serialised."""
+def file_lock(path: Path):
+    """Exclusive ``flock`` on the file ``path`` (also between threads: each open is its own lock
+    owner); without flock (or in a read-only directory) holders are not serialised."""
     try:
         import fcntl
     except ImportError:
         yield
         return
     try:
-        fd = os.open(directory / "cap.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError as e:
-        _log.warning("cannot lock %s: %s", directory / "cap.lock", e)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as e:  # read-only cache directory: the writer reports it
+        _log.warning("cannot lock %s: %s", path, e)
         yield
         return
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
-        os.close(fd)
+        os.close(fd)  # closing releases the lock
+
+
+def cap_lock(directory: Path):
+    """Exclusive lock on ``<directory>/cap.lock``: room is made and taken by one writer at a time."""
+    return file_lock(directory / "cap.lock")
 
 
 def choose_victims(entries, need: int, cap: int | None, keep: str | None = None):

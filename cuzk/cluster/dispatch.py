@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import itertools
 import logging
-import threading
 import time
 
 from cuzk.cluster.raylib import kind_of, unwrap
 from cuzk.errors import ClusterError
 from cuzk.pipeline.core import Route
+from cuzk.pipeline.workers import ProveLoop
 from cuzk.timeline.events import EventKind as K
 
 __all__ = ["ClusterRoute", "WitnessHandle", "ProveWorker"]
@@ -90,29 +90,17 @@ def synthesize_remote(engine, route: ClusterRoute, inputs: dict, retries: int) -
         return WitnessHandle(wref, meta["node"], retries)
 
 
-class ProveWorker(threading.Thread):
+class ProveWorker(ProveLoop):
     """Takes witness handles from the core's channel (best order first) and proves each on a
     prover actor, with retries (see the module docstring)."""
+
+    _logger = _log
+    _label = "cluster"
 
     def __init__(self, engine, index: int):
         super().__init__(name=f"cuzk-ray-{index}", daemon=True)
         self.engine, self.core = engine, engine.core
         self.current = None  #: the unit being proved, or None
-
-    def run(self) -> None:
-        core = self.core
-        while True:
-            item = core.channel.get()
-            if item is None:
-                break
-            unit, handle = item
-            item = None
-            try:
-                self._prove(unit, handle)
-            except BaseException as bug:  # as cuzk.pipeline.workers: the job fails, the worker lives on
-                _log.exception("cuzk cluster internal error in %s", self.name)
-                core.fail_unit(unit, bug, "cluster (prove side)")
-            self.current = unit = handle = None
 
     def _prove(self, unit, handle: WitnessHandle) -> None:
         core = self.core

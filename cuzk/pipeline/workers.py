@@ -89,14 +89,13 @@ class SynthWorker(threading.Thread):
         del synthesized  # the channel owns it now; a stale local would count against the bound
 
 
-class GpuWorker(threading.Thread):
-    """Takes synthesized jobs from the channel (best order first), proves them with the prover
-    their route gives for this worker's ``device``, resolves the futures."""
+class ProveLoop(threading.Thread):
+    """Takes ``(unit, payload)`` items from the core's channel (best order first) and hands each
+    to ``_prove``; an internal error fails that unit only and the worker lives on. The Pipeline's
+    and Engine's :class:`GpuWorker` and the cluster's prove worker share this loop."""
 
-    def __init__(self, core, index: int, device=None):
-        super().__init__(name=f"cuzk-gpu-{index}", daemon=True)
-        self.core, self.device = core, device
-        self.current = None  #: the unit being proved (for status), or None
+    _logger = _log
+    _label = "pipeline"  #: names the worker's package in its log line and the failure's context
 
     def run(self) -> None:
         core = self.core
@@ -104,16 +103,29 @@ class GpuWorker(threading.Thread):
             item = core.channel.get()
             if item is None:
                 break
-            unit, synthesized = item
+            unit, payload = item
             item = None
             try:
-                self._prove(unit, synthesized)
+                self._prove(unit, payload)
             except BaseException as bug:  # as in SynthWorker.run
-                _log.exception("cuzk pipeline internal error in %s", self.name)
-                core.fail_unit(unit, bug, "pipeline (prove side)")
+                self._logger.exception("cuzk %s internal error in %s", self._label, self.name)
+                core.fail_unit(unit, bug, f"{self._label} (prove side)")
             self.current = None
             # Drop references before blocking in get(): an idle worker must hold no job.
-            unit = synthesized = None
+            unit = payload = None
+
+    def _prove(self, unit, payload) -> None:
+        raise NotImplementedError
+
+
+class GpuWorker(ProveLoop):
+    """Takes synthesized jobs from the channel (best order first), proves them with the prover
+    their route gives for this worker's ``device``, resolves the futures."""
+
+    def __init__(self, core, index: int, device=None):
+        super().__init__(name=f"cuzk-gpu-{index}", daemon=True)
+        self.core, self.device = core, device
+        self.current = None  #: the unit being proved (for status), or None
 
     def _prove(self, unit, synthesized) -> None:
         core, tl, name = self.core, self.core.timeline, self.name

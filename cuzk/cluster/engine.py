@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import math
 import numbers
-import os
 import threading
 import time
 
@@ -27,11 +26,11 @@ from cuzk.cluster.pool import ProverPool
 from cuzk.cluster.raylib import connect, require_ray, unwrap
 from cuzk.cluster.remote import ProverActor, synthesize_task
 from cuzk.cluster.timeline import ClusterTimeline
+from cuzk.engine.circuit import key_kind
 from cuzk.engine.engine import Engine
 from cuzk.engine.requests import DEFAULT_RETENTION_S, RequestTable
 from cuzk.engine.status import EngineStats, engine_metrics, engine_status
 from cuzk.errors import ClusterError, EngineError, InputError
-from cuzk.groth16.keys import ProvingKey
 from cuzk.pipeline.core import SchedulerCore
 from cuzk.pipeline.scheduler import Priority, check_int
 from cuzk.prometheus import MetricsText
@@ -256,18 +255,11 @@ class RayEngine(Engine):
 
     @staticmethod
     def _key_kind(name, key) -> str:
-        if isinstance(key, ProvingKey):
-            return "object"
-        if isinstance(key, (str, os.PathLike)):
-            path = os.fspath(key)
-            kind = {".params": "params", ".zkey": "zkey"}.get(os.path.splitext(path)[1].lower())
-            if kind is None:
-                raise InputError(f"circuit {name!r}: key file {path!r}: expected a bellperson .params or a snarkjs .zkey")
-            return kind
-        if callable(getattr(key, "prove", None)):
-            return "custom"
-        raise InputError(f"circuit {name!r}: key must be a ProvingKey, a .params/.zkey path or an object with "
-                         f"prove(synthesized), got {type(key).__name__}")
+        # the key file need not exist on the driver: each prover actor checks its own node
+        try:
+            return key_kind(key, must_exist=False)
+        except InputError as e:
+            raise InputError(f"circuit {name!r}: {e}") from None
 
     def _put(self, name, what, obj):
         try:
@@ -342,17 +334,14 @@ class RayEngine(Engine):
         with self._lock:
             if self._closed and not hasattr(self, "_provers"):
                 return
-            self._closed = True
-            server, self._server = self._server, None
-        try:
-            self.core.close(wait, cancel_futures=cancel_futures)
-        finally:
-            if server is not None:
-                server.close()
-            if wait:
-                self._stop_actors()
-            else:
-                threading.Thread(target=self._stop_actors, daemon=True, name="cuzk-ray-closer").start()
+        super().close(wait, cancel_futures=cancel_futures)
+
+    def _release_after_close(self, wait: bool) -> None:
+        # the actors hold this engine's keys; no local executors or key tiers to release
+        if wait:
+            self._stop_actors()
+        else:
+            threading.Thread(target=self._stop_actors, daemon=True, name="cuzk-ray-closer").start()
 
     def _stop_actors(self) -> None:
         for t in getattr(self, "_provers", ()):

@@ -453,14 +453,18 @@ class Engine:
         finally:
             if server is not None:
                 server.close()
-            executors = [r.executor for r in self._routes.values() if r.executor is not r.synthesizer]
-            workers = self.core.threads()
-            if not wait or threading.current_thread() in workers:
-                # running jobs still use their keys and synthesis processes: release them once the workers are done
-                threading.Thread(target=_close_after, args=(workers, executors, self._release_keys), daemon=True,
-                                 name="cuzk-engine-closer").start()
-            else:
-                _close_after([], executors, self._release_keys)
+            self._release_after_close(wait)
+
+    def _release_after_close(self, wait: bool) -> None:
+        """What close() frees once intake has stopped (a subclass with other resources overrides it)."""
+        executors = [r.executor for r in self._routes.values() if r.executor is not r.synthesizer]
+        workers = self.core.threads()
+        if not wait or threading.current_thread() in workers:
+            # running jobs still use their keys and synthesis processes: release them once the workers are done
+            threading.Thread(target=_close_after, args=(workers, executors, self._release_keys), daemon=True,
+                             name="cuzk-engine-closer").start()
+        else:
+            _close_after([], executors, self._release_keys)
 
     def _release_keys(self) -> None:
         """Drop every key from the device and host tiers (the disk cache stays), once closed and idle."""

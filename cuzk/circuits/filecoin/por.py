@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 
 from cuzk.circuit import Circuit
-from cuzk.circuits.filecoin.insertion import alloc_bits, insert, pack_into_inputs
+from cuzk.circuits.filecoin.insertion import insert, pack_into_inputs
 from cuzk.circuits.filecoin.poseidon import poseidon_circuit_hash
 from cuzk.circuits.filecoin.shapes import TreeShape
 from cuzk.circuits.filecoin.tree import build_tree, check_challenge

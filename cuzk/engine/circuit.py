@@ -113,7 +113,10 @@ class CircuitRoute(Route):
         self.priority, self.synthesis, self.concurrency = priority, synthesis, concurrency
         self.unit_bytes = estimate_synthesized_bytes(synthesizer) or 0
         self.pce_bytes = pce_bytes(synthesizer)
-        self._lock = threading.Lock()  # held for a whole load: a second worker waits for it
+        # Held for a whole load (a second worker waits for it) and for an eviction. Lock order
+        # (docs/engine.md, "Locking"): this lock, then the engine's; the engine's room-making
+        # only try-takes other circuits' key locks, so it never waits on one while holding its own.
+        self.key_lock = threading.RLock()
         self._pk: ProvingKey | None = key if self.kind == "object" else None
         self._provers: dict[Any, Any] = {}
         self.key_bytes_reserved = 0
@@ -164,7 +167,7 @@ class CircuitRoute(Route):
 
     def _load(self, device, unit=None, worker=None) -> tuple[Any, bool]:
         """The prover for ``device``, loading the key as needed; ``(prover, loaded_here)``."""
-        with self._lock:
+        with self.key_lock:
             prover = self._provers.get(device)
             if prover is not None:  # another worker loaded it while this one waited
                 return prover, False
@@ -188,12 +191,17 @@ class CircuitRoute(Route):
             return self.key
         if self._pk is None:
             self.engine.make_room(self, self.estimated_key_bytes())
-            pk, info = self.engine.key_cache.load(self.key, kind=self.kind, r1cs=getattr(self.synthesizer, "r1cs", None),
-                                                  progress=self.engine.progress_for(self.name))
+            try:
+                pk, info = self.engine.key_cache.load(self.key, kind=self.kind,
+                                                      r1cs=getattr(self.synthesizer, "r1cs", None),
+                                                      progress=self.engine.progress_for(self.name))
+                check_key_fits(self.name, self.synthesizer, pk)
+            except BaseException:
+                self.engine.resize_reservation(self, 0)  # a failed load holds no room in the budget
+                raise
             self.cache_path = info.path
             if info.path is not None:  # the cache's cap never removes the entry this key is mapped from
                 self._unpin = pin(info.path, self)
-            check_key_fits(self.name, self.synthesizer, pk)
             self.engine.resize_reservation(self, _key_nbytes(pk))
             self._pk = pk
         from cuzk.prover import GpuProver
@@ -226,19 +234,28 @@ class CircuitRoute(Route):
     def resident_devices(self) -> tuple:
         return tuple(self._provers)
 
-    def drop_device(self, device) -> int:
-        """Forget the prover of ``device`` (its resident key is freed with it); returns its bytes."""
-        self._provers.pop(device, None)
-        return self.engine.device_tier.remove(device, self.name) if self.engine.device_tier else 0
+    def drop_device(self, device, *, blocking: bool = True) -> int | None:
+        """Forget the prover of ``device`` (its resident key is freed with it); returns its bytes,
+        or None when ``blocking`` is False and the key lock is taken (a load or eviction runs)."""
+        if not self.key_lock.acquire(blocking):
+            return None
+        try:
+            self._provers.pop(device, None)
+            return self.engine.device_tier.remove(device, self.name) if self.engine.device_tier else 0
+        finally:
+            self.key_lock.release()
 
     def preload(self) -> None:
         """Load the key into the host tier and make it resident on every device of the engine."""
         for device in self.engine.devices:
             self._load(device)
 
-    def evict(self) -> int:
-        """Drop provers and (for key files) the host arrays; returns the bytes freed."""
-        with self._lock:
+    def evict(self, *, blocking: bool = True) -> int | None:
+        """Drop provers and (for key files) the host arrays; returns the bytes freed, or None when
+        ``blocking`` is False and the key lock is taken (the key is loading or being evicted)."""
+        if not self.key_lock.acquire(blocking):
+            return None
+        try:
             for device in list(self._provers):
                 self.drop_device(device)
             if self.kind in ("params", "zkey") and self._pk is not None:
@@ -249,6 +266,8 @@ class CircuitRoute(Route):
                 freed, self.key_bytes_reserved = self.key_bytes_reserved, 0
                 return freed
             return 0
+        finally:
+            self.key_lock.release()
 
     def status(self) -> dict:
         return {"tier": self.tier, "kind": self.kind, "bytes": self.estimated_key_bytes(),

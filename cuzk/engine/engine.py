@@ -259,12 +259,19 @@ class Engine:
         """
         with self._lock:
             route = self._route(name)
+        # The key lock first, then the engine's (docs/engine.md, "Locking"): a load of this key in
+        # progress finishes (it needs the engine's lock to do so), then its key is dropped.
+        with route.key_lock, self._lock:
             if self.core.busy(route):
                 raise EngineError(f"circuit {name!r} has queued or running work: its key is in use")
             return self._evict(route, "evict()")
 
-    def _evict(self, route: CircuitRoute, reason: str) -> int:
-        freed = route.evict()
+    def _evict(self, route: CircuitRoute, reason: str, *, blocking: bool = True) -> int | None:
+        """Drop ``route``'s key and release its bytes; None (nothing done) when ``blocking`` is
+        False and its key lock is taken."""
+        freed = route.evict(blocking=blocking)
+        if freed is None:
+            return None
         self.core.queue.release(freed)
         self.timeline.record(K.KEY_EVICT, circuit=route.name, bytes=freed, reason=reason)
         return freed
@@ -272,7 +279,12 @@ class Engine:
     def make_room(self, route: CircuitRoute, nbytes: int) -> None:
         """Reserve ``nbytes`` for ``route``'s key, evicting idle keys least recently used first.
         Over the budget after that, the reservation is still made: admission of new syntheses
-        then waits until witnesses in flight finish (they hold the rest)."""
+        then waits until witnesses in flight finish (they hold the rest).
+
+        Called with ``route``'s key lock held. Another key is evicted only if its key lock can be
+        taken without waiting: one that is taken belongs to a key being loaded (or evicted by
+        another thread), which is not idle; waiting for it here, under the engine's lock, while
+        that load waits for the engine's lock to reserve or resize its bytes, was a deadlock."""
         with self._lock:
             if self.memory_budget is not None:
                 idle = sorted((r for r in self._routes.values() if r is not route and not self.core.busy(r)
@@ -280,7 +292,8 @@ class Engine:
                 for other in idle:
                     if self.core.queue.reserved_bytes + nbytes <= self.memory_budget:
                         break
-                    self._evict(other, f"room for {route.name!r}")
+                    if self._evict(other, f"room for {route.name!r}", blocking=False) is None:
+                        _log.debug("room for %r: %r is loading or being evicted, left in place", route.name, other.name)
             self.core.queue.reserve(nbytes)
             route.key_bytes_reserved = nbytes
 
@@ -304,7 +317,9 @@ class Engine:
             for other in idle:
                 if not every_idle and tier.fits(device, nbytes):
                     break
-                n = other.drop_device(device)
+                n = other.drop_device(device, blocking=False)  # a taken key lock: loading, not idle (make_room)
+                if n is None:
+                    continue
                 freed += n
                 self.timeline.record(K.KEY_EVICT, circuit=other.name, bytes=n, device=device,
                                      reason=f"device room for {route.name!r}")
@@ -469,7 +484,11 @@ class Engine:
     def _release_keys(self) -> None:
         """Drop every key from the device and host tiers (the disk cache stays), once closed and idle."""
         with self._lock:
-            for route in self._routes.values():
+            routes = list(self._routes.values())
+        for route in routes:
+            # each key lock before the engine's lock (docs/engine.md, "Locking"): a preload still
+            # running finishes its load, then its key is dropped
+            with route.key_lock, self._lock:
                 if route.kind in ("params", "zkey") and (route.key_bytes_reserved or route.resident_devices()):
                     self._evict(route, "close()")
                 elif route.kind == "object":

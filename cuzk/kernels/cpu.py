@@ -25,10 +25,12 @@ from cuzk.field.params import FieldParams
 from cuzk.field.prime_field import Fr, PrimeField
 from cuzk.kernels import msm_cpu
 from cuzk.kernels.msm_cpu import MsmGroup, batch_mul_g1, batch_mul_g2, msm, msm_g1, msm_g2
+from cuzk.kernels.msm_fixed import FixedBasePlan, FixedBaseTable, msm_precomputed, plan_for_bytes, precompute
 from cuzk.kernels.ntt_cpu import CpuNtt, h_pointwise, ntt, powers
 
 __all__ = ["ntt", "h_pointwise", "powers", "msm", "msm_g1", "msm_g2", "stage", "to_canonical", "device_timer", "batch_mul_g1",
-           "batch_mul_g2", "CpuKernels"]
+           "batch_mul_g2", "CpuKernels", "precompute", "msm_precomputed", "plan_for_bytes", "FixedBasePlan",
+           "FixedBaseTable"]
 
 
 def stage(*arrays, device_id=None) -> list:
@@ -119,10 +121,22 @@ class CpuKernels:
 
     def msm(self, group: str, points, scalars, threads=None, *, method=None, window=None, endo=None):
         """As :func:`cuzk.kernels.msm_cpu.msm` for this curve's ``group`` ("g1" | "g2")."""
+        return msm_cpu.msm(self._group(group), points, scalars, threads, method=method, window=window, endo=endo)
+
+    def _group(self, group: str) -> MsmGroup:
         if group not in ("g1", "g2"):
             raise InputError(f"group must be 'g1' or 'g2', got {group!r}")
-        g = self._g1 if group == "g1" else self._g2
-        return msm_cpu.msm(g, points, scalars, threads, method=method, window=window, endo=endo)
+        return self._g1 if group == "g1" else self._g2
+
+    def precompute(self, group: str, points, plan, threads=None):
+        """As :func:`cuzk.kernels.msm_fixed.precompute` for this curve's ``group``."""
+        return precompute(self._group(group), points, plan, threads)
+
+    def plan_for_bytes(self, group: str, n: int, max_bytes: int):
+        """As :func:`cuzk.kernels.msm_fixed.plan_for_bytes` for this curve's ``group``."""
+        return plan_for_bytes(self._group(group), n, max_bytes)
+
+    msm_precomputed = staticmethod(msm_precomputed)
 
     def msm_g1(self, points, scalars, threads=None):
         """As :func:`msm_g1`: Σ scalars[i]·points[i] over the curve's G1."""

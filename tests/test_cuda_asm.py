@@ -1,4 +1,4 @@
-"""The device's whole-operation PTX blocks (mont_asm_bls12_381.h) compute what the host chains do.
+"""The device's whole-operation PTX blocks (mont_asm_<curve>.h) compute what the host chains do, per curve.
 
 The blocks only run on a GPU, so their text is executed by a small PTX interpreter
 (tests/cuda_host/ptx_sim.py) on edge and random operands and compared with Python ints and with
@@ -13,14 +13,24 @@ import numpy as np
 import pytest
 
 from cuda_host import host_runtime, ptx_sim, pyref
-from cuzk.field.params import FQ, FR
+from cuzk.curves import CURVES
+from cuzk.field.params import FQ
 from cuzk.kernels import cuda
 from cuzk.kernels.cuda import ArithOp
 
 sys.path.insert(0, str(cuda.CU_DIR.parents[2] / "scripts"))
 import gen_cuda_asm  # noqa: E402
 
-_FIELDS = {"fr": FR, "fq": FQ}
+_FIELDS = ("fr", "fq")
+CURVE_NAMES = sorted(CURVES)
+
+
+def _field(curve: str, role: str):
+    return getattr(CURVES[curve], role)
+
+
+def _host(curve: str):
+    return host_runtime.get_runtime((f"CUZK_CURVE_{curve.upper()}",))
 _REF = {
     "add": lambda a, b, p, R: (a + b) % p,
     "sub": lambda a, b, p, R: (a - b) % p,
@@ -48,22 +58,26 @@ def _operands(p: int, seed: int, n_random: int = 300):
     return a, b
 
 
-def test_header_matches_a_fresh_generation():
-    assert ptx_sim.HEADER.read_text() == gen_cuda_asm.render(), "run: python3 scripts/gen_cuda_asm.py"
+@pytest.mark.parametrize("curve", CURVE_NAMES)
+def test_header_matches_a_fresh_generation(curve):
+    assert gen_cuda_asm.output(curve) == ptx_sim.header(curve)
+    assert ptx_sim.header(curve).read_text() == gen_cuda_asm.render(curve), "run: python3 scripts/generate.py"
 
 
-def test_every_block_is_parsed_and_only_known_instructions_are_used():
-    blocks = ptx_sim.load_blocks()
+@pytest.mark.parametrize("curve", CURVE_NAMES)
+def test_every_block_is_parsed_and_only_known_instructions_are_used(curve):
+    blocks = ptx_sim.load_blocks(curve=curve)
     assert set(blocks) == {f"{f}_{op}" for f in _FIELDS for op in gen_cuda_asm.OPS}
 
 
 @pytest.mark.parametrize("op", gen_cuda_asm.OPS)
-@pytest.mark.parametrize("field", list(_FIELDS))
-def test_ptx_block_matches_python_ints(field, op):
-    f = _FIELDS[field]
+@pytest.mark.parametrize("field", _FIELDS)
+@pytest.mark.parametrize("curve", CURVE_NAMES)
+def test_ptx_block_matches_python_ints(curve, field, op):
+    f = _field(curve, field)
     p, n, R = f.modulus, f.limbs * 2, 1 << (64 * f.limbs)
     a, b = _operands(p, seed=len(op) + n)
-    fn = ptx_sim.load_blocks()[f"{field}_{op}"]
+    fn = ptx_sim.load_blocks(curve=curve)[f"{field}_{op}"]
     args = (_words(a, n), _words(b, n)) if op != "sqr" else (_words(a, n),)
     got = _ints(fn(*args))
     assert got == [_REF[op](x, y, p, R) for x, y in zip(a, b)]
@@ -71,15 +85,16 @@ def test_ptx_block_matches_python_ints(field, op):
 
 @pytest.mark.skipif(not host_runtime.shutil.which("g++"), reason="g++ is needed for the host shim")
 @pytest.mark.parametrize("op", gen_cuda_asm.OPS)
-@pytest.mark.parametrize("field", list(_FIELDS))
-def test_ptx_block_and_host_chain_give_identical_limbs(field, op):
+@pytest.mark.parametrize("field", _FIELDS)
+@pytest.mark.parametrize("curve", CURVE_NAMES)
+def test_ptx_block_and_host_chain_give_identical_limbs(curve, field, op):
     # the same Montgomery operands through both versions of the operation
-    f = _FIELDS[field]
+    f = _field(curve, field)
     p, n = f.modulus, f.limbs * 2
     a, b = _operands(p, seed=7, n_random=100)
     A, B = pyref.to_mont_limbs(a, f), pyref.to_mont_limbs(b, f)
-    chain = cuda.field_op(host_runtime.get_runtime(), field, ArithOp[op.upper()], A, B).view(np.uint32)
-    fn = ptx_sim.load_blocks()[f"{field}_{op}"]
+    chain = cuda.field_op(_host(curve), field, ArithOp[op.upper()], A, B).view(np.uint32)
+    fn = ptx_sim.load_blocks(curve=curve)[f"{field}_{op}"]
     block = fn(A.view(np.uint32), B.view(np.uint32)) if op != "sqr" else fn(A.view(np.uint32))
     np.testing.assert_array_equal(block, chain.reshape(-1, n))
 

@@ -22,7 +22,7 @@ def fake_gpu(monkeypatch):
 
     fake = fake_cupy.make_fake_cupy(host_runtime.get_runtime())
     monkeypatch.setitem(sys.modules, "cupy", fake)
-    monkeypatch.setattr(cuda_runtime, "_compile_cubin", lambda arch, defines=(): pathlib.Path(f"/nonexistent/cuzk_sm{arch}.cubin"))
+    monkeypatch.setattr(cuda_runtime, "_compile_cubin", lambda arch, defines=(), curve="bls12_381": pathlib.Path(f"/nonexistent/cuzk_sm{arch}_{curve}.cubin"))
     monkeypatch.setattr(cuda_runtime, "_RUNTIMES", {})
     rt = cuda.get_runtime(0)
     assert isinstance(rt, cuda_runtime.CupyRuntime) and rt.xp is fake

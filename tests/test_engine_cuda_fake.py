@@ -24,7 +24,7 @@ def fake(monkeypatch):
 
     fake = fake_cupy.make_fake_cupy(host_runtime.get_runtime(), devices=2)
     monkeypatch.setitem(sys.modules, "cupy", fake)
-    monkeypatch.setattr(cuda_runtime, "_compile_cubin", lambda arch, defines=(): pathlib.Path(f"/x/cuzk_sm{arch}.cubin"))
+    monkeypatch.setattr(cuda_runtime, "_compile_cubin", lambda arch, defines=(), curve="bls12_381": pathlib.Path(f"/x/cuzk_sm{arch}_{curve}.cubin"))
     monkeypatch.setattr(cuda_runtime, "_RUNTIMES", {})
     for d in (0, 1):
         rt = cuda.get_runtime(d)

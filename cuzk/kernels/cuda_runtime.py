@@ -122,12 +122,22 @@ def cubin_cache_dir() -> pathlib.Path:
     return pathlib.Path(base)
 
 
-def _compile_cubin(arch: str, defines: tuple[str, ...] = ()) -> pathlib.Path:
-    """Compile all kernels into one cubin for ``sm_<arch>`` with NVRTC (no device needed),
-    or reuse the cached one; returns its path. ``defines`` (e.g. ``("CUZK_CHAIN_ONLY",)``,
+def curve_define(curve: str) -> str:
+    """The macro that builds the kernels for ``curve`` (cu/curve.h): ``CUZK_CURVE_BN254``.
+
+    >>> curve_define("bls12_381")
+    'CUZK_CURVE_BLS12_381'
+    """
+    return f"CUZK_CURVE_{curve.upper()}"
+
+
+def _compile_cubin(arch: str, defines: tuple[str, ...] = (), curve: str = "bls12_381") -> pathlib.Path:
+    """Compile all kernels for ``curve`` into one cubin for ``sm_<arch>`` with NVRTC (no device
+    needed), or reuse the cached one; returns its path. ``defines`` (e.g. ``("CUZK_CHAIN_ONLY",)``,
     field.cuh's per-instruction chains instead of whole PTX blocks) build a variant."""
     from cupy_backends.cuda.libs import nvrtc
 
+    defines = (curve_define(curve), *defines)
     src = "".join(f'#include "{f}"\n' for f in KERNEL_FILES)
     opts = [f"--gpu-architecture=sm_{arch}", "-std=c++17", f"--include-path={CU_DIR}"] + [f"-D{d}" for d in defines]
     path = cubin_cache_dir() / f"cuzk_sm{arch}_{source_hash(*opts, str(nvrtc.getVersion()))[:24]}.cubin"
@@ -222,7 +232,7 @@ class CupyRuntime:
     >>> rt = get_runtime(0)  # doctest: +SKIP
     """
 
-    def __init__(self, device_id: int = 0, defines: tuple[str, ...] = ()):
+    def __init__(self, device_id: int = 0, defines: tuple[str, ...] = (), curve: str = "bls12_381"):
         ok, reason = is_available(device_id)
         if not ok:
             raise BackendUnavailableError(reason)
@@ -241,7 +251,7 @@ class CupyRuntime:
         with cupy.cuda.Device(device_id) as dev:
             arch = dev.compute_capability
             try:
-                self.module = cupy.RawModule(path=str(_compile_cubin(arch, defines)))
+                self.module = cupy.RawModule(path=str(_compile_cubin(arch, defines, curve)))
                 # RawModule(path=) loads lazily: load now, so a cubin this driver rejects falls
                 # back to CuPy's own compile here instead of failing at the first launch
                 self.module.get_function("fr_batch_op")
@@ -250,7 +260,7 @@ class CupyRuntime:
             except Exception as first:  # an NVRTC binding this CuPy lacks: let CuPy compile
                 src = "".join(f'#include "{f}"\n' for f in KERNEL_FILES)
                 try:
-                    opts = ("-std=c++17", f"-I{CU_DIR}", *(f"-D{d}" for d in defines))
+                    opts = ("-std=c++17", f"-I{CU_DIR}", *(f"-D{d}" for d in (curve_define(curve), *defines)))
                     self.module = cupy.RawModule(code=src, options=opts, backend="nvrtc")
                     self.module.get_function("fr_batch_op")  # compiles now, not at the first launch
                 except Exception as e:

@@ -2,8 +2,10 @@
 
 :func:`outputs` maps every generated file to its fresh text; ``scripts/generate.py`` writes or
 checks them and tests/test_generated.py compares them with the files on disk. A *kind* groups
-templates (the old per-kind scripts ``gen_field.py``, ``gen_curve.py``, ``gen_msm.py`` render one
-kind each, for every curve).
+templates (the old per-kind scripts ``gen_field.py``, ``gen_curve.py``, ``gen_msm.py``,
+``gen_cuda_params.py``, ``gen_cuda_asm.py`` render one kind each, for every curve). Kind ``cuda``
+writes the CUDA kernels' parameter and PTX-block headers of each curve and ``curve.h``, which picks
+one curve's pair at compile time.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from pathlib import Path
 from cuzk.curves.catalog import CURVES
 
 from .common import ROOT, Target, layout_of
+from .cuda_asm import render_cuda_asm
+from .cuda_params import SELECT_PATH, asm_path, params_path, render_cuda_params, render_curve_select
 from .field import render_kernels
 from .field_arrays import render_array
 from .msm import render_msm
@@ -67,9 +71,16 @@ def _package(t: Target):
     yield pkg / "params.py", render_params(t)
 
 
+def _cuda(t: Target):
+    yield params_path(t.spec), render_cuda_params(t)
+    yield asm_path(t.spec), render_cuda_asm(t)
+    # the selector lists every catalog curve, whichever curves this run renders
+    yield SELECT_PATH, render_curve_select(CURVES.values())
+
+
 KINDS = {
     "package": _package, "field": _field, "tower": _tower, "points": _points, "pairing": _pairing,
-    "msm": _msm, "ntt": _ntt, "synth": _synth,
+    "msm": _msm, "ntt": _ntt, "synth": _synth, "cuda": _cuda,
 }
 
 

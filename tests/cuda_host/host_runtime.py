@@ -42,7 +42,10 @@ def _build_dir() -> pathlib.Path:
 
 @functools.lru_cache(maxsize=None)
 def build(defines: tuple[str, ...] = ()) -> pathlib.Path:
-    """Compile the harness with ``-D`` ``defines`` into a shared library; returns its path."""
+    """Compile the harness with ``-D`` ``defines`` into a shared library; returns its path.
+    Without a ``CUZK_CURVE_*`` define (cu/curve.h) it is built for BLS12-381."""
+    if not any(d.startswith("CUZK_CURVE_") for d in defines):
+        defines = ("CUZK_CURVE_BLS12_381", *defines)
     name = "libcuzk_host" + "".join("_" + d.lower() for d in defines) + ".so"
     out = _build_dir() / name
     cmd = ["g++", "-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-include", str(SHIM)]

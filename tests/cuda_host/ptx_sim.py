@@ -1,4 +1,4 @@
-"""Run the PTX blocks of ``cuzk/kernels/cu/mont_asm_bls12_381.h`` on the CPU.
+"""Run the PTX blocks of ``cuzk/kernels/cu/mont_asm_<curve>.h`` on the CPU.
 
 The blocks are device-only text (the host shim runs field.cuh's named chains instead), so this
 is how their arithmetic is tested without a GPU: the header's string literals are parsed back
@@ -18,9 +18,15 @@ import re
 
 import numpy as np
 
-__all__ = ["load_blocks", "parse_block", "HEADER"]
+__all__ = ["load_blocks", "parse_block", "HEADER", "header"]
 
-HEADER = pathlib.Path(__file__).resolve().parents[2] / "cuzk" / "kernels" / "cu" / "mont_asm_bls12_381.h"
+_CU = pathlib.Path(__file__).resolve().parents[2] / "cuzk" / "kernels" / "cu"
+HEADER = _CU / "mont_asm_bls12_381.h"
+
+
+def header(curve: str = "bls12_381") -> pathlib.Path:
+    """The generated PTX-block header of ``curve``."""
+    return _CU / f"mont_asm_{curve}.h"
 _MASK = np.uint64(0xFFFFFFFF)
 _FUNC = re.compile(r"__device__ __forceinline__ void (\w+)_asm\((.*?)\) \{\s*asm\((.*?)\);\s*\}", re.S)
 
@@ -124,10 +130,10 @@ def _c_string(body: str) -> str:
     return "".join(lits).encode().decode("unicode_escape")
 
 
-def load_blocks(text: str | None = None) -> dict:
-    """{"fq_mul": fn, ...} from the header (or ``text``); ``fn(a, b)`` or ``fn(a)`` takes and returns
-    ``(lanes, limbs)`` uint32 arrays of little-endian limbs."""
-    text = HEADER.read_text() if text is None else text
+def load_blocks(text: str | None = None, curve: str = "bls12_381") -> dict:
+    """{"fq_mul": fn, ...} from ``curve``'s header (or ``text``); ``fn(a, b)`` or ``fn(a)`` takes and
+    returns ``(lanes, limbs)`` uint32 arrays of little-endian limbs."""
+    text = header(curve).read_text() if text is None else text
     out = {}
     for name, params, body in _FUNC.findall(text):
         n = int(re.search(r"\[(\d+)\]", params).group(1))

@@ -17,8 +17,8 @@
 
 // Signed c-bit digits of scalar i, window by window: digit d of window w lies in
 // [-2^(c-1), 2^(c-1)]; its bucket key is w*B + |d| - 1 (B = 2^(c-1) buckets per window) and
-// value i with bit 31 set when d < 0; a zero digit has no bucket. Scalars are canonical 8 x
-// 32-bit limbs < r < 2^255, and nw = floor(255 / c) + 1 windows leave room for the last carry.
+// value i with bit 31 set when d < 0; a zero digit has no bucket. Scalars are canonical FR_LIMBS
+// x 32-bit limbs < r < 2^255 (scripts/cuzk_codegen/cuda_params.py refuses a larger r), and nw = floor(255 / c) + 1 windows leave room for the last carry.
 // visit(key, value) is called for each non-zero digit.
 template <class Visit>
 __device__ __forceinline__ void msm_scalar_digits(const uint32_t* s, uint32_t i, uint32_t c, uint32_t nw,
@@ -30,9 +30,9 @@ __device__ __forceinline__ void msm_scalar_digits(const uint32_t* s, uint32_t i,
         const uint32_t bit = w * c;
         const uint32_t limb = bit >> 5, off = bit & 31;
         uint32_t raw = 0;
-        if (limb < 8) {
+        if (limb < FR_LIMBS) {
             uint64_t pair = s[limb];
-            if (limb + 1 < 8) pair |= (uint64_t)s[limb + 1] << 32;
+            if (limb + 1 < FR_LIMBS) pair |= (uint64_t)s[limb + 1] << 32;
             raw = (uint32_t)(pair >> off) & mask;
         }
         uint32_t d = raw + carry;
@@ -55,7 +55,7 @@ extern "C" __global__ void __launch_bounds__(CUZK_BLOCK_ELEMENTWISE)
 msm_digit_count(const uint32_t* scalars, uint32_t n, uint32_t c, uint32_t nw, uint32_t* counts) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    msm_scalar_digits(scalars + (size_t)8 * i, i, c, nw, [&](uint32_t key, uint32_t) { atomicAdd(&counts[key], 1u); });
+    msm_scalar_digits(scalars + (size_t)FR_LIMBS * i, i, c, nw, [&](uint32_t key, uint32_t) { atomicAdd(&counts[key], 1u); });
 }
 
 // Exclusive prefix sum, block level: block b scans x[b*8*blockDim ..) (8 consecutive values per
@@ -115,7 +115,7 @@ msm_digit_scatter(const uint32_t* scalars, uint32_t n, uint32_t c, uint32_t nw, 
     uint32_t* sorted_vals) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    msm_scalar_digits(scalars + (size_t)8 * i, i, c, nw,
+    msm_scalar_digits(scalars + (size_t)FR_LIMBS * i, i, c, nw,
                       [&](uint32_t key, uint32_t val) { sorted_vals[atomicAdd(&cursor[key], 1u)] = val; });
 }
 

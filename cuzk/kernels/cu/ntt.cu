@@ -92,14 +92,14 @@ ntt_h_pointwise(const uint32_t* a, const uint32_t* b, const uint32_t* c, const u
     ((fr_t*)out)[i] = fr_t::mul(fr_t::sub(ab, ((const fr_t*)c)[i]), *(const fr_t*)z_inv);
 }
 
-// bad[0] += the number of rows of x (n canonical Fr integers, 8 x 32-bit limbs) that are >= r;
+// bad[0] += the number of rows of x (n canonical Fr integers, FR_LIMBS x 32-bit limbs) that are >= r;
 // one thread per row. Checks MSM scalars a caller hands over already on the device.
 extern "C" __global__ void __launch_bounds__(CUZK_BLOCK_ELEMENTWISE)
 fr_count_noncanonical(const uint32_t* x, uint32_t n, uint32_t* bad) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const uint32_t* v = x + (size_t)8 * i;
-    for (int k = 7; k >= 0; k--) {  // compare from the top limb down
+    const uint32_t* v = x + (size_t)FR_LIMBS * i;
+    for (int k = FR_LIMBS - 1; k >= 0; k--) {  // compare from the top limb down
         if (v[k] != FR_MODULUS[k]) {
             if (v[k] > FR_MODULUS[k]) atomicAdd(bad, 1u);
             return;

@@ -38,6 +38,7 @@ BLS12_381 = CurveSpec(
     g2=_bls.G2_PARAMS,
     aliases=("bls12381",),
     point_encoding="zcash",
+    snarkjs_name="bls12381",
 )
 
 
@@ -80,7 +81,7 @@ def _bn254() -> CurveSpec:
     )
     return CurveSpec(
         name="bn254", title="BN254", family="bn", x=x, fr=fr, fq=fq, fq2_nonresidue=beta, fq6_nonresidue=xi,
-        twist=twist, g1=g1, g2=g2, aliases=("bn128", "alt_bn128"),
+        twist=twist, g1=g1, g2=g2, aliases=("bn128", "alt_bn128"), snarkjs_name="bn128",
     )
 
 

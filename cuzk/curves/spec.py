@@ -82,6 +82,7 @@ class CurveSpec:
         aliases: other names ``cuzk.curves.get`` accepts ("bn128").
         point_encoding: the byte format the point kernels implement ("zcash"), or None while
             the curve has none in cuzk (BN254's EIP-196/snarkjs formats come with the formats step).
+        snarkjs_name: the name snarkjs writes in its JSON ("bn128"); None: the canonical name.
         numbers: the family numbers at x (derived; see ``cuzk.curves.families``).
         encoding: byte/word sizes (derived; :class:`EncodingFacts`).
 
@@ -102,6 +103,7 @@ class CurveSpec:
     g2: CurveParams
     aliases: tuple[str, ...] = ()
     point_encoding: str | None = None
+    snarkjs_name: str | None = None
     numbers: families.FamilyNumbers = attrs.field(init=False)
     encoding: EncodingFacts = attrs.field(init=False)
 

@@ -51,8 +51,9 @@ def check_bellperson(curve: str, what: str) -> None:
     """
     spec = curves.resolve(curves.canonical(curve))
     if spec.point_encoding != "zcash":
+        having = ", ".join(s.title for s in curves.CURVES.values() if s.point_encoding == "zcash")
         raise UnsupportedCurveError(
-            f"{what} is a bellperson format (zcash point encoding, BLS12-381); this key/proof is over {spec.title}, "
+            f"{what} is a bellperson format (zcash point encoding, {having}); this key/proof is over {spec.title}, "
             "which has none: use the snarkjs formats (cuzk.formats.snarkjs, cuzk.formats.snarkjs_json)"
         )
 

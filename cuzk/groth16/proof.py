@@ -1,12 +1,17 @@
-"""The Groth16 proof: three group elements of one curve, and (BLS12-381) their 192-byte
-bellperson encoding. A proof of another curve (BN254) has no bellperson form: ``to_bytes``
-raises :class:`cuzk.errors.UnsupportedCurveError`; it is written as snarkjs JSON
+"""The Groth16 proof: three group elements of one curve.
+
+Its bytes are bellperson's layout (compressed A ‖ B ‖ C in the zcash point encoding; 192 bytes
+on BLS12-381), which lives in the formats layer (:mod:`cuzk.formats.bellperson_proof`): the
+methods here delegate to it, and nothing in this module names a curve. A proof of a curve
+without the zcash encoding (BN254) has no bellperson form: ``to_bytes`` raises
+:class:`cuzk.errors.UnsupportedCurveError`; it is written as snarkjs JSON
 (:mod:`cuzk.formats.snarkjs_json`).
 
-    >>> from cuzk.curve import G1, G2
-    >>> p = Proof(a=G1.generator(), b=G2.generator(), c=G1.generator())
-    >>> Proof.from_bytes(p.to_bytes()) == p, len(p.to_bytes())
-    (True, 192)
+    >>> from cuzk import curves
+    >>> g = curves.get(curves.DEFAULT)
+    >>> p = Proof(a=g.G1.generator(), b=g.G2.generator(), c=g.G1.generator())
+    >>> Proof.from_bytes(p.to_bytes()) == p, len(p.to_bytes()) == proof_size(p.curve) == PROOF_BYTES
+    (True, True)
 """
 
 from __future__ import annotations
@@ -18,17 +23,23 @@ import numpy as np
 
 from cuzk.bounded_json import loads_bounded
 from cuzk import curves
-# the 192-byte bellperson encoding is BLS12-381's zcash one (check_bellperson guards the others)
-from cuzk.curve import G1, G2
-from cuzk.curve.encoding import encoded_size, point_from_bytes, point_to_bytes
-from cuzk.errors import InputError, ParamsFormatError, PointEncodingError
-from cuzk.groth16.keys import check_bellperson
+from cuzk.errors import InputError, ParamsFormatError
 
-__all__ = ["Proof", "PROOF_BYTES"]
+__all__ = ["Proof", "PROOF_BYTES", "proof_size"]
 
-_G1C = encoded_size(G1, compressed=True)  # 48
-_G2C = encoded_size(G2, compressed=True)  # 96
-PROOF_BYTES = 2 * _G1C + _G2C  # A ‖ B ‖ C, compressed (bellperson layout)
+
+def proof_size(curve: str | None = None) -> int:
+    """Bytes of one encoded proof of ``curve`` (compressed G1 ‖ G2 ‖ G1, from its spec's
+    ``EncodingFacts``; default :data:`cuzk.curves.DEFAULT`).
+
+    >>> proof_size()
+    192
+    """
+    enc = curves.resolve(curves.canonical(curve)).encoding
+    return 2 * enc.g1_compressed + enc.g2_compressed
+
+
+PROOF_BYTES = proof_size(curves.DEFAULT)  #: the default curve's proof size (A ‖ B ‖ C, compressed)
 # to_json writes ~420 characters; anything over 64 KiB is not a proof, whatever its whitespace
 _MAX_JSON = 64 << 10
 
@@ -69,36 +80,28 @@ class Proof:
         return hash((self.curve, self.a.tobytes(), self.b.tobytes(), self.c.tobytes()))
 
     def to_bytes(self) -> bytes:
-        """192 bytes: compressed A (48) ‖ B (96) ‖ C (48), zcash point encoding (BLS12-381).
+        """bellperson's proof bytes: compressed A ‖ B ‖ C, zcash point encoding (192 bytes on BLS12-381).
 
         Raises:
-            UnsupportedCurveError: the proof is over a curve without a zcash encoding (BN254).
+            UnsupportedCurveError: the proof's curve has no zcash encoding (BN254).
         """
-        check_bellperson(self.curve, "the 192-byte proof encoding")
-        return point_to_bytes(G1, self.a) + point_to_bytes(G2, self.b) + point_to_bytes(G1, self.c)
+        from cuzk.formats import bellperson_proof  # formats sits above groth16; import at call time
+
+        return bellperson_proof.proof_to_bytes(self)
 
     @classmethod
-    def from_bytes(cls, data: bytes, *, checked: bool = True) -> "Proof":
-        """Parse 192 bytes; every point is checked (on curve, in subgroup) unless ``checked=False``.
+    def from_bytes(cls, data: bytes, *, checked: bool = True, curve: str | None = None) -> "Proof":
+        """Parse one proof of ``curve`` (default :data:`cuzk.curves.DEFAULT`); every point is
+        checked (on curve, in subgroup) unless ``checked=False``.
 
         Raises:
             ParamsFormatError: wrong length, or a point that does not decode (the message names
                 the element and its offset).
+            UnsupportedCurveError: ``curve`` has no zcash encoding.
         """
-        if not isinstance(data, (bytes, bytearray, memoryview)):  # bytes(5) would be five zeros
-            raise InputError(f"Proof.from_bytes takes bytes, got {type(data).__name__}")
-        data = bytes(data)
-        if len(data) != PROOF_BYTES:
-            raise ParamsFormatError(f"a Groth16 proof is {PROOF_BYTES} bytes, got {len(data)}")
-        parts = {}
-        off = 0
-        for name, group, size in (("a", G1, _G1C), ("b", G2, _G2C), ("c", G1, _G1C)):
-            try:
-                parts[name] = point_from_bytes(group, data[off : off + size], compressed=True, checked=checked)
-            except PointEncodingError as e:
-                raise ParamsFormatError(f"proof.{name} at offset {off}: {e}") from e
-            off += size
-        return cls(**parts)
+        from cuzk.formats import bellperson_proof
+
+        return bellperson_proof.proof_from_bytes(data, checked=checked, curve=curve)
 
     @staticmethod
     def concat(proofs) -> bytes:
@@ -106,26 +109,30 @@ class Proof:
         return b"".join(p.to_bytes() for p in proofs)
 
     @classmethod
-    def split(cls, data: bytes, *, checked: bool = True) -> list["Proof"]:
-        """Inverse of :meth:`concat`."""
-        if len(data) % PROOF_BYTES:
-            raise ParamsFormatError(f"multi-proof length {len(data)} is not a multiple of {PROOF_BYTES}")
-        return [cls.from_bytes(data[i : i + PROOF_BYTES], checked=checked) for i in range(0, len(data), PROOF_BYTES)]
+    def split(cls, data: bytes, *, checked: bool = True, curve: str | None = None) -> list["Proof"]:
+        """Inverse of :meth:`concat` (proofs of ``curve``, default :data:`cuzk.curves.DEFAULT`)."""
+        size = proof_size(curve)
+        if len(data) % size:
+            raise ParamsFormatError(f"multi-proof length {len(data)} is not a multiple of {size}")
+        return [cls.from_bytes(data[i : i + size], checked=checked, curve=curve) for i in range(0, len(data), size)]
 
     def to_json(self) -> str:
-        """Human-readable JSON: compressed points as hex (BLS12-381; see :meth:`to_bytes`)."""
+        """Human-readable JSON: compressed points as hex (zcash encodings; see :meth:`to_bytes`)."""
         b = self.to_bytes()
-        return json.dumps({"a": b[:_G1C].hex(), "b": b[_G1C : _G1C + _G2C].hex(), "c": b[_G1C + _G2C :].hex()})
+        enc = curves.resolve(self.curve).encoding
+        g1, g2 = enc.g1_compressed, enc.g2_compressed
+        return json.dumps({"a": b[:g1].hex(), "b": b[g1 : g1 + g2].hex(), "c": b[g1 + g2 :].hex()})
 
     @classmethod
-    def from_json(cls, text: str, *, checked: bool = True) -> "Proof":
-        """Inverse of :meth:`to_json`.
+    def from_json(cls, text: str, *, checked: bool = True, curve: str | None = None) -> "Proof":
+        """Inverse of :meth:`to_json` (a proof of ``curve``, default :data:`cuzk.curves.DEFAULT`).
 
         Raises:
             ParamsFormatError: not JSON (or nested absurdly deep, or over 64 KiB), not an object
                 with hex fields a, b, c, or a point that does not decode.
 
-        >>> p = Proof(a=G1.generator(), b=G2.generator(), c=G1.generator())
+        >>> g = curves.get(curves.DEFAULT)
+        >>> p = Proof(a=g.G1.generator(), b=g.G2.generator(), c=g.G1.generator())
         >>> Proof.from_json(p.to_json()) == p
         True
         """
@@ -134,4 +141,4 @@ class Proof:
             raw = bytes.fromhex(d["a"]) + bytes.fromhex(d["b"]) + bytes.fromhex(d["c"])
         except (ValueError, KeyError, TypeError) as e:
             raise ParamsFormatError(f"proof JSON must be an object with hex fields a, b, c: {e}") from e
-        return cls.from_bytes(raw, checked=checked)
+        return cls.from_bytes(raw, checked=checked, curve=curve)

@@ -65,7 +65,8 @@ class ToxicWaste:
         def one() -> int:
             if rng is None:
                 return secrets.randbelow(r - 1) + 1
-            return int.from_bytes(rng.bytes(48), "little") % (r - 1) + 1
+            # 128 bits beyond r's size make the reduction's bias negligible (48 bytes for 255-bit r)
+            return int.from_bytes(rng.bytes(-(-r.bit_length() // 8) + 16), "little") % (r - 1) + 1
 
         return cls(one(), one(), one(), one(), one(), curve=curve)
 

@@ -27,7 +27,7 @@ import attrs
 
 from cuzk.errors import InputError, PointEncodingError, UnsatisfiedConstraint
 from cuzk.reference import points as P
-from cuzk.reference.polynomial import R
+from cuzk.reference.curve import ref_curve
 from cuzk.reference.qap import check_witness
 
 __all__ = ["Proof", "create_proof", "prove", "proof_to_bytes", "proof_from_bytes", "PROOF_BYTES"]
@@ -43,11 +43,13 @@ class Proof:
         a: G1 point A.
         b: G2 point B.
         c: G1 point C.
+        curve: the curve's canonical name (default BLS12-381; :mod:`cuzk.reference.curve`).
     """
 
     a: tuple = attrs.field(converter=P.canonical)
     b: tuple = attrs.field(converter=P.canonical)
     c: tuple = attrs.field(converter=P.canonical)
+    curve: str = attrs.field(default=None, converter=lambda c: ref_curve(c).name)
 
     def to_bytes(self) -> bytes:
         """Same as :func:`proof_to_bytes`."""
@@ -61,9 +63,14 @@ class Proof:
 def proof_to_bytes(proof: Proof) -> bytes:
     """192 bytes: compressed A ‖ B ‖ C in the zcash format (bellperson's proof layout).
 
+    Raises:
+        InputError: a proof of a curve without the zcash encoding (only BLS12-381 has it).
+
     >>> proof_to_bytes(Proof(P.G1, P.G2, P.Z1)).hex()[-96:-92]
     'c000'
     """
+    if proof.curve != ref_curve(None).name:
+        raise InputError(f"the zcash proof encoding is BLS12-381's; this proof is over {proof.curve}")
     return P.g1_compress(proof.a) + P.g2_compress(proof.b) + P.g1_compress(proof.c)
 
 
@@ -91,8 +98,8 @@ def proof_from_bytes(data: bytes, check_subgroup: bool = True) -> Proof:
     return Proof(parts["A"], parts["B"], parts["C"])
 
 
-def _scalar(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < R:
+def _scalar(name: str, value, r: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < r:
         raise InputError(f"{name} must be an int with 0 <= {name} < r, got {value!r}")
     return value
 
@@ -110,7 +117,8 @@ def create_proof(pk, z, r: int, s: int) -> Proof:
         InputError: a malformed assignment or scalar.
         UnsatisfiedConstraint: z fails a constraint (``index`` = the first failing row).
     """
-    r, s = _scalar("r", r), _scalar("s", s)
+    cv = ref_curve(pk.vk.curve)
+    r, s = _scalar("r", r, cv.r), _scalar("s", s, cv.r)
     qap = pk.qap
     z = qap.r1cs.check_assignment(z)
     row = check_witness(qap.r1cs, z)
@@ -120,17 +128,18 @@ def create_proof(pk, z, r: int, s: int) -> Proof:
     vk = pk.vk
     n_in = qap.r1cs.n_public + 1
 
-    a = P.add(P.add(vk.alpha_g1, P.msm(pk.a, z, P.Z1)), P.g1_mul(r, vk.delta_g1))
-    b_g2 = P.add(P.add(vk.beta_g2, P.msm(pk.b_g2, z, P.Z2)), P.g2_mul(s, vk.delta_g2))
-    b_g1 = P.add(P.add(vk.beta_g1, P.msm(pk.b_g1, z, P.Z1)), P.g1_mul(s, vk.delta_g1))
-    c = P.msm(pk.l, z[n_in:], P.Z1)
-    c = P.add(c, P.msm(pk.h, h, P.Z1))
-    c = P.add(c, P.g1_mul(s, a))
-    c = P.add(c, P.g1_mul(r, b_g1))
-    c = P.add(c, P.g1_mul(-r * s, vk.delta_g1))
-    return Proof(a, b_g2, c)
+    a = cv.add(cv.add(vk.alpha_g1, cv.msm(pk.a, z, cv.Z1)), cv.g1_mul(r, vk.delta_g1))
+    b_g2 = cv.add(cv.add(vk.beta_g2, cv.msm(pk.b_g2, z, cv.Z2)), cv.g2_mul(s, vk.delta_g2))
+    b_g1 = cv.add(cv.add(vk.beta_g1, cv.msm(pk.b_g1, z, cv.Z1)), cv.g1_mul(s, vk.delta_g1))
+    c = cv.msm(pk.l, z[n_in:], cv.Z1)
+    c = cv.add(c, cv.msm(pk.h, h, cv.Z1))
+    c = cv.add(c, cv.g1_mul(s, a))
+    c = cv.add(c, cv.g1_mul(r, b_g1))
+    c = cv.add(c, cv.g1_mul(-r * s, vk.delta_g1))
+    return Proof(a, b_g2, c, curve=cv.name)
 
 
 def prove(pk, z) -> Proof:
     """:func:`create_proof` with r and s drawn uniformly from :mod:`secrets`."""
-    return create_proof(pk, z, secrets.randbelow(R), secrets.randbelow(R))
+    r = ref_curve(pk.vk.curve).r
+    return create_proof(pk, z, secrets.randbelow(r), secrets.randbelow(r))

@@ -5,7 +5,8 @@ Like bellperson, the QAP holds, after the user's rows, one extra row per input `
 ``0..n_public`` (ONE included) with ``A = x_i, B = 0, C = 0``: it is trivially satisfied but
 makes u_i non-zero for every input, so each public input gets its own non-zero IC point even
 when no user constraint reads it. The domain is ``{ω^j}`` for ``m = next_pow2(rows + inputs)``
-and ω the primitive m-th root derived from generator 7; column i of A interpolates to u_i.
+and ω the primitive m-th root derived from the curve's domain generator (bellperson's 7 on
+BLS12-381, :mod:`cuzk.reference.curve`); column i of A interpolates to u_i.
 
     >>> r1cs = ReferenceR1CS([({1: 1}, {1: 1}, {2: 1})], n_public=1, n_vars=3)  # x·x = y
     >>> qap = QAP.from_r1cs(r1cs)
@@ -21,7 +22,7 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from cuzk.errors import InputError, UnsatisfiedConstraint
-from cuzk.field.params import FR
+from cuzk.reference.curve import ref_curve
 from cuzk.reference.polynomial import (
     R,
     lagrange_basis,
@@ -49,7 +50,7 @@ def _as_int(v):
         return v
 
 
-def _lc(lc, what: str, n_vars: int) -> dict[int, int]:
+def _lc(lc, what: str, n_vars: int, r: int) -> dict[int, int]:
     """Validate one linear combination (a mapping or (index, coeff) pairs) into a fresh dict."""
     try:
         items = list(lc.items()) if isinstance(lc, Mapping) else list(lc)
@@ -64,7 +65,7 @@ def _lc(lc, what: str, n_vars: int) -> dict[int, int]:
         var, coeff = _as_int(var), _as_int(coeff)
         if isinstance(var, bool) or not isinstance(var, int) or not 0 <= var < n_vars:
             raise InputError(f"{what}: variable {pair[0]!r} is not in 0..{n_vars - 1}")
-        if isinstance(coeff, bool) or not isinstance(coeff, int) or not 0 <= coeff < R:
+        if isinstance(coeff, bool) or not isinstance(coeff, int) or not 0 <= coeff < r:
             raise InputError(f"{what}: coefficient {pair[1]!r} of variable {var} is not a canonical Fr int (0 <= c < r)")
         if var in out:
             raise InputError(f"{what}: variable {var} appears twice")
@@ -73,8 +74,8 @@ def _lc(lc, what: str, n_vars: int) -> dict[int, int]:
     return out
 
 
-def _lc_value(lc: Mapping[int, int], z: list[int]) -> int:
-    return sum(c * z[i] for i, c in lc.items()) % R
+def _lc_value(lc: Mapping[int, int], z: list[int], r: int) -> int:
+    return sum(c * z[i] for i, c in lc.items()) % r
 
 
 @attrs.frozen
@@ -86,6 +87,8 @@ class ReferenceR1CS:
             (zero coefficients dropped).
         n_public: number of public inputs (variables 1..n_public).
         n_vars: total number of variables, ONE included.
+        curve: the curve whose Fr the coefficients are in (canonical name; default BLS12-381;
+            see :mod:`cuzk.reference.curve`).
 
     Raises:
         InputError: a variable index out of range, a non-canonical coefficient, or
@@ -98,6 +101,12 @@ class ReferenceR1CS:
     constraints: tuple[Row, ...] = attrs.field(converter=tuple)
     n_public: int
     n_vars: int
+    curve: str = attrs.field(default=None, converter=lambda c: ref_curve(c).name)
+
+    @property
+    def r(self) -> int:
+        """The modulus of the curve's Fr."""
+        return ref_curve(self.curve).r
 
     def __attrs_post_init__(self):
         if not isinstance(self.n_public, int) or self.n_public < 0:
@@ -108,7 +117,7 @@ class ReferenceR1CS:
         for j, row in enumerate(self.constraints):
             if len(row) != 3:
                 raise InputError(f"constraint {j}: expected (A, B, C), got {len(row)} parts")
-            rows.append(tuple(_lc(lc, f"constraint {j} {name}", self.n_vars) for lc, name in zip(row, "ABC")))
+            rows.append(tuple(_lc(lc, f"constraint {j} {name}", self.n_vars, self.r) for lc, name in zip(row, "ABC")))
         object.__setattr__(self, "constraints", tuple(rows))  # frozen: normalised once, here
 
     @property
@@ -131,7 +140,7 @@ class ReferenceR1CS:
         if len(z) != self.n_vars:
             raise InputError(f"assignment has {len(z)} entries, the circuit has {self.n_vars} variables")
         for i, v in enumerate(z):
-            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < R:
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < self.r:
                 raise InputError(f"assignment entry {i} = {v!r} is not a canonical Fr int (0 <= z < r)")
         if z[0] != 1:
             raise InputError(f"assignment entry 0 (the ONE variable) must be 1, got {z[0]}")
@@ -139,7 +148,8 @@ class ReferenceR1CS:
 
 
 def from_r1cs(r1cs) -> ReferenceR1CS:
-    """Build a :class:`ReferenceR1CS` from any object with ``rows_as_ints()``, ``n_public``, ``n_vars``.
+    """Build a :class:`ReferenceR1CS` from any object with ``rows_as_ints()``, ``n_public``, ``n_vars``
+    (and ``curve``, default BLS12-381).
 
     Duck-typed so the reference never imports the synthesizer it checks.
 
@@ -149,7 +159,8 @@ def from_r1cs(r1cs) -> ReferenceR1CS:
     >>> from_r1cs(Tiny()).n_constraints
     1
     """
-    return ReferenceR1CS(list(r1cs.rows_as_ints()), n_public=int(r1cs.n_public), n_vars=int(r1cs.n_vars))
+    return ReferenceR1CS(list(r1cs.rows_as_ints()), n_public=int(r1cs.n_public), n_vars=int(r1cs.n_vars),
+                         curve=getattr(r1cs, "curve", None))
 
 
 def check_witness(constraints, z: Iterable[int]) -> int | None:
@@ -175,8 +186,9 @@ def check_witness(constraints, z: Iterable[int]) -> int | None:
     else:
         r1cs = ReferenceR1CS(list(constraints), n_public=0, n_vars=max(len(z), 1))
     z = r1cs.check_assignment(z)
+    r = r1cs.r
     for j, (a, b, c) in enumerate(r1cs.constraints):
-        if _lc_value(a, z) * _lc_value(b, z) % R != _lc_value(c, z):
+        if _lc_value(a, z, r) * _lc_value(b, z, r) % r != _lc_value(c, z, r):
             return j
     return None
 
@@ -240,29 +252,30 @@ class QAP:
         if not isinstance(r1cs, ReferenceR1CS):
             r1cs = from_r1cs(r1cs)
         m = domain_size(r1cs.n_constraints, r1cs.n_public)
-        omega = FR.root_of_unity_for(m.bit_length() - 1)
+        r = r1cs.r
+        omega = ref_curve(r1cs.curve).root_of_unity(m)
         rows = list(r1cs.constraints)
         rows += [({i: 1}, {}, {}) for i in range(r1cs.n_public + 1)]
         rows += [({}, {}, {})] * (m - len(rows))
-        basis = lagrange_basis([pow(omega, j, R) for j in range(m)])
+        basis = lagrange_basis([pow(omega, j, r) for j in range(m)], r)
         cols = []
         for k in range(3):
             polys: list[list[int]] = [[] for _ in range(r1cs.n_vars)]
             for j, row in enumerate(rows):
                 for i, coeff in row[k].items():
-                    polys[i] = poly_add(polys[i], poly_scale(basis[j], coeff))
+                    polys[i] = poly_add(polys[i], poly_scale(basis[j], coeff, r), r)
             cols.append(tuple(polys))
         return cls(r1cs, m, omega, tuple(rows), *cols)
 
     @property
     def domain(self) -> list[int]:
         """The interpolation points ω^0, ..., ω^(m−1)."""
-        return [pow(self.omega, j, R) for j in range(self.m)]
+        return [pow(self.omega, j, self.r1cs.r) for j in range(self.m)]
 
     @property
     def vanishing(self) -> list[int]:
         """Z(x) = x^m − 1."""
-        return vanishing_poly(self.m)
+        return vanishing_poly(self.m, self.r1cs.r)
 
     def evaluate_at(self, tau: int) -> QapEvaluation:
         """u_i(τ), v_i(τ), w_i(τ) for all i, and Z(τ).
@@ -271,21 +284,22 @@ class QAP:
         >>> qap.evaluate_at(5).u, qap.evaluate_at(5).z       # m = 1: u_0 = 1, Z = x - 1
         ((1,), 4)
         """
-        tau %= R
+        r = self.r1cs.r
+        tau %= r
         return QapEvaluation(
-            u=tuple(poly_eval(p, tau) for p in self.u),
-            v=tuple(poly_eval(p, tau) for p in self.v),
-            w=tuple(poly_eval(p, tau) for p in self.w),
-            z=poly_eval(self.vanishing, tau),
+            u=tuple(poly_eval(p, tau, r) for p in self.u),
+            v=tuple(poly_eval(p, tau, r) for p in self.v),
+            w=tuple(poly_eval(p, tau, r) for p in self.w),
+            z=poly_eval(self.vanishing, tau, r),
         )
 
     def combine(self, z: list[int]) -> tuple[list[int], list[int], list[int]]:
         """A(x) = Σ z_i u_i(x), B(x) = Σ z_i v_i(x), C(x) = Σ z_i w_i(x)."""
-        out = []
+        out, r = [], self.r1cs.r
         for polys in (self.u, self.v, self.w):
             acc: list[int] = []
             for zi, p in zip(z, polys):
-                acc = poly_add(acc, poly_scale(p, zi))
+                acc = poly_add(acc, poly_scale(p, zi, r), r)
             out.append(acc)
         return out[0], out[1], out[2]
 
@@ -303,7 +317,8 @@ class QAP:
         """
         z = self.r1cs.check_assignment(z)
         a, b, c = self.combine(z)
-        h, rem = poly_divmod(poly_sub(poly_mul(a, b), c), self.vanishing)
+        r = self.r1cs.r
+        h, rem = poly_divmod(poly_sub(poly_mul(a, b, r), c, r), self.vanishing, r)
         if rem:
             row = check_witness(self.r1cs, z)
             raise UnsatisfiedConstraint(

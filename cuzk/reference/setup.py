@@ -28,6 +28,7 @@ import attrs
 
 from cuzk.errors import InputError
 from cuzk.reference import points as P
+from cuzk.reference.curve import ref_curve
 from cuzk.reference.polynomial import R
 from cuzk.reference.qap import QAP, ReferenceR1CS, domain_size, from_r1cs
 
@@ -41,7 +42,8 @@ def _nonzero_scalar(instance, attribute, value):
 
 @attrs.frozen
 class ToxicWaste:
-    """The secret scalars of a Groth16 setup, each in 1..r−1.
+    """The secret scalars of a Groth16 setup, each in 1..r−1 (r: BLS12-381's, the largest of the
+    reference's curves; :func:`generate_parameters` checks them against its curve's r).
 
     Raises:
         InputError: a value that is zero, negative, ≥ r or not an int.
@@ -57,9 +59,10 @@ class ToxicWaste:
     delta: int = attrs.field(validator=_nonzero_scalar)
 
     @classmethod
-    def random(cls) -> ToxicWaste:
-        """Five independent uniform non-zero scalars from :mod:`secrets`."""
-        return cls(*(1 + secrets.randbelow(R - 1) for _ in range(5)))
+    def random(cls, curve=None) -> ToxicWaste:
+        """Five independent uniform non-zero scalars below ``curve``'s r (default BLS12-381), from :mod:`secrets`."""
+        r = ref_curve(curve).r
+        return cls(*(1 + secrets.randbelow(r - 1) for _ in range(5)))
 
 
 def _points():
@@ -74,6 +77,7 @@ class VerifyingKey:
     Attributes:
         alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2: the setup's group elements.
         ic: one G1 point per input, ONE first (len = n_public + 1).
+        curve: the curve's canonical name (:mod:`cuzk.reference.curve`; default BLS12-381).
     """
 
     alpha_g1: tuple = attrs.field(converter=P.canonical)
@@ -83,6 +87,7 @@ class VerifyingKey:
     delta_g1: tuple = attrs.field(converter=P.canonical)
     delta_g2: tuple = attrs.field(converter=P.canonical)
     ic: tuple = _points()
+    curve: str = attrs.field(default=None, converter=lambda c: ref_curve(c).name)
 
     @property
     def n_public(self) -> int:
@@ -146,8 +151,11 @@ def generate_parameters(r1cs, toxic: ToxicWaste) -> tuple[ProvingKey, VerifyingK
     """Deterministic Groth16 setup of ``r1cs`` (a :class:`ReferenceR1CS` or anything
     :func:`~cuzk.reference.qap.from_r1cs` accepts) for the given toxic waste.
 
+    The curve is the R1CS's (``ReferenceR1CS.curve``).
+
     Raises:
-        InputError: τ is an m-th root of unity (Z(τ) = 0 would make the key useless).
+        InputError: τ is an m-th root of unity (Z(τ) = 0 would make the key useless), or a
+            toxic-waste scalar is not below the curve's r.
 
     >>> from cuzk.reference.qap import ReferenceR1CS
     >>> r1cs = ReferenceR1CS([], n_public=0, n_vars=1)
@@ -159,34 +167,40 @@ def generate_parameters(r1cs, toxic: ToxicWaste) -> tuple[ProvingKey, VerifyingK
         raise InputError(f"toxic waste must be a ToxicWaste, got {type(toxic).__name__}")
     if not isinstance(r1cs, ReferenceR1CS):
         r1cs = from_r1cs(r1cs)
+    c = ref_curve(r1cs.curve)
+    r = c.r
+    for f in attrs.fields(ToxicWaste):
+        if not getattr(toxic, f.name) < r:
+            raise InputError(f"toxic waste {f.name} must be below {c.name}'s r")
     qap = QAP.from_r1cs(r1cs)
     tau, alpha, beta = toxic.tau, toxic.alpha, toxic.beta
     ev = qap.evaluate_at(tau)
     if ev.z == 0:
         raise InputError(f"toxic waste tau is an {qap.m}-th root of unity: Z(tau) = 0")
-    gamma_inv = pow(toxic.gamma, -1, R)
-    delta_inv = pow(toxic.delta, -1, R)
+    gamma_inv = pow(toxic.gamma, -1, r)
+    delta_inv = pow(toxic.delta, -1, r)
     n_in = r1cs.n_public + 1
 
     def lc_of(i: int) -> int:
-        return (beta * ev.u[i] + alpha * ev.v[i] + ev.w[i]) % R
+        return (beta * ev.u[i] + alpha * ev.v[i] + ev.w[i]) % r
 
     vk = VerifyingKey(
-        alpha_g1=P.g1_mul(alpha),
-        beta_g1=P.g1_mul(beta),
-        beta_g2=P.g2_mul(beta),
-        gamma_g2=P.g2_mul(toxic.gamma),
-        delta_g1=P.g1_mul(toxic.delta),
-        delta_g2=P.g2_mul(toxic.delta),
-        ic=[P.g1_mul(lc_of(i) * gamma_inv) for i in range(n_in)],
+        alpha_g1=c.g1_mul(alpha),
+        beta_g1=c.g1_mul(beta),
+        beta_g2=c.g2_mul(beta),
+        gamma_g2=c.g2_mul(toxic.gamma),
+        delta_g1=c.g1_mul(toxic.delta),
+        delta_g2=c.g2_mul(toxic.delta),
+        ic=[c.g1_mul(lc_of(i) * gamma_inv) for i in range(n_in)],
+        curve=c.name,
     )
     pk = ProvingKey(
         vk=vk,
-        a=[P.g1_mul(x) for x in ev.u],
-        b_g1=[P.g1_mul(x) for x in ev.v],
-        b_g2=[P.g2_mul(x) for x in ev.v],
-        l=[P.g1_mul(lc_of(j) * delta_inv) for j in range(n_in, r1cs.n_vars)],
-        h=[P.g1_mul(pow(tau, i, R) * ev.z * delta_inv) for i in range(qap.m - 1)],
+        a=[c.g1_mul(x) for x in ev.u],
+        b_g1=[c.g1_mul(x) for x in ev.v],
+        b_g2=[c.g2_mul(x) for x in ev.v],
+        l=[c.g1_mul(lc_of(j) * delta_inv) for j in range(n_in, r1cs.n_vars)],
+        h=[c.g1_mul(pow(tau, i, r) * ev.z * delta_inv) for i in range(qap.m - 1)],
         qap=qap,
     )
     return pk, vk
@@ -205,7 +219,8 @@ def setup(r1cs) -> tuple[ProvingKey, VerifyingKey]:
     if not isinstance(r1cs, ReferenceR1CS):
         r1cs = from_r1cs(r1cs)
     m = domain_size(r1cs.n_constraints, r1cs.n_public)
-    toxic = ToxicWaste.random()
-    while pow(toxic.tau, m, R) == 1:  # probability m/r, but such a key would be worthless
-        toxic = ToxicWaste.random()
+    r = ref_curve(r1cs.curve).r
+    toxic = ToxicWaste.random(r1cs.curve)
+    while pow(toxic.tau, m, r) == 1:  # probability m/r, but such a key would be worthless
+        toxic = ToxicWaste.random(r1cs.curve)
     return generate_parameters(r1cs, toxic)

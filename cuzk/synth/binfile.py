@@ -26,9 +26,6 @@ from cuzk.errors import SnarkjsFormatError, UnsupportedCurveError
 
 __all__ = ["read_sections", "read_container", "write_container", "check_prime", "snarkjs_name", "Cursor"]
 
-# snarkjs' names of the curves ("bn128", "bls12381"), used in its JSON and in error messages
-_SNARKJS_NAMES = {"bn254": "bn128", "bls12_381": "bls12381"}
-
 
 def read_sections(data: bytes, magic: bytes, versions: tuple, where: str, *,
                   error: type[Exception] = SnarkjsFormatError) -> dict[int, memoryview]:
@@ -122,13 +119,13 @@ def write_container(path, magic: bytes, version: int, sections: list[tuple[int, 
 
 
 def snarkjs_name(curve: str) -> str:
-    """snarkjs' name of a curve: ``"bn128"`` for BN254, ``"bls12381"`` for BLS12-381.
+    """snarkjs' name of a curve (its spec's ``snarkjs_name``; the canonical name if it has none).
 
     >>> snarkjs_name("bn254"), snarkjs_name("bls12_381")
     ('bn128', 'bls12381')
     """
-    name = curves.canonical(curve)
-    return _SNARKJS_NAMES.get(name, name)
+    spec = curves.resolve(curves.canonical(curve))
+    return spec.snarkjs_name or spec.name
 
 
 def check_prime(value: int, field: str, where: str, *, curve: str | None = None,

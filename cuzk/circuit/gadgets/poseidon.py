@@ -30,6 +30,7 @@ import functools
 
 import numpy as np
 
+from cuzk import curves
 from cuzk.circuit.gadgets.operands import sequence
 from cuzk.circuit.gadgets.poseidon_spec import ALPHA, poseidon_spec
 from cuzk.circuit.lc import LinearCombination, Variable, _int_or_none, lincomb
@@ -45,7 +46,7 @@ def _sbox(x):
 
 
 def _check_curve(cs, spec) -> None:
-    curve = getattr(cs, "curve", "bls12_381")  # constraint systems without a curve are BLS12-381's
+    curve = getattr(cs, "curve", None) or curves.DEFAULT  # a constraint system without a curve is the default's
     if curve != spec.curve:
         raise CircuitError(
             f"the {spec.variant} Poseidon works over {spec.curve}'s Fr but the constraint system is over {curve}'s"

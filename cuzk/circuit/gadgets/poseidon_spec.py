@@ -138,6 +138,12 @@ def neptune_tag(hash_type: str, arity: int, length: int | None = None) -> int:
     raise CircuitError(f"hash_type must be 'merkle_tree' or 'constant_length', got {hash_type!r}")
 
 
+#: The field each published parameter set is defined over: part of a variant's identity, like its
+#: round numbers (its constants are drawn for that prime), so the one place in circuit/ that
+#: names curves (tests/test_curve_sweep.py allows exactly this table).
+VARIANT_CURVES = {"cuzk": "bls12_381", "neptune": "bls12_381", "circomlib": "bn254"}
+
+
 def _modulus(curve: str) -> int:
     from cuzk import curves  # DESIGN §8: circuit -> curves, to resolve a curve name
 
@@ -157,10 +163,11 @@ def _cuzk(t: int) -> PoseidonSpec:
     if t not in _CUZK_ROUNDS:
         raise CircuitError(f"the cuzk Poseidon's width must be one of {sorted(_CUZK_ROUNDS)}, got {t}")
     r_f, r_p = _CUZK_ROUNDS[t]
-    r = _modulus("bls12_381")
-    g, rc = _grain(sbox=0, n=255, t=t, r_f=r_f, r_p=r_p, modulus=r)
+    curve = VARIANT_CURVES["cuzk"]
+    r = _modulus(curve)
+    g, rc = _grain(sbox=0, n=r.bit_length(), t=t, r_f=r_f, r_p=r_p, modulus=r)
     xs, ys = cauchy_points(g, t, r)
-    return PoseidonSpec("cuzk", "bls12_381", r, t, r_f, r_p, rc, _cauchy(xs, ys, r), 0, 0, "compact")
+    return PoseidonSpec("cuzk", curve, r, t, r_f, r_p, rc, _cauchy(xs, ys, r), 0, 0, "compact")
 
 
 def _neptune(t: int) -> PoseidonSpec:
@@ -168,21 +175,23 @@ def _neptune(t: int) -> PoseidonSpec:
     if arity not in NEPTUNE_PARTIAL_ROUNDS:
         raise CircuitError(f"neptune's arity must be one of {sorted(NEPTUNE_PARTIAL_ROUNDS)}, got {arity}")
     r_f, r_p = 8, NEPTUNE_PARTIAL_ROUNDS[arity]
-    r = _modulus("bls12_381")
+    curve = VARIANT_CURVES["neptune"]
+    r = _modulus(curve)
     # sbox=1 in the seed although the S-box is x^5: neptune's choice, kept for its constants
-    _, rc = _grain(sbox=1, n=255, t=t, r_f=r_f, r_p=r_p, modulus=r)
+    _, rc = _grain(sbox=1, n=r.bit_length(), t=t, r_f=r_f, r_p=r_p, modulus=r)
     mds = _cauchy(range(t), range(t, 2 * t), r)  # x_i = i, y_j = t + j
-    return PoseidonSpec("neptune", "bls12_381", r, t, r_f, r_p, rc, mds, (1 << arity) - 1, 1, "allocated")
+    return PoseidonSpec("neptune", curve, r, t, r_f, r_p, rc, mds, (1 << arity) - 1, 1, "allocated")
 
 
 def _circomlib(t: int) -> PoseidonSpec:
     if t not in CIRCOMLIB_PARTIAL_ROUNDS:
         raise CircuitError(f"circomlib's Poseidon width must be in 2..17, got {t}")
     r_f, r_p = 8, CIRCOMLIB_PARTIAL_ROUNDS[t]
-    r = _modulus("bn254")
-    g, rc = _grain(sbox=0, n=254, t=t, r_f=r_f, r_p=r_p, modulus=r)
+    curve = VARIANT_CURVES["circomlib"]
+    r = _modulus(curve)
+    g, rc = _grain(sbox=0, n=r.bit_length(), t=t, r_f=r_f, r_p=r_p, modulus=r)
     xs, ys = cauchy_points(g, t, r)
-    return PoseidonSpec("circomlib", "bn254", r, t, r_f, r_p, rc, _cauchy(xs, ys, r), 0, 0, "compact")
+    return PoseidonSpec("circomlib", curve, r, t, r_f, r_p, rc, _cauchy(xs, ys, r), 0, 0, "compact")
 
 
 VARIANTS = {"cuzk": _cuzk, "neptune": _neptune, "circomlib": _circomlib}

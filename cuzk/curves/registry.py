@@ -100,6 +100,11 @@ class CurveBundle:
         return importlib.import_module(self.layout.module(name))
 
     def _get(self, key: str, make):
+        # hot path (every prove/verify asks): a built object is read without the lock (a dict
+        # read is atomic); only building takes it
+        got = self._loaded.get(key)
+        if got is not None:
+            return got
         with self._lock:  # two threads asking at once build one object
             if key not in self._loaded:
                 self._loaded[key] = make()
@@ -173,4 +178,5 @@ def get(name) -> CurveBundle:
     """
     if isinstance(name, CurveBundle):
         return name
-    return _BUNDLES[resolve(name).name]
+    bundle = _BUNDLES.get(name) if isinstance(name, str) else None  # canonical names: no parsing
+    return bundle if bundle is not None else _BUNDLES[resolve(name).name]

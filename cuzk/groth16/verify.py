@@ -25,13 +25,19 @@ __all__ = ["PreparedVerifyingKey", "prepare_verifying_key", "verify", "verify_ba
 @attrs.frozen(eq=False)
 class PreparedVerifyingKey:
     """A verifying key with β, γ, δ's Miller-loop lines precomputed (reuse it across proofs);
-    the pairing and groups are its curve's (``cuzk.curves.get(vk.curve)``)."""
+    the pairing and groups are its curve's (``cuzk.curves.get(vk.curve)``), looked up once here
+    and kept, so a verification does no name look-ups."""
 
     vk: VerifyingKey
     neg_alpha_g1: np.ndarray
     beta: object  #: the curve's ``G2Prepared``
     gamma: object
     delta: object
+    bundle: object = attrs.field(default=None, repr=False)  #: ``cuzk.curves.get(vk.curve)``
+
+    def __attrs_post_init__(self):
+        if self.bundle is None:
+            object.__setattr__(self, "bundle", curves.get(self.vk.curve))
 
     @property
     def curve(self) -> str:
@@ -45,16 +51,18 @@ def prepare_verifying_key(vk: VerifyingKey) -> PreparedVerifyingKey:
     if not isinstance(vk, VerifyingKey):
         raise InputError(f"expected a VerifyingKey, got {type(vk).__name__}")
     c = curves.get(vk.curve)
+    prepare_g2 = c.pairing.prepare_g2
     return PreparedVerifyingKey(
         vk=vk,
         neg_alpha_g1=c.G1.neg(vk.alpha_g1),
-        beta=c.pairing.prepare_g2(vk.beta_g2),
-        gamma=c.pairing.prepare_g2(vk.gamma_g2),
-        delta=c.pairing.prepare_g2(vk.delta_g2),
+        beta=prepare_g2(vk.beta_g2),
+        gamma=prepare_g2(vk.gamma_g2),
+        delta=prepare_g2(vk.delta_g2),
+        bundle=c,
     )
 
 
-def _check_inputs(vk: VerifyingKey, public_inputs) -> list[int]:
+def _check_inputs(vk: VerifyingKey, public_inputs, r: int) -> list[int]:
     try:
         xs = list(public_inputs)
     except TypeError:
@@ -64,17 +72,18 @@ def _check_inputs(vk: VerifyingKey, public_inputs) -> list[int]:
     for i, x in enumerate(xs):
         if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
             raise InputError(f"public input {i} must be an int, got {type(x).__name__}")
-        if not 0 <= int(x) < curves.resolve(vk.curve).fr.modulus:
+        if not 0 <= int(x) < r:
             raise InputError(f"public input {i} = {int(x)} is outside [0, r)")
     return [int(x) for x in xs]
 
 
 def _as_proof(proof, vk: VerifyingKey) -> Proof:
     if isinstance(proof, (bytes, bytearray, memoryview)):
-        proof = Proof.from_bytes(bytes(proof))
+        proof = Proof.from_bytes(bytes(proof), curve=vk.curve)  # bytes carry no curve: the key's
     if not isinstance(proof, Proof):
-        raise InputError(f"expected a Proof or its 192 bytes, got {type(proof).__name__}")
-    check_same_curve("the proof", proof.curve, "the verifying key", vk.curve)
+        raise InputError(f"expected a Proof or its bytes, got {type(proof).__name__}")
+    if proof.curve != vk.curve:  # both canonical names (their converters): only a mismatch needs messages
+        check_same_curve("the proof", proof.curve, "the verifying key", vk.curve)
     return proof
 
 
@@ -90,7 +99,7 @@ def verify(vk, public_inputs, proof) -> bool:
     Args:
         vk: a :class:`VerifyingKey` or :class:`PreparedVerifyingKey` (faster when reused).
         public_inputs: ints in [0, r), as many as the circuit's public inputs.
-        proof: a :class:`Proof` or its 192-byte encoding.
+        proof: a :class:`Proof` or its bellperson bytes (:meth:`Proof.to_bytes`).
 
     Raises:
         InputError: wrong number or range of public inputs.
@@ -98,12 +107,13 @@ def verify(vk, public_inputs, proof) -> bool:
         KeyMismatchError: the proof and the key are over different curves (both named).
     """
     pvk = prepare_verifying_key(vk)
-    c = curves.get(pvk.curve)
-    xs = _check_inputs(pvk.vk, public_inputs)
+    c = pvk.bundle
+    G1 = c.G1  # noqa: N806 (the group's name)
+    xs = _check_inputs(pvk.vk, public_inputs, c.spec.fr.modulus)
     pr = _as_proof(proof, pvk.vk)
-    acc = _input_acc(c.G1, pvk.vk, xs)
+    acc = _input_acc(G1, pvk.vk, xs)
     return c.pairing.pairing_check(
-        [(pr.a, pr.b), (pvk.neg_alpha_g1, pvk.beta), (c.G1.neg(acc), pvk.gamma), (c.G1.neg(pr.c), pvk.delta)]
+        [(pr.a, pr.b), (pvk.neg_alpha_g1, pvk.beta), (G1.neg(acc), pvk.gamma), (G1.neg(pr.c), pvk.delta)]
     )
 
 
@@ -114,7 +124,7 @@ def verify_batch(vk, items, rng=None) -> bool:
     one Miller loop per proof plus three, one final exponentiation.
     """
     pvk = prepare_verifying_key(vk)
-    cv = curves.get(pvk.curve)
+    cv = pvk.bundle
     G1 = cv.G1  # noqa: N806 (the group's name)
     if isinstance(items, (str, bytes)) or not hasattr(items, "__iter__"):
         raise InputError(f"verify_batch takes an iterable of (public_inputs, proof) pairs, got {type(items).__name__}")
@@ -130,7 +140,7 @@ def verify_batch(vk, items, rng=None) -> bool:
     sum_rho = 0
     acc_terms, c_terms, rhos = [], [], []
     for inputs, proof in items:
-        xs = _check_inputs(pvk.vk, inputs)
+        xs = _check_inputs(pvk.vk, inputs, cv.spec.fr.modulus)
         pr = _as_proof(proof, pvk.vk)
         rho = (secrets.randbits(128) if rng is None else int.from_bytes(rng.bytes(16), "little")) | 1
         rhos.append(rho)

@@ -175,7 +175,7 @@ def test_inconsistent_specs_are_rejected():
 
 
 def test_registry_names_and_aliases():
-    assert curves.names() == ("bls12_381", "bn254")
+    assert curves.names() == ("bls12_381", "bn254", "bls12_377")
     for name in ("bn254", "bn128", "BN254", "alt_bn128"):
         assert curves.get(name) is curves.get("bn254") and curves.resolve(name) is BN254
     for name in ("bls12_381", "bls12381", "BLS12-381"):

@@ -22,7 +22,7 @@ from cuzk.curves.spec import CurveSpec
 from cuzk.field import params as _bls_fields
 from cuzk.field.params import FieldParams
 
-__all__ = ["BLS12_381", "BN254", "CURVES"]
+__all__ = ["BLS12_381", "BN254", "BLS12_377", "CURVES"]
 
 BLS12_381 = CurveSpec(
     name="bls12_381",
@@ -87,4 +87,49 @@ def _bn254() -> CurveSpec:
 
 BN254 = _bn254()
 
-CURVES = {c.name: c for c in (BLS12_381, BN254)}
+def _bls12_377() -> CurveSpec:
+    # BLS12-377 (Bowe et al., "Zexe", eprint 2018/962; the ZPrize curve): a BLS12 seed with
+    # 2^46 | x - 1, so Fr has 2-adicity 47 (big NTT domains) and Fq has 2-adicity 46.
+    x = 0x8508C00000000001
+    n = families.numbers("bls12", x)
+    p, r = n.p, n.r
+    beta = p - 5  # u² = −5
+    xi = (0, 1)  # ξ = u
+    twist = "D"
+    fr = FieldParams(name="fr", modulus=r, generator=22)  # arkworks' Fr generator
+    fq = FieldParams(name="fq", modulus=p, generator=15)  # arkworks' Fq generator
+    # φ(x, y) = (ω·x, y) with ω = 15^(2(p−1)/3), the cube root of unity for which φ(P) = −x²·P on G1
+    # (tests/test_bls12_377.py checks it on the generator)
+    omega = pow(fq.generator, 2 * ((p - 1) // 3), p)
+    g1 = CurveParams(
+        name="g1", degree=1, b=(1,),
+        # Zexe's / arkworks' G1 generator
+        generator=((0x008848DEFE740A67C8FC6225BF87FF5485951E2CAA9D41BB188282C8BD37CB5CD5481512FFCD394EEAB9B16EB21BE9EF,),
+                   (0x01914A69C5102EFF1F674F5D30AFEEC4BD7FB348CA3E52D96D182AD44FB82305C2FE3D3634A9591AFD82DE55559C8EA6,)),
+        order=r, cofactor=n.g1_cofactor,
+        endo_x=(omega,), endo_y=(1,), endo_scalar=x, endo_scalar_power=2, endo_negate=True,
+    )
+    psi_x, psi_y = families.psi_constants(xi, twist, p, beta)
+    g2 = CurveParams(
+        name="g2", degree=2, b=families.twist_b(1, xi, twist, p, beta),
+        # h2·(2 + u, y) with y the root tests/test_bls12_377.py re-derives: the first point of
+        # the twist with x = c + u, c = 0, 1, 2, ..., times the G2 cofactor (not arkworks' generator)
+        generator=(
+            (67004216521362769139960304638241662463384504912045095543649118964167831559549275276665917802324363056069254155209,
+             188039100033830534835560926333495938812099884491688240598849896699685545777288948680356069069856197422355451241144),
+            (45703300813429421378170869002449644530550548174480087769069680146323877439017177818322750277925999549225687852779,
+             191038667105636875553409048680615171401803323234506409576860850365172536228013460487750431340801607517594700179909),
+        ),
+        order=r, cofactor=n.g2_cofactor,
+        # ψ(Q) = [x]Q on G2 (p ≡ x mod r for BLS12; x > 0 here, so no negation)
+        endo_x=psi_x, endo_y=psi_y, endo_scalar=x, endo_scalar_power=1, endo_negate=False,
+    )
+    return CurveSpec(
+        name="bls12_377", title="BLS12-377", family="bls12", x=x, fr=fr, fq=fq, fq2_nonresidue=beta,
+        fq6_nonresidue=xi, twist=twist, g1=g1, g2=g2, aliases=("bls12377",),
+    )
+
+
+BLS12_377 = _bls12_377()
+
+CURVES = {c.name: c for c in (BLS12_381, BN254, BLS12_377)}

@@ -67,7 +67,7 @@ def names() -> tuple[str, ...]:
     """The canonical names of every known curve.
 
     >>> names()
-    ('bls12_381', 'bn254')
+    ('bls12_381', 'bn254', 'bls12_377')
     """
     return tuple(CURVES)
 

@@ -21,6 +21,7 @@ from cuzk.reference import (
     generate_parameters,
     proof_to_bytes,
     prove,
+    ref_curve,
     setup,
     verify,
 )
@@ -255,3 +256,30 @@ def test_r1cs_from_the_synthesizer_proves_and_verifies():
     pk, vk = generate_parameters(synth.r1cs, TOXIC)
     proof = create_proof(pk, z, R_BLIND, S_BLIND)
     assert verify(vk, [35], proof) and not verify(vk, [36], proof)
+
+
+# ------------------------------------------------------------------ the same reference on BN254
+_BN = ref_curve("bn254")
+
+
+@settings(max_examples=2, deadline=None)
+@given(x=st.integers(0, _BN.r - 1), waste=st.tuples(*[st.integers(1, _BN.r - 1)] * 5),
+       r=st.integers(0, _BN.r - 1), s=st.integers(0, _BN.r - 1))
+def test_bn254_reference_proof_is_the_definition_and_verifies(x, waste, r, s):
+    """x·x = y, y·x = z with x public, over BN254's Fr (py_ecc's bn128): A, B, C are the
+    scalars of the Groth16 definition times the generators, the true input verifies and x + 1
+    does not."""
+    rows = [({1: 1}, {1: 1}, {2: 1}), ({2: 1}, {1: 1}, {3: 1})]
+    r1cs = ReferenceR1CS(rows, n_public=1, n_vars=4, curve="bn128")
+    toxic = ToxicWaste(*waste)
+    assume(pow(toxic.tau, 4, _BN.r) != 1)
+    pk, vk = generate_parameters(r1cs, toxic)
+    z = [1, x, x * x % _BN.r, x * x * x % _BN.r]
+    proof = create_proof(pk, z, r, s)
+    assert proof.curve == vk.curve == "bn254"
+    ev = pk.qap.evaluate_at(toxic.tau)
+    q = _BN.r
+    a = (toxic.alpha + sum(zi * u for zi, u in zip(z, ev.u)) + r * toxic.delta) % q
+    b = (toxic.beta + sum(zi * v for zi, v in zip(z, ev.v)) + s * toxic.delta) % q
+    assert _BN.eq(proof.a, _BN.g1_mul(a)) and _BN.eq(proof.b, _BN.g2_mul(b))
+    assert verify(vk, [x], proof) and not verify(vk, [(x + 1) % q], proof)

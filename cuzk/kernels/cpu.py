@@ -137,6 +137,10 @@ class CpuKernels:
         return plan_for_bytes(self._group(group), n, max_bytes)
 
     msm_precomputed = staticmethod(msm_precomputed)
+    # The plan and table types are curve-generic; kept here so a curve's kernels offer every
+    # name of this module (tests/test_bn254.py checks the interface).
+    FixedBasePlan = FixedBasePlan
+    FixedBaseTable = FixedBaseTable
 
     def msm_g1(self, points, scalars, threads=None):
         """As :func:`msm_g1`: Σ scalars[i]·points[i] over the curve's G1."""

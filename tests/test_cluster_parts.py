@@ -1,14 +1,20 @@
 """The cluster's pure parts, without Ray: clock offsets from round trips (property-tested
 against a simulated skewed clock), the prover pool's picks and replacement rules, and the
-merged-timeline views (per-actor utilization, disorder, waterfall, one trace process per node)."""
+merged-timeline views (per-actor utilization, disorder, waterfall, one trace process per node),
+and the address probe that keeps ``ray.init`` from hanging on a port that is not Ray's."""
 
+import socket
 import threading
+import time
+import types
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from cuzk.cluster.clock import ClockOffset
 from cuzk.cluster.pool import ProverPool
+from cuzk.cluster.raylib import connect, probe
+from cuzk.errors import ClusterError
 from cuzk.cluster.timeline import ClusterTimeline, disorder_ns
 from cuzk.timeline import EventKind as K
 from cuzk.timeline.events import Event
@@ -118,3 +124,51 @@ def test_trace_has_a_process_per_node_and_the_waterfall_a_row_per_actor(tmp_path
     path = tmp_path / "t.jsonl"
     tl.save(path)  # Event.node survives a save/load
     assert {e.node for e in ClusterTimeline.load(path).events()} == {"node-a", "node-b", None}
+
+
+@pytest.fixture
+def listener():
+    """A TCP listener on 127.0.0.1 that accepts connections and then does ``behave(conn)``."""
+    srv = socket.create_server(("127.0.0.1", 0))
+    held, state = [], {"behave": lambda conn: None}
+
+    def serve():
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            held.append(conn)
+            state["behave"](conn)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        yield f"127.0.0.1:{srv.getsockname()[1]}", state
+    finally:
+        srv.close()
+        for conn in held:
+            conn.close()
+        t.join(5)
+
+
+def test_an_address_that_accepts_tcp_but_never_speaks_ray_fails_within_the_timeout(listener, monkeypatch):
+    address, state = listener
+    t0 = time.monotonic()
+    with pytest.raises(ClusterError, match="said nothing"):
+        probe(address, 0.5)
+    with pytest.raises(ClusterError, match="not an HTTP/2 SETTINGS"):
+        state["behave"] = lambda conn: conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+        probe("ray://" + address, 0.5)
+    state["behave"] = lambda conn: conn.close()
+    with pytest.raises(ClusterError, match="closed it"):
+        probe(address, 0.5)
+    assert time.monotonic() - t0 < 5
+    # connect() probes before ray.init, which would hang on such a port: init is never reached
+    state["behave"] = lambda conn: None
+    calls = []
+    fake = types.SimpleNamespace(is_initialized=lambda: False, init=lambda **kw: calls.append(kw))
+    monkeypatch.setattr("cuzk.cluster.raylib.require_ray", lambda: fake)
+    with pytest.raises(ClusterError, match="does not speak Ray"):
+        connect(address, 0.5)
+    assert calls == []

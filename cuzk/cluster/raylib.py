@@ -31,9 +31,40 @@ def require_ray():
     return ray
 
 
+#: HTTP/2's client connection preface and an empty SETTINGS frame (RFC 9113 sec. 3.4): a gRPC
+#: server (Ray's GCS, its client server) answers with a SETTINGS frame of its own at once
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+_H2_SETTINGS = 4  #: the frame type byte of SETTINGS
+
+
+def _speaks_grpc(sock: socket.socket, deadline: float) -> str | None:
+    """None when the peer answers the HTTP/2 preface with a SETTINGS frame before ``deadline``,
+    else what it did instead."""
+    sock.sendall(_H2_PREFACE)
+    head = b""
+    while len(head) < 9:  # a frame header: 3 bytes length, 1 type, 1 flags, 4 stream id
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return "it accepted a TCP connection but said nothing"
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(9 - len(head))
+        except socket.timeout:
+            continue
+        if not chunk:
+            return "it accepted a TCP connection and closed it"
+        head += chunk
+    if head[3] != _H2_SETTINGS:
+        return f"it answered {head!r}, not an HTTP/2 SETTINGS frame"
+    return None
+
+
 def probe(address: str, timeout_s: float) -> None:
-    """Fail fast on a ``host:port`` (or ``ray://host:port``) nobody answers: ``ray.init`` would
-    retry for minutes. Other forms (``"auto"``, ``"local"``) are left to Ray.
+    """Fail fast on a ``host:port`` (or ``ray://host:port``) that is not a Ray endpoint:
+    ``ray.init`` would retry for minutes on a silent address and can hang on one that accepts
+    TCP but never speaks. Both Ray's GCS and its client server are gRPC servers, so the probe
+    connects, sends HTTP/2's preface and waits for the server's SETTINGS frame. Other forms
+    (``"auto"``, ``"local"``) are left to Ray.
 
     Raises:
         cuzk.errors.ClusterError: naming the address, within about ``timeout_s``.
@@ -46,11 +77,22 @@ def probe(address: str, timeout_s: float) -> None:
     last = None
     while time.monotonic() < deadline:
         try:
-            with socket.create_connection((host.strip("[]"), int(port)), timeout=max(0.1, deadline - time.monotonic())):
-                return
+            sock = socket.create_connection((host.strip("[]"), int(port)),
+                                            timeout=max(0.1, deadline - time.monotonic()))
         except OSError as e:
             last = e
             time.sleep(0.2)
+            continue
+        try:
+            why = _speaks_grpc(sock, deadline)
+        except OSError as e:
+            why = f"the connection failed: {e}"
+        finally:
+            sock.close()
+        if why is None:
+            return
+        raise ClusterError(f"Ray address {address!r} does not speak Ray's protocol (no gRPC answer within "
+                           f"{timeout_s:g} s): {why}")
     raise ClusterError(f"Ray address {address!r} does not answer (no TCP connection within {timeout_s:g} s: "
                        f"{last})")
 

@@ -134,6 +134,12 @@ def test_merged_timeline_is_in_order_and_the_injected_skews_are_removed(engine):
         assert kinds == sorted(kinds, key=STAGE_ORDER.index), unit
         gpu = [e for e in by_unit[unit] if e.kind == K.GPU_START][0]
         assert gpu.worker.startswith("prover-") and gpu.node is not None
+        # synthesis is stamped by the Ray worker that ran it, on its node's (skewed) clock
+        synth = [e for e in by_unit[unit] if e.kind in (K.SYNTH_START, K.SYNTH_END)]
+        assert {e.node for e in synth} <= set(engine.skewed) and len({e.worker for e in synth}) == 1, synth
+        assert synth[0].worker.startswith("synth-") and synth[0].circuit == unit_circuit(by_unit[unit])
+        assert synth[1].detail["thread_cpu_ns"] >= synth[0].detail["thread_cpu_ns"]
+    assert {e.node for e in events if e.kind == K.SYNTH_START} - {None}, "no synthesis stamped on a node"
     assert engine.timeline.disorder_ns() == 0
     offsets = engine.status()["cluster"]["clock_offsets"]
     for node, skew in engine.skewed.items():
@@ -146,6 +152,10 @@ def test_merged_timeline_is_in_order_and_the_injected_skews_are_removed(engine):
     assert sorted(r.split()[0] for r in rows) == ["prover-0", "prover-1", "prover-2"]
     util = engine.timeline.utilization()
     assert set(util["actors"]) == {"prover-0", "prover-1", "prover-2"} and 0 < util["cluster"] <= 1
+
+
+def unit_circuit(events):
+    return next(e.circuit for e in events if e.kind == K.JOB_SUBMIT)
 
 
 _count_lock = threading.Lock()

@@ -21,6 +21,7 @@ from cuzk.cluster.raylib import kind_of, unwrap
 from cuzk.errors import ClusterError
 from cuzk.pipeline.core import Route
 from cuzk.pipeline.workers import ProveLoop
+from cuzk.timeline.context import current_stage
 from cuzk.timeline.events import EventKind as K
 
 __all__ = ["ClusterRoute", "WitnessHandle", "ProveWorker"]
@@ -50,8 +51,12 @@ class ClusterRoute(Route):
         self.tiers: dict[str, str] = {}  # prover slot -> its key tier there
         self.last_use: float | None = None
 
+    stamps_synthesis = True  # SYNTH_START/SYNTH_END come from the worker that synthesized
+
     def synthesize(self, **inputs) -> WitnessHandle:
-        return synthesize_remote(self.engine, self, inputs, 0)
+        stage = current_stage()  # set by the core's synthesis worker: which unit this is
+        job, part = (None, None) if stage is None else (stage.job_id, stage.partition)
+        return synthesize_remote(self.engine, self, inputs, 0, job, part)
 
     def status(self) -> dict:
         tiers = dict(self.tiers)
@@ -73,8 +78,11 @@ def _retry(engine, unit_label: str, retries: int, exc: BaseException, stage: str
     return retries
 
 
-def synthesize_remote(engine, route: ClusterRoute, inputs: dict, retries: int) -> WitnessHandle:
-    """Run one synthesis task; retry on dead workers, raise the job's own error unwrapped."""
+def synthesize_remote(engine, route: ClusterRoute, inputs: dict, retries: int, job=None,
+                      partition=None) -> WitnessHandle:
+    """Run one synthesis task; retry on dead workers, raise the job's own error unwrapped.
+    Its SYNTH_START/SYNTH_END are the task's own stamps, offset-corrected, with the node and
+    ``synth-<pid>`` (the Ray worker process) as :attr:`Event.node` / :attr:`Event.worker`."""
     ray = engine.ray
     while True:
         t0 = time.time_ns()
@@ -86,8 +94,23 @@ def synthesize_remote(engine, route: ClusterRoute, inputs: dict, retries: int) -
                 raise unwrap(exc) from None
             retries = _retry(engine, f"circuit {route.name!r}", retries, exc, "synthesis")
             continue
-        engine.clock_sample(meta["node"], t0, meta["r0"], meta["r1"], time.time_ns())
+        clock = engine.clock_sample(meta["node"], t0, meta["r0"], meta["r1"], time.time_ns())
+        _stamp_synthesis(engine, clock, meta, route.name, job, partition)
+        if meta["error"] is not None:
+            raise meta["error"]
         return WitnessHandle(wref, meta["node"], retries)
+
+
+def _stamp_synthesis(engine, clock, meta: dict, circuit: str, job, partition) -> None:
+    worker, node = f"synth-{meta['pid']}", meta["node"]
+    (tc0, pc0), (tc1, pc1) = meta["cpu"]
+    error = {} if meta["error"] is None else {"error": type(meta["error"]).__name__}
+    base = engine.timeline_base_ns
+    tl = engine.timeline
+    tl.record_at(clock.to_driver(meta["r0"]) + base, K.SYNTH_START, job, partition, worker, node=node,
+                 circuit=circuit, thread_cpu_ns=tc0, process_cpu_ns=pc0)
+    tl.record_at(clock.to_driver(meta["r1"]) + base, K.SYNTH_END, job, partition, worker, node=node,
+                 circuit=circuit, thread_cpu_ns=tc1, process_cpu_ns=pc1, **error)
 
 
 class ProveWorker(ProveLoop):
@@ -133,7 +156,7 @@ class ProveWorker(ProveLoop):
             if not engine.node_alive(handle.node):  # the witness went with its node: make it again
                 retries = _retry(engine, label, retries, ClusterError(f"node {handle.node} is gone"), "witness")
                 engine.counters.add("resynthesized")
-                handle = synthesize_remote(engine, route, unit.inputs, retries)
+                handle = synthesize_remote(engine, route, unit.inputs, retries, unit.job.id, unit.partition)
                 retries = handle.retries
             slot = engine.pool.acquire(prefer=handle.node)
             if slot is None:
@@ -156,7 +179,7 @@ class ProveWorker(ProveLoop):
                 retries = _retry(engine, label, retries, exc, "proving" if kind == "dead" else "witness")
                 if kind == "lost":
                     engine.counters.add("resynthesized")
-                    handle = synthesize_remote(engine, route, unit.inputs, retries)
+                    handle = synthesize_remote(engine, route, unit.inputs, retries, unit.job.id, unit.partition)
                     retries = handle.retries
                 continue
             t1 = time.time_ns()

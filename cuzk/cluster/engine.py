@@ -198,11 +198,16 @@ class RayEngine(Engine):
                 c.add(t0, r0, r1, t1)
             return ClockOffset(c.lo, c.hi, c.samples, c.resets)
 
+    @property
+    def timeline_base_ns(self) -> int:
+        """Add to a driver wall-clock time (ns) to get the driver timeline's clock."""
+        return self._tl0 - self._wall0
+
     def merge(self, slot, reply: dict, t0: int, t1: int, unit=None) -> None:
         """Put an actor's shipped events on the driver's timeline, offset-corrected."""
         clock = self.clock_sample(slot.node, t0, reply["r0"], reply["r1"], t1)
         tl = self.timeline
-        base = self._tl0 - self._wall0
+        base = self.timeline_base_ns
         for wall_ns, kind, _token, partition, detail, circuit in reply["events"]:
             job, part = (unit.job.id, unit.partition) if unit is not None and _token is not None else (None, partition)
             tl.record_at(clock.to_driver(wall_ns) + base, K(kind), job, part, slot.name, node=slot.node,

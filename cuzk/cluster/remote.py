@@ -43,12 +43,24 @@ def node_clock(skews: dict | None, node: str):
 
 def synthesize_task(synthesizer, inputs: dict, skews: dict | None):
     """Synthesize one unit; returns ``(witness, meta)`` (two object refs on the driver: the
-    witness stays in the object store of this node, the driver reads only ``meta``)."""
+    witness stays in the object store of this node, the driver reads only ``meta``).
+
+    ``meta`` holds what the driver needs to stamp SYNTH_START/SYNTH_END as this worker saw
+    them: the node, the worker's pid, the node-clock times ``r0``/``r1`` of the synthesis and
+    the CPU clocks at both ends. The synthesizer's own exception comes back in ``meta["error"]``
+    (the witness is then None), so a failed synthesis is stamped too."""
     node = _node_id()
     now = node_clock(skews, node)
+    cpu0 = (time.thread_time_ns(), time.process_time_ns())
     r0 = now()
-    witness = synthesizer.synthesize(**inputs)
-    return witness, {"node": node, "r0": r0, "r1": now(), "pid": os.getpid()}
+    witness = error = None
+    try:
+        witness = synthesizer.synthesize(**inputs)
+    except Exception as exc:  # the job's own fault: reported, never retried
+        error = _portable(exc)
+    r1 = now()
+    cpu1 = (time.thread_time_ns(), time.process_time_ns())
+    return witness, {"node": node, "r0": r0, "r1": r1, "pid": os.getpid(), "cpu": (cpu0, cpu1), "error": error}
 
 
 def _portable(exc: BaseException) -> BaseException:

@@ -88,6 +88,9 @@ class Route:
     synthesizer: Any
     prover: Any
     name: str | None = None  #: circuit name carried to status; None for a Pipeline
+    #: True when ``synthesize`` records its own SYNTH_START/SYNTH_END (a cluster route stamps
+    #: them on the worker that synthesized, docs/cluster.md); the synthesis worker then does not
+    stamps_synthesis = False
 
     @property
     def circuit_detail(self) -> dict:

@@ -69,16 +69,20 @@ class SynthWorker(threading.Thread):
         if not started:
             return
         t0 = unit.marks["synth_start_ns"] = tl.now_ns()
-        tl.record_with_cpu(K.SYNTH_START, job_id, part, name, **c)
+        stamp = not unit.route.stamps_synthesis
+        if stamp:
+            tl.record_with_cpu(K.SYNTH_START, job_id, part, name, **c)
         try:
             with stage_context(tl, job_id, part, name, circuit=unit.route.name):
                 synthesized = unit.route.synthesize(**unit.inputs)
         except BaseException as exc:  # KeyboardInterrupt/SystemExit too: ending the thread lost every job
-            tl.record_with_cpu(K.SYNTH_END, job_id, part, name, error=type(exc).__name__, **c)
+            if stamp:
+                tl.record_with_cpu(K.SYNTH_END, job_id, part, name, error=type(exc).__name__, **c)
             core.queue.release(unit.nbytes)
             core.fail_unit(unit, exc, "synthesis")
             return
-        tl.record_with_cpu(K.SYNTH_END, job_id, part, name, **c)
+        if stamp:
+            tl.record_with_cpu(K.SYNTH_END, job_id, part, name, **c)
         seconds = (tl.now_ns() - t0) / 1e9
         unit.marks["synth_s"] = seconds
         core.metrics_registry.observe("synth", seconds)

@@ -70,11 +70,15 @@ def dbl(a):
 
 @njit(cache=True, nogil=True)
 def mul(a, b):
-    """a * b by Karatsuba: three Fq multiplications."""
-    v0 = fq.mul(a[0], b[0])
-    v1 = fq.mul(a[1], b[1])
-    s = fq.mul(fq.add(a[0], a[1]), fq.add(b[0], b[1]))
-    return (fq.sub(v0, v1), fq.sub(fq.sub(s, v0), v1))
+    """a * b by Karatsuba with lazy reduction: three 2L-limb products, two Montgomery reductions.
+
+    c0 = a0 b0 - a1 b1 (plus p^2 when negative: < p^2) and c1 = (a0 + a1)(b0 + b1) - a0 b0 - a1 b1
+    = a0 b1 + a1 b0 (< 2p^2, exact on wrapping limbs) are reduced once each (both < p R).
+    """
+    v0 = fq.mul_wide(a[0], b[0])
+    v1 = fq.mul_wide(a[1], b[1])
+    s = fq.mul_wide(fq.add_nr(a[0], a[1]), fq.add_nr(b[0], b[1]))
+    return (fq.redc_wide(fq.sub_wide_mod(v0, v1)), fq.redc_wide(fq.sub_wide(fq.sub_wide(s, v0), v1)))
 
 
 @njit(cache=True, nogil=True)

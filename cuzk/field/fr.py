@@ -22,11 +22,15 @@ from cuzk.field.intrinsics import HAVE_ADX, adc, mac, sbb
 from cuzk.field.mont_asm import mont_mul_adx, mont_sqr_adx
 from cuzk.field.params import FR as _F
 
-__all__ = ['zero', 'one', 'add', 'sub', 'neg', 'dbl', 'mul', 'sqr', 'inv', 'pow_', 'is_zero', 'eq', 'to_mont', 'from_mont', 'load', 'store', 'sqrt', 'from_u64']
+__all__ = ['zero', 'one', 'add', 'sub', 'neg', 'dbl', 'mul', 'sqr', 'inv', 'pow_', 'is_zero', 'eq', 'to_mont', 'from_mont', 'load', 'store', 'sqrt', 'from_u64', 'mul_wide', 'redc_wide', 'sub_wide', 'sub_wide_mod', 'add_nr']
 
 
 def _limbs(x):
     return tuple(np.uint64((x >> (64 * k)) & 0xFFFFFFFFFFFFFFFF) for k in range(4))
+
+
+def _limbs2(x):
+    return tuple(np.uint64((x >> (64 * k)) & 0xFFFFFFFFFFFFFFFF) for k in range(8))
 
 
 L = 4
@@ -436,3 +440,198 @@ def sqrt(a):
         b = mul(b, z)
         m = i
     return True, x
+
+
+PP0, PP1, PP2, PP3, PP4, PP5, PP6, PP7 = _limbs2(_F.modulus ** 2)  # p^2 on 2L limbs, for sub_wide_mod
+
+
+@njit(cache=True, nogil=True, inline="always")
+def mul_wide(a, b):
+    """The 2L-limb integer product a * b (no reduction; Montgomery inputs give a*b*R^2)."""
+    (a0, a1, a2, a3) = a
+    (b0, b1, b2, b3) = b
+    l0, h0 = mac(ZERO, a0, b0, ZERO)
+    l1, h1 = mac(ZERO, a1, b0, ZERO)
+    l2, h2 = mac(ZERO, a2, b0, ZERO)
+    l3, h3 = mac(ZERO, a3, b0, ZERO)
+    t0 = l0
+    t1 = l1
+    t2 = l2
+    t3 = l3
+    t4 = h3
+    t1, c = adc(t1, h0, ZERO)
+    t2, c = adc(t2, h1, c)
+    t3, c = adc(t3, h2, c)
+    t4 = t4 + c
+    l0, h0 = mac(ZERO, a0, b1, ZERO)
+    l1, h1 = mac(ZERO, a1, b1, ZERO)
+    l2, h2 = mac(ZERO, a2, b1, ZERO)
+    l3, h3 = mac(ZERO, a3, b1, ZERO)
+    t1, c = adc(t1, l0, ZERO)
+    t2, c = adc(t2, l1, c)
+    t3, c = adc(t3, l2, c)
+    t4, c = adc(t4, l3, c)
+    t5 = h3 + c
+    t2, c = adc(t2, h0, ZERO)
+    t3, c = adc(t3, h1, c)
+    t4, c = adc(t4, h2, c)
+    t5 = t5 + c
+    l0, h0 = mac(ZERO, a0, b2, ZERO)
+    l1, h1 = mac(ZERO, a1, b2, ZERO)
+    l2, h2 = mac(ZERO, a2, b2, ZERO)
+    l3, h3 = mac(ZERO, a3, b2, ZERO)
+    t2, c = adc(t2, l0, ZERO)
+    t3, c = adc(t3, l1, c)
+    t4, c = adc(t4, l2, c)
+    t5, c = adc(t5, l3, c)
+    t6 = h3 + c
+    t3, c = adc(t3, h0, ZERO)
+    t4, c = adc(t4, h1, c)
+    t5, c = adc(t5, h2, c)
+    t6 = t6 + c
+    l0, h0 = mac(ZERO, a0, b3, ZERO)
+    l1, h1 = mac(ZERO, a1, b3, ZERO)
+    l2, h2 = mac(ZERO, a2, b3, ZERO)
+    l3, h3 = mac(ZERO, a3, b3, ZERO)
+    t3, c = adc(t3, l0, ZERO)
+    t4, c = adc(t4, l1, c)
+    t5, c = adc(t5, l2, c)
+    t6, c = adc(t6, l3, c)
+    t7 = h3 + c
+    t4, c = adc(t4, h0, ZERO)
+    t5, c = adc(t5, h1, c)
+    t6, c = adc(t6, h2, c)
+    t7 = t7 + c
+    return (t0, t1, t2, t3, t4, t5, t6, t7)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def redc_wide(t):
+    """T / R mod p for a 2L-limb T < p*R (Montgomery reduction; < p*R holds for T < 2p^2)."""
+    (t0, t1, t2, t3, t4, t5, t6, t7) = t
+    m = t0 * INV
+    l0, h0 = mac(ZERO, m, P0, ZERO)
+    l1, h1 = mac(ZERO, m, P1, ZERO)
+    l2, h2 = mac(ZERO, m, P2, ZERO)
+    l3, h3 = mac(ZERO, m, P3, ZERO)
+    _, c = adc(t0, l0, ZERO)  # low limb becomes 0 by the choice of m
+    u1, c = adc(t1, l1, c)
+    u2, c = adc(t2, l2, c)
+    u3, c = adc(t3, l3, c)
+    u4 = c
+    u1, c = adc(u1, h0, ZERO)
+    u2, c = adc(u2, h1, c)
+    u3, c = adc(u3, h2, c)
+    u4 = u4 + h3 + c
+    t0, t1, t2, t3 = u1, u2, u3, u4
+    m = t0 * INV
+    l0, h0 = mac(ZERO, m, P0, ZERO)
+    l1, h1 = mac(ZERO, m, P1, ZERO)
+    l2, h2 = mac(ZERO, m, P2, ZERO)
+    l3, h3 = mac(ZERO, m, P3, ZERO)
+    _, c = adc(t0, l0, ZERO)  # low limb becomes 0 by the choice of m
+    u1, c = adc(t1, l1, c)
+    u2, c = adc(t2, l2, c)
+    u3, c = adc(t3, l3, c)
+    u4 = c
+    u1, c = adc(u1, h0, ZERO)
+    u2, c = adc(u2, h1, c)
+    u3, c = adc(u3, h2, c)
+    u4 = u4 + h3 + c
+    t0, t1, t2, t3 = u1, u2, u3, u4
+    m = t0 * INV
+    l0, h0 = mac(ZERO, m, P0, ZERO)
+    l1, h1 = mac(ZERO, m, P1, ZERO)
+    l2, h2 = mac(ZERO, m, P2, ZERO)
+    l3, h3 = mac(ZERO, m, P3, ZERO)
+    _, c = adc(t0, l0, ZERO)  # low limb becomes 0 by the choice of m
+    u1, c = adc(t1, l1, c)
+    u2, c = adc(t2, l2, c)
+    u3, c = adc(t3, l3, c)
+    u4 = c
+    u1, c = adc(u1, h0, ZERO)
+    u2, c = adc(u2, h1, c)
+    u3, c = adc(u3, h2, c)
+    u4 = u4 + h3 + c
+    t0, t1, t2, t3 = u1, u2, u3, u4
+    m = t0 * INV
+    l0, h0 = mac(ZERO, m, P0, ZERO)
+    l1, h1 = mac(ZERO, m, P1, ZERO)
+    l2, h2 = mac(ZERO, m, P2, ZERO)
+    l3, h3 = mac(ZERO, m, P3, ZERO)
+    _, c = adc(t0, l0, ZERO)  # low limb becomes 0 by the choice of m
+    u1, c = adc(t1, l1, c)
+    u2, c = adc(t2, l2, c)
+    u3, c = adc(t3, l3, c)
+    u4 = c
+    u1, c = adc(u1, h0, ZERO)
+    u2, c = adc(u2, h1, c)
+    u3, c = adc(u3, h2, c)
+    u4 = u4 + h3 + c
+    t0, t1, t2, t3 = u1, u2, u3, u4
+    # (lo + m p) / R <= p and hi < p (T < p R): the sum < 2p < 2^(64L)
+    t0, c = adc(t0, t4, ZERO)
+    t1, c = adc(t1, t5, c)
+    t2, c = adc(t2, t6, c)
+    t3, c = adc(t3, t7, c)
+    # t < 2p: one conditional subtraction (a well-predicted branch beat a masked select)
+    d0, br = sbb(t0, P0, ZERO)
+    d1, br = sbb(t1, P1, br)
+    d2, br = sbb(t2, P2, br)
+    d3, br = sbb(t3, P3, br)
+    if br:
+        return (t0, t1, t2, t3)
+    return (d0, d1, d2, d3)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sub_wide(x, y):
+    """x - y on 2L limbs, wrapping mod 2^(128L) (for differences known to be >= 0)."""
+    (x0, x1, x2, x3, x4, x5, x6, x7) = x
+    (y0, y1, y2, y3, y4, y5, y6, y7) = y
+    d0, br = sbb(x0, y0, ZERO)
+    d1, br = sbb(x1, y1, br)
+    d2, br = sbb(x2, y2, br)
+    d3, br = sbb(x3, y3, br)
+    d4, br = sbb(x4, y4, br)
+    d5, br = sbb(x5, y5, br)
+    d6, br = sbb(x6, y6, br)
+    d7, br = sbb(x7, y7, br)
+    return (d0, d1, d2, d3, d4, d5, d6, d7)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sub_wide_mod(x, y):
+    """x - y on 2L limbs for x, y < p^2, plus p^2 when negative: a result in [0, p^2)."""
+    (x0, x1, x2, x3, x4, x5, x6, x7) = x
+    (y0, y1, y2, y3, y4, y5, y6, y7) = y
+    d0, br = sbb(x0, y0, ZERO)
+    d1, br = sbb(x1, y1, br)
+    d2, br = sbb(x2, y2, br)
+    d3, br = sbb(x3, y3, br)
+    d4, br = sbb(x4, y4, br)
+    d5, br = sbb(x5, y5, br)
+    d6, br = sbb(x6, y6, br)
+    d7, br = sbb(x7, y7, br)
+    if br:
+        d0, c = adc(d0, PP0, ZERO)
+        d1, c = adc(d1, PP1, c)
+        d2, c = adc(d2, PP2, c)
+        d3, c = adc(d3, PP3, c)
+        d4, c = adc(d4, PP4, c)
+        d5, c = adc(d5, PP5, c)
+        d6, c = adc(d6, PP6, c)
+        d7, c = adc(d7, PP7, c)
+    return (d0, d1, d2, d3, d4, d5, d6, d7)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def add_nr(a, b):
+    """a + b < 2p without the reduction mod p (an operand of mul_wide)."""
+    (a0, a1, a2, a3) = a
+    (b0, b1, b2, b3) = b
+    s0, c = adc(a0, b0, ZERO)
+    s1, c = adc(a1, b1, c)
+    s2, c = adc(a2, b2, c)
+    s3, c = adc(a3, b3, c)
+    return (s0, s1, s2, s3)

@@ -371,9 +371,68 @@ def sqrt(a):
     return "\n\n".join(parts)
 
 
+JIT_INLINE = "@njit(cache=True, nogil=True, inline=\"always\")"  # Numba-IR inlining: no 2L-limb tuples through calls
+
+
+def _wide(f: FieldParams) -> str:
+    """Lazy-reduction kernels for extension-field products (Fq2 Karatsuba with two Montgomery
+    reductions instead of three): the 2L-limb product, 2L-limb subtractions and the reduction of
+    a 2L-limb value T < p·R. Valid because p < R/4 (p < 2^(64L-2), asserted in _mul): the sums
+    of products an Fq2 product forms stay below 2p^2 < p·R."""
+    n = f.limbs
+    a, b, x, y = _v("a", n), _v("b", n), _v("x", 2 * n), _v("y", 2 * n)
+    pp = f.modulus ** 2
+    # the 2L-limb product: one multiply-accumulate row per b_i (the rows never overflow their
+    # limbs: rows 0..i sum to < 2^(64(i+1)) * a, so limb i+L takes row i's last carry exactly)
+    prod = [JIT_INLINE, "def mul_wide(a, b):", '    """The 2L-limb integer product a * b (no reduction; Montgomery inputs give a*b*R^2)."""',
+            f"    {_tup(a)} = a", f"    {_tup(b)} = b"]
+    for i in range(n):  # row form (products first, then two adc chains), as in _mul_cios_rows
+        prod += [f"    l{j}, h{j} = mac(ZERO, a{j}, b{i}, ZERO)" for j in range(n)]
+        if i == 0:
+            prod += [f"    t{j} = l{j}" for j in range(n)]
+            prod.append(f"    t{n} = h{n - 1}")
+        else:  # rows < i wrote limbs i..i+L-1
+            prod.append(f"    t{i}, c = adc(t{i}, l0, ZERO)")
+            prod += [f"    t{i + j}, c = adc(t{i + j}, l{j}, c)" for j in range(1, n)]
+            prod.append(f"    t{i + n} = h{n - 1} + c")
+        prod.append(f"    t{i + 1}, c = adc(t{i + 1}, h0, ZERO)")
+        prod += [f"    t{i + j}, c = adc(t{i + j}, h{j - 1}, c)" for j in range(2, n)]
+        prod.append(f"    t{i + n} = t{i + n} + c")
+    prod.append("    return " + _tup(_v("t", 2 * n)))
+    red = [JIT_INLINE, "def redc_wide(t):", '    """T / R mod p for a 2L-limb T < p*R (Montgomery reduction; < p*R holds for T < 2p^2)."""',
+           f"    {_tup(_v('t', 2 * n))} = t"]
+    u = _v("t", n)
+    for i in range(n):
+        red += _reduction_round(n, "t", "u", top_in=False)
+        red.append(f"    {', '.join(u)} = {', '.join(_v('u', n + 1)[1:])}")
+    red.append("    # (lo + m p) / R <= p and hi < p (T < p R): the sum < 2p < 2^(64L)")
+    red.append(f"    t0, c = adc(t0, t{n}, ZERO)")
+    red += [f"    t{j}, c = adc(t{j}, t{n + j}, c)" for j in range(1, n)]
+    red += _final_subtract(n)
+    sub = [JIT_INLINE, "def sub_wide(x, y):", '    """x - y on 2L limbs, wrapping mod 2^(128L) (for differences known to be >= 0)."""',
+           f"    {_tup(x)} = x", f"    {_tup(y)} = y", "    d0, br = sbb(x0, y0, ZERO)"]
+    sub += [f"    d{k}, br = sbb(x{k}, y{k}, br)" for k in range(1, 2 * n)]
+    sub.append("    return " + _tup(_v("d", 2 * n)))
+    subm = [JIT_INLINE, "def sub_wide_mod(x, y):", '    """x - y on 2L limbs for x, y < p^2, plus p^2 when negative: a result in [0, p^2)."""',
+            f"    {_tup(x)} = x", f"    {_tup(y)} = y", "    d0, br = sbb(x0, y0, ZERO)"]
+    subm += [f"    d{k}, br = sbb(x{k}, y{k}, br)" for k in range(1, 2 * n)]
+    subm.append("    if br:")
+    subm.append("        d0, c = adc(d0, PP0, ZERO)")
+    subm += [f"        d{k}, c = adc(d{k}, PP{k}, c)" for k in range(1, 2 * n)]
+    subm.append("    return " + _tup(_v("d", 2 * n)))
+    add = [JIT_INLINE, "def add_nr(a, b):", '    """a + b < 2p without the reduction mod p (an operand of mul_wide)."""',
+           f"    {_tup(a)} = a", f"    {_tup(b)} = b", "    s0, c = adc(a0, b0, ZERO)"]
+    add += [f"    s{k}, c = adc(a{k}, b{k}, c)" for k in range(1, n)]
+    add.append("    return " + _tup(_v("s", n)))
+    consts = f"{', '.join(_v('PP', 2 * n))} = _limbs2(_F.modulus ** 2)  # p^2 on 2L limbs, for sub_wide_mod\n"
+    assert pp < 1 << (128 * n)
+    return consts + "\n\n" + "\n\n".join("\n".join(x) + "\n" for x in (prod, red, sub, subm, add))
+
+
 KERNEL_NAMES = [
     "zero", "one", "add", "sub", "neg", "dbl", "mul", "sqr", "inv", "pow_", "is_zero", "eq",
     "to_mont", "from_mont", "load", "store", "sqrt", "from_u64",
+    "mul_wide", "redc_wide", "sub_wide", "sub_wide_mod", "add_nr",
 ]
 
 
@@ -413,6 +472,10 @@ def _limbs(x):
     return tuple(np.uint64((x >> (64 * k)) & 0xFFFFFFFFFFFFFFFF) for k in range({n}))
 
 
+def _limbs2(x):
+    return tuple(np.uint64((x >> (64 * k)) & 0xFFFFFFFFFFFFFFFF) for k in range({2 * n}))
+
+
 '''
-    body = "\n\n".join([_consts(f), _add(n), _sub(n), _neg(n), _mul(f), _simple(f)])
+    body = "\n\n".join([_consts(f), _add(n), _sub(n), _neg(n), _mul(f), _simple(f), _wide(f)])
     return head + body

@@ -86,13 +86,7 @@ def dbl(a):
     return (fq.dbl(a[0]), fq.dbl(a[1]))
 
 
-@njit(cache=True, nogil=True)
-def mul(a, b):
-    """a * b by Karatsuba: three Fq multiplications."""
-    v0 = fq.mul(a[0], b[0])
-    v1 = fq.mul(a[1], b[1])
-    s = fq.mul(fq.add(a[0], a[1]), fq.add(b[0], b[1]))
-    return (fq.sub(v0, ${K_V1}), fq.sub(fq.sub(s, v0), v1))
+${MUL}
 
 
 ${SQR}
@@ -214,6 +208,14 @@ def _beta_parts(k: int) -> dict:
     """The template pieces that depend on u² = −k (k = 1: the text from before β was a parameter)."""
     if k == 1:
         return dict(
+            MUL=('@njit(cache=True, nogil=True)\ndef mul(a, b):\n'
+                 '    """a * b by Karatsuba with lazy reduction: three 2L-limb products, two Montgomery reductions.\n\n'
+                 '    c0 = a0 b0 - a1 b1 (plus p^2 when negative: < p^2) and c1 = (a0 + a1)(b0 + b1) - a0 b0 - a1 b1\n'
+                 '    = a0 b1 + a1 b0 (< 2p^2, exact on wrapping limbs) are reduced once each (both < p R).\n'
+                 '    """\n'
+                 '    v0 = fq.mul_wide(a[0], b[0])\n    v1 = fq.mul_wide(a[1], b[1])\n'
+                 '    s = fq.mul_wide(fq.add_nr(a[0], a[1]), fq.add_nr(b[0], b[1]))\n'
+                 '    return (fq.redc_wide(fq.sub_wide_mod(v0, v1)), fq.redc_wide(fq.sub_wide(fq.sub_wide(s, v0), v1)))'),
             K="1", K_TXT="", K_V1="v1", K_SQR_A1="fq.sqr(a[1])", K_SQR_A1_SQRT="fq.sqr(a1)",
             DOCTEST=("    >>> @njit\n    ... def u_squared_is_minus_one():\n    ...     u = (fq.zero(), fq.one())\n"
                      "    ...     return fq2.eq(fq2.mul(u, u), fq2.neg(fq2.one()))\n    >>> u_squared_is_minus_one()\n    True"),
@@ -225,6 +227,11 @@ def _beta_parts(k: int) -> dict:
             INV_K_CONST="", FROB_DOC="a^p; for u^2 = -1 and p = 3 mod 4 this is the conjugate.",
         )
     return dict(
+        MUL=('@njit(cache=True, nogil=True)\ndef mul(a, b):\n'
+             '    """a * b by Karatsuba: three Fq multiplications."""\n'
+             '    v0 = fq.mul(a[0], b[0])\n    v1 = fq.mul(a[1], b[1])\n'
+             '    s = fq.mul(fq.add(a[0], a[1]), fq.add(b[0], b[1]))\n'
+             f'    return (fq.sub(v0, {_small_multiple("v1", k)}), fq.sub(fq.sub(s, v0), v1))'),
         K=str(k), K_TXT=f"{k}", K_V1=_small_multiple("v1", k),
         K_SQR_A1=_small_multiple("fq.sqr(a[1])", k), K_SQR_A1_SQRT=_small_multiple("fq.sqr(a1)", k),
         DOCTEST=("    >>> @njit\n    ... def u_squared_is_minus_k():\n    ...     u = (fq.zero(), fq.one())\n"

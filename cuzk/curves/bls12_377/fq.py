@@ -22,11 +22,15 @@ from cuzk.field.intrinsics import adc, mac, sbb
 from cuzk.field.mont_asm import mont_mul_adx, mont_sqr_adx
 from cuzk.curves.bls12_377.params import FQ as _F
 
-__all__ = ['zero', 'one', 'add', 'sub', 'neg', 'dbl', 'mul', 'sqr', 'inv', 'pow_', 'is_zero', 'eq', 'to_mont', 'from_mont', 'load', 'store', 'sqrt', 'from_u64']
+__all__ = ['zero', 'one', 'add', 'sub', 'neg', 'dbl', 'mul', 'sqr', 'inv', 'pow_', 'is_zero', 'eq', 'to_mont', 'from_mont', 'load', 'store', 'sqrt', 'from_u64', 'mul_wide', 'redc_wide', 'sub_wide', 'sub_wide_mod', 'add_nr']
 
 
 def _limbs(x):
     return tuple(np.uint64((x >> (64 * k)) & 0xFFFFFFFFFFFFFFFF) for k in range(6))
+
+
+def _limbs2(x):
+    return tuple(np.uint64((x >> (64 * k)) & 0xFFFFFFFFFFFFFFFF) for k in range(12))
 
 
 L = 6
@@ -744,3 +748,344 @@ def sqrt(a):
         b = mul(b, z)
         m = i
     return True, x
+
+
+PP0, PP1, PP2, PP3, PP4, PP5, PP6, PP7, PP8, PP9, PP10, PP11 = _limbs2(_F.modulus ** 2)  # p^2 on 2L limbs, for sub_wide_mod
+
+
+@njit(cache=True, nogil=True, inline="always")
+def mul_wide(a, b):
+    """The 2L-limb integer product a * b (no reduction; Montgomery inputs give a*b*R^2)."""
+    (a0, a1, a2, a3, a4, a5) = a
+    (b0, b1, b2, b3, b4, b5) = b
+    l0, h0 = mac(ZERO, a0, b0, ZERO)
+    l1, h1 = mac(ZERO, a1, b0, ZERO)
+    l2, h2 = mac(ZERO, a2, b0, ZERO)
+    l3, h3 = mac(ZERO, a3, b0, ZERO)
+    l4, h4 = mac(ZERO, a4, b0, ZERO)
+    l5, h5 = mac(ZERO, a5, b0, ZERO)
+    t0 = l0
+    t1 = l1
+    t2 = l2
+    t3 = l3
+    t4 = l4
+    t5 = l5
+    t6 = h5
+    t1, c = adc(t1, h0, ZERO)
+    t2, c = adc(t2, h1, c)
+    t3, c = adc(t3, h2, c)
+    t4, c = adc(t4, h3, c)
+    t5, c = adc(t5, h4, c)
+    t6 = t6 + c
+    l0, h0 = mac(ZERO, a0, b1, ZERO)
+    l1, h1 = mac(ZERO, a1, b1, ZERO)
+    l2, h2 = mac(ZERO, a2, b1, ZERO)
+    l3, h3 = mac(ZERO, a3, b1, ZERO)
+    l4, h4 = mac(ZERO, a4, b1, ZERO)
+    l5, h5 = mac(ZERO, a5, b1, ZERO)
+    t1, c = adc(t1, l0, ZERO)
+    t2, c = adc(t2, l1, c)
+    t3, c = adc(t3, l2, c)
+    t4, c = adc(t4, l3, c)
+    t5, c = adc(t5, l4, c)
+    t6, c = adc(t6, l5, c)
+    t7 = h5 + c
+    t2, c = adc(t2, h0, ZERO)
+    t3, c = adc(t3, h1, c)
+    t4, c = adc(t4, h2, c)
+    t5, c = adc(t5, h3, c)
+    t6, c = adc(t6, h4, c)
+    t7 = t7 + c
+    l0, h0 = mac(ZERO, a0, b2, ZERO)
+    l1, h1 = mac(ZERO, a1, b2, ZERO)
+    l2, h2 = mac(ZERO, a2, b2, ZERO)
+    l3, h3 = mac(ZERO, a3, b2, ZERO)
+    l4, h4 = mac(ZERO, a4, b2, ZERO)
+    l5, h5 = mac(ZERO, a5, b2, ZERO)
+    t2, c = adc(t2, l0, ZERO)
+    t3, c = adc(t3, l1, c)
+    t4, c = adc(t4, l2, c)
+    t5, c = adc(t5, l3, c)
+    t6, c = adc(t6, l4, c)
+    t7, c = adc(t7, l5, c)
+    t8 = h5 + c
+    t3, c = adc(t3, h0, ZERO)
+    t4, c = adc(t4, h1, c)
+    t5, c = adc(t5, h2, c)
+    t6, c = adc(t6, h3, c)
+    t7, c = adc(t7, h4, c)
+    t8 = t8 + c
+    l0, h0 = mac(ZERO, a0, b3, ZERO)
+    l1, h1 = mac(ZERO, a1, b3, ZERO)
+    l2, h2 = mac(ZERO, a2, b3, ZERO)
+    l3, h3 = mac(ZERO, a3, b3, ZERO)
+    l4, h4 = mac(ZERO, a4, b3, ZERO)
+    l5, h5 = mac(ZERO, a5, b3, ZERO)
+    t3, c = adc(t3, l0, ZERO)
+    t4, c = adc(t4, l1, c)
+    t5, c = adc(t5, l2, c)
+    t6, c = adc(t6, l3, c)
+    t7, c = adc(t7, l4, c)
+    t8, c = adc(t8, l5, c)
+    t9 = h5 + c
+    t4, c = adc(t4, h0, ZERO)
+    t5, c = adc(t5, h1, c)
+    t6, c = adc(t6, h2, c)
+    t7, c = adc(t7, h3, c)
+    t8, c = adc(t8, h4, c)
+    t9 = t9 + c
+    l0, h0 = mac(ZERO, a0, b4, ZERO)
+    l1, h1 = mac(ZERO, a1, b4, ZERO)
+    l2, h2 = mac(ZERO, a2, b4, ZERO)
+    l3, h3 = mac(ZERO, a3, b4, ZERO)
+    l4, h4 = mac(ZERO, a4, b4, ZERO)
+    l5, h5 = mac(ZERO, a5, b4, ZERO)
+    t4, c = adc(t4, l0, ZERO)
+    t5, c = adc(t5, l1, c)
+    t6, c = adc(t6, l2, c)
+    t7, c = adc(t7, l3, c)
+    t8, c = adc(t8, l4, c)
+    t9, c = adc(t9, l5, c)
+    t10 = h5 + c
+    t5, c = adc(t5, h0, ZERO)
+    t6, c = adc(t6, h1, c)
+    t7, c = adc(t7, h2, c)
+    t8, c = adc(t8, h3, c)
+    t9, c = adc(t9, h4, c)
+    t10 = t10 + c
+    l0, h0 = mac(ZERO, a0, b5, ZERO)
+    l1, h1 = mac(ZERO, a1, b5, ZERO)
+    l2, h2 = mac(ZERO, a2, b5, ZERO)
+    l3, h3 = mac(ZERO, a3, b5, ZERO)
+    l4, h4 = mac(ZERO, a4, b5, ZERO)
+    l5, h5 = mac(ZERO, a5, b5, ZERO)
+    t5, c = adc(t5, l0, ZERO)
+    t6, c = adc(t6, l1, c)
+    t7, c = adc(t7, l2, c)
+    t8, c = adc(t8, l3, c)
+    t9, c = adc(t9, l4, c)
+    t10, c = adc(t10, l5, c)
+    t11 = h5 + c
+    t6, c = adc(t6, h0, ZERO)
+    t7, c = adc(t7, h1, c)
+    t8, c = adc(t8, h2, c)
+    t9, c = adc(t9, h3, c)
+    t10, c = adc(t10, h4, c)
+    t11 = t11 + c
+    return (t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def redc_wide(t):
+    """T / R mod p for a 2L-limb T < p*R (Montgomery reduction; < p*R holds for T < 2p^2)."""
+    (t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11) = t
+    m = t0 * INV
+    l0, h0 = mac(ZERO, m, P0, ZERO)
+    l1, h1 = mac(ZERO, m, P1, ZERO)
+    l2, h2 = mac(ZERO, m, P2, ZERO)
+    l3, h3 = mac(ZERO, m, P3, ZERO)
+    l4, h4 = mac(ZERO, m, P4, ZERO)
+    l5, h5 = mac(ZERO, m, P5, ZERO)
+    _, c = adc(t0, l0, ZERO)  # low limb becomes 0 by the choice of m
+    u1, c = adc(t1, l1, c)
+    u2, c = adc(t2, l2, c)
+    u3, c = adc(t3, l3, c)
+    u4, c = adc(t4, l4, c)
+    u5, c = adc(t5, l5, c)
+    u6 = c
+    u1, c = adc(u1, h0, ZERO)
+    u2, c = adc(u2, h1, c)
+    u3, c = adc(u3, h2, c)
+    u4, c = adc(u4, h3, c)
+    u5, c = adc(u5, h4, c)
+    u6 = u6 + h5 + c
+    t0, t1, t2, t3, t4, t5 = u1, u2, u3, u4, u5, u6
+    m = t0 * INV
+    l0, h0 = mac(ZERO, m, P0, ZERO)
+    l1, h1 = mac(ZERO, m, P1, ZERO)
+    l2, h2 = mac(ZERO, m, P2, ZERO)
+    l3, h3 = mac(ZERO, m, P3, ZERO)
+    l4, h4 = mac(ZERO, m, P4, ZERO)
+    l5, h5 = mac(ZERO, m, P5, ZERO)
+    _, c = adc(t0, l0, ZERO)  # low limb becomes 0 by the choice of m
+    u1, c = adc(t1, l1, c)
+    u2, c = adc(t2, l2, c)
+    u3, c = adc(t3, l3, c)
+    u4, c = adc(t4, l4, c)
+    u5, c = adc(t5, l5, c)
+    u6 = c
+    u1, c = adc(u1, h0, ZERO)
+    u2, c = adc(u2, h1, c)
+    u3, c = adc(u3, h2, c)
+    u4, c = adc(u4, h3, c)
+    u5, c = adc(u5, h4, c)
+    u6 = u6 + h5 + c
+    t0, t1, t2, t3, t4, t5 = u1, u2, u3, u4, u5, u6
+    m = t0 * INV
+    l0, h0 = mac(ZERO, m, P0, ZERO)
+    l1, h1 = mac(ZERO, m, P1, ZERO)
+    l2, h2 = mac(ZERO, m, P2, ZERO)
+    l3, h3 = mac(ZERO, m, P3, ZERO)
+    l4, h4 = mac(ZERO, m, P4, ZERO)
+    l5, h5 = mac(ZERO, m, P5, ZERO)
+    _, c = adc(t0, l0, ZERO)  # low limb becomes 0 by the choice of m
+    u1, c = adc(t1, l1, c)
+    u2, c = adc(t2, l2, c)
+    u3, c = adc(t3, l3, c)
+    u4, c = adc(t4, l4, c)
+    u5, c = adc(t5, l5, c)
+    u6 = c
+    u1, c = adc(u1, h0, ZERO)
+    u2, c = adc(u2, h1, c)
+    u3, c = adc(u3, h2, c)
+    u4, c = adc(u4, h3, c)
+    u5, c = adc(u5, h4, c)
+    u6 = u6 + h5 + c
+    t0, t1, t2, t3, t4, t5 = u1, u2, u3, u4, u5, u6
+    m = t0 * INV
+    l0, h0 = mac(ZERO, m, P0, ZERO)
+    l1, h1 = mac(ZERO, m, P1, ZERO)
+    l2, h2 = mac(ZERO, m, P2, ZERO)
+    l3, h3 = mac(ZERO, m, P3, ZERO)
+    l4, h4 = mac(ZERO, m, P4, ZERO)
+    l5, h5 = mac(ZERO, m, P5, ZERO)
+    _, c = adc(t0, l0, ZERO)  # low limb becomes 0 by the choice of m
+    u1, c = adc(t1, l1, c)
+    u2, c = adc(t2, l2, c)
+    u3, c = adc(t3, l3, c)
+    u4, c = adc(t4, l4, c)
+    u5, c = adc(t5, l5, c)
+    u6 = c
+    u1, c = adc(u1, h0, ZERO)
+    u2, c = adc(u2, h1, c)
+    u3, c = adc(u3, h2, c)
+    u4, c = adc(u4, h3, c)
+    u5, c = adc(u5, h4, c)
+    u6 = u6 + h5 + c
+    t0, t1, t2, t3, t4, t5 = u1, u2, u3, u4, u5, u6
+    m = t0 * INV
+    l0, h0 = mac(ZERO, m, P0, ZERO)
+    l1, h1 = mac(ZERO, m, P1, ZERO)
+    l2, h2 = mac(ZERO, m, P2, ZERO)
+    l3, h3 = mac(ZERO, m, P3, ZERO)
+    l4, h4 = mac(ZERO, m, P4, ZERO)
+    l5, h5 = mac(ZERO, m, P5, ZERO)
+    _, c = adc(t0, l0, ZERO)  # low limb becomes 0 by the choice of m
+    u1, c = adc(t1, l1, c)
+    u2, c = adc(t2, l2, c)
+    u3, c = adc(t3, l3, c)
+    u4, c = adc(t4, l4, c)
+    u5, c = adc(t5, l5, c)
+    u6 = c
+    u1, c = adc(u1, h0, ZERO)
+    u2, c = adc(u2, h1, c)
+    u3, c = adc(u3, h2, c)
+    u4, c = adc(u4, h3, c)
+    u5, c = adc(u5, h4, c)
+    u6 = u6 + h5 + c
+    t0, t1, t2, t3, t4, t5 = u1, u2, u3, u4, u5, u6
+    m = t0 * INV
+    l0, h0 = mac(ZERO, m, P0, ZERO)
+    l1, h1 = mac(ZERO, m, P1, ZERO)
+    l2, h2 = mac(ZERO, m, P2, ZERO)
+    l3, h3 = mac(ZERO, m, P3, ZERO)
+    l4, h4 = mac(ZERO, m, P4, ZERO)
+    l5, h5 = mac(ZERO, m, P5, ZERO)
+    _, c = adc(t0, l0, ZERO)  # low limb becomes 0 by the choice of m
+    u1, c = adc(t1, l1, c)
+    u2, c = adc(t2, l2, c)
+    u3, c = adc(t3, l3, c)
+    u4, c = adc(t4, l4, c)
+    u5, c = adc(t5, l5, c)
+    u6 = c
+    u1, c = adc(u1, h0, ZERO)
+    u2, c = adc(u2, h1, c)
+    u3, c = adc(u3, h2, c)
+    u4, c = adc(u4, h3, c)
+    u5, c = adc(u5, h4, c)
+    u6 = u6 + h5 + c
+    t0, t1, t2, t3, t4, t5 = u1, u2, u3, u4, u5, u6
+    # (lo + m p) / R <= p and hi < p (T < p R): the sum < 2p < 2^(64L)
+    t0, c = adc(t0, t6, ZERO)
+    t1, c = adc(t1, t7, c)
+    t2, c = adc(t2, t8, c)
+    t3, c = adc(t3, t9, c)
+    t4, c = adc(t4, t10, c)
+    t5, c = adc(t5, t11, c)
+    # t < 2p: one conditional subtraction (a well-predicted branch beat a masked select)
+    d0, br = sbb(t0, P0, ZERO)
+    d1, br = sbb(t1, P1, br)
+    d2, br = sbb(t2, P2, br)
+    d3, br = sbb(t3, P3, br)
+    d4, br = sbb(t4, P4, br)
+    d5, br = sbb(t5, P5, br)
+    if br:
+        return (t0, t1, t2, t3, t4, t5)
+    return (d0, d1, d2, d3, d4, d5)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sub_wide(x, y):
+    """x - y on 2L limbs, wrapping mod 2^(128L) (for differences known to be >= 0)."""
+    (x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11) = x
+    (y0, y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11) = y
+    d0, br = sbb(x0, y0, ZERO)
+    d1, br = sbb(x1, y1, br)
+    d2, br = sbb(x2, y2, br)
+    d3, br = sbb(x3, y3, br)
+    d4, br = sbb(x4, y4, br)
+    d5, br = sbb(x5, y5, br)
+    d6, br = sbb(x6, y6, br)
+    d7, br = sbb(x7, y7, br)
+    d8, br = sbb(x8, y8, br)
+    d9, br = sbb(x9, y9, br)
+    d10, br = sbb(x10, y10, br)
+    d11, br = sbb(x11, y11, br)
+    return (d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10, d11)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sub_wide_mod(x, y):
+    """x - y on 2L limbs for x, y < p^2, plus p^2 when negative: a result in [0, p^2)."""
+    (x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11) = x
+    (y0, y1, y2, y3, y4, y5, y6, y7, y8, y9, y10, y11) = y
+    d0, br = sbb(x0, y0, ZERO)
+    d1, br = sbb(x1, y1, br)
+    d2, br = sbb(x2, y2, br)
+    d3, br = sbb(x3, y3, br)
+    d4, br = sbb(x4, y4, br)
+    d5, br = sbb(x5, y5, br)
+    d6, br = sbb(x6, y6, br)
+    d7, br = sbb(x7, y7, br)
+    d8, br = sbb(x8, y8, br)
+    d9, br = sbb(x9, y9, br)
+    d10, br = sbb(x10, y10, br)
+    d11, br = sbb(x11, y11, br)
+    if br:
+        d0, c = adc(d0, PP0, ZERO)
+        d1, c = adc(d1, PP1, c)
+        d2, c = adc(d2, PP2, c)
+        d3, c = adc(d3, PP3, c)
+        d4, c = adc(d4, PP4, c)
+        d5, c = adc(d5, PP5, c)
+        d6, c = adc(d6, PP6, c)
+        d7, c = adc(d7, PP7, c)
+        d8, c = adc(d8, PP8, c)
+        d9, c = adc(d9, PP9, c)
+        d10, c = adc(d10, PP10, c)
+        d11, c = adc(d11, PP11, c)
+    return (d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10, d11)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def add_nr(a, b):
+    """a + b < 2p without the reduction mod p (an operand of mul_wide)."""
+    (a0, a1, a2, a3, a4, a5) = a
+    (b0, b1, b2, b3, b4, b5) = b
+    s0, c = adc(a0, b0, ZERO)
+    s1, c = adc(a1, b1, c)
+    s2, c = adc(a2, b2, c)
+    s3, c = adc(a3, b3, c)
+    s4, c = adc(a4, b4, c)
+    s5, c = adc(a5, b5, c)
+    return (s0, s1, s2, s3, s4, s5)

@@ -93,6 +93,18 @@ def test_window_post_32gib_partition_count_from_a_slice():
     assert (n, n * one.n_constraints, n * one.n_public + 1) == (2349, 125_279_217, 25_840)
 
 
+def test_window_post_32gib_whole_partition_traced_with_stamping_has_the_counts():
+    # the whole partition traced once through cs.repeat (one sector template, one challenge
+    # template, 2,349 x 10 placements counted, not built: its PCE would take ~20 GiB)
+    from cuzk.synth.placement import pce_sizes
+    from cuzk.synth.program import trace
+
+    cs, _ = trace(window_post(32 << 30))
+    sizes = pce_sizes(cs)
+    assert (sizes["rows"], cs.n_public + 1) == (125_279_217, 25_840)
+    assert sizes["memory_bytes"] > 20 * 2**30
+
+
 @pytest.mark.slow
 def test_winning_post_32gib_built_in_full_and_satisfied_from_a_sparse_tree():
     c = winning_post(32 << 30)

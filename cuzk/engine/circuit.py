@@ -9,7 +9,9 @@ A :class:`CircuitRoute` is the :class:`cuzk.pipeline.core.Route` of a circuit in
   ``ProvingKey`` the host registered), counted in the engine's memory budget;
 * ``device``: a :class:`cuzk.GpuProver` per device that proved it (on CUDA its bases are
   resident on that GPU, within that device's budget: :mod:`cuzk.engine.devices`; on the CPU
-  backend the prover is the host arrays plus a prepared vk).
+  backend the prover is the host arrays plus a prepared vk, and with ``precompute`` the key's
+  fixed-base tables: :mod:`cuzk.engine.keytables`, counted in the budget with the key and
+  evicted with it).
 
 A custom prover (any object with ``prove``) has the tier ``custom`` and loads nothing.
 ``prover_for`` runs on the prove worker before ``GPU_START``, so a key load is its own span
@@ -26,9 +28,11 @@ from typing import Any
 import attrs
 import numpy as np
 
+from cuzk.engine.budget import physical_memory
 from cuzk.engine.devices import key_device_bytes
 from cuzk.engine.keycache_cap import pin
 from cuzk.errors import DeviceOutOfMemoryError, InputError, KeyMismatchError
+from cuzk.groth16 import fixed_base
 from cuzk.groth16.keys import ProvingKey
 from cuzk.pipeline.core import Route
 from cuzk.pipeline.scheduler import Priority, estimate_synthesized_bytes
@@ -106,7 +110,7 @@ class CircuitRoute(Route):
     """A registered circuit (see the module docstring). Created by :meth:`cuzk.Engine.register`."""
 
     def __init__(self, engine, name: str, synthesizer, executor, key, *, priority: Priority, synthesis: str,
-                 concurrency: int):
+                 concurrency: int, precompute=None):
         super().__init__(synthesizer, None, name)
         self.engine, self.executor, self.key = engine, executor, key
         self.kind = key_kind(key)
@@ -121,9 +125,15 @@ class CircuitRoute(Route):
         self._provers: dict[Any, Any] = {}
         self.key_bytes_reserved = 0
         self.cache_path: str | None = None  # the key-cache file this engine loaded the key from
+        self._digest: str | None = None  # its source digest (names the key's tables file)
         self._unpin = None  # releases the pin on that file (cuzk/engine/keycache_cap.py)
         self.last_load_s = 0.0
         self.last_use: float | None = None
+        self.precompute = _check_precompute(name, precompute, self.kind)  # fixed-base tables (CPU backend)
+        self.tables = None  # the key's KeyTables once loaded
+        self.tables_info = None  # how they were loaded (cuzk.engine.keytables.TablesInfo)
+        self._plans: dict | None = None  # planned tables of the loaded key
+        self._tables_unpin = None
         if self.kind == "object":
             check_key_fits(name, synthesizer, key)
 
@@ -146,12 +156,44 @@ class CircuitRoute(Route):
 
     # -- key tiers ----------------------------------------------------------------------------
     def estimated_key_bytes(self) -> int:
-        """Host bytes of the key once loaded (the source file's size before the first load)."""
+        """Host bytes of the key once loaded, its fixed-base tables included (before the first
+        load of a key file: the file's size plus the most its tables may take)."""
         if self.kind == "custom":
             return 0
         if self._pk is not None:
-            return _key_nbytes(self._pk)
-        return os.path.getsize(self.key)
+            return _key_nbytes(self._pk) + self.table_bytes()
+        size = os.path.getsize(self.key)
+        return size + self._table_cap(size)
+
+    def _table_cap(self, query_bytes: int) -> int:
+        """The bytes this key's tables may take: the ``precompute`` figure, or for ``"auto"``
+        AUTO_FACTOR x the query bytes, at most a quarter of the budget and at most what one
+        witness, the key and the PCE leave of it (docs/engine.md, "Memory budget")."""
+        if self.precompute is None or self.engine.backend != "cpu":
+            return 0
+        if self.precompute != "auto":
+            return self.precompute
+        budget = self.engine.memory_budget
+        cap = min(fixed_base.AUTO_FACTOR * query_bytes, (budget or physical_memory()) // 4)
+        if budget is not None:
+            key = _key_nbytes(self._pk) if self._pk is not None else query_bytes
+            cap = min(cap, max(0, budget - self.unit_bytes - self.pce_bytes - key))
+        return cap
+
+    def table_plans(self) -> dict:
+        """The loaded key's planned tables (query -> plan; empty: none)."""
+        if self._plans is None:
+            pk = self._pk
+            qbytes = sum(getattr(pk, q).nbytes for q in fixed_base.QUERY_GROUPS)
+            cap = self._table_cap(qbytes)
+            self._plans = fixed_base.plan_tables(pk, cap) if cap else {}
+        return self._plans
+
+    def table_bytes(self) -> int:
+        """Bytes of the key's tables: built, or planned (the budget holds them from the load on)."""
+        if self.tables is not None:
+            return self.tables.nbytes
+        return fixed_base.tables_bytes(self._pk, self.table_plans()) if self._pk is not None else 0
 
     @property
     def tier(self) -> str:
@@ -181,8 +223,10 @@ class CircuitRoute(Route):
                 tl.record(K.KEY_LOAD_END, job, part, worker, circuit=self.name, error=type(exc).__name__)
                 raise
             self.last_load_s = time.perf_counter() - t0
+            extra = {"tables_bytes": self.tables.nbytes, "tables_hit": self.tables_info.hit} \
+                if self.tables is not None and self.tables_info is not None else {}
             tl.record(K.KEY_LOAD_END, job, part, worker, circuit=self.name, tier=self.tier,
-                      seconds=round(self.last_load_s, 6))
+                      seconds=round(self.last_load_s, 6), **extra)
             self._provers[device] = prover
             return prover, True
 
@@ -199,16 +243,42 @@ class CircuitRoute(Route):
             except BaseException:
                 self.engine.resize_reservation(self, 0)  # a failed load holds no room in the budget
                 raise
-            self.cache_path = info.path
+            self.cache_path, self._digest = info.path, info.digest
             if info.path is not None:  # the cache's cap never removes the entry this key is mapped from
                 self._unpin = pin(info.path, self)
-            self.engine.resize_reservation(self, _key_nbytes(pk))
-            self._pk = pk
+            self._pk, self._plans = pk, None
+            self.engine.make_room(self, self.estimated_key_bytes())  # the real key and tables
         from cuzk.prover import GpuProver
 
         if device is None:  # the CPU backend: the "device" tier is the host arrays and a prepared vk
-            return GpuProver(self._pk, device=self.engine.backend)
+            return GpuProver(self._pk, device=self.engine.backend, precompute=self._load_tables())
         return self._make_resident(GpuProver, device)
+
+    def _load_tables(self):
+        """The key's fixed-base tables (None: none planned): from the key cache beside the key's
+        entry when the key came from one (mapped, or built and stored), else built in memory.
+        Their bytes are reserved in the budget before they are built."""
+        if self.tables is not None or not self.table_plans():
+            return self.tables
+        need = self.estimated_key_bytes()
+        if need > self.key_bytes_reserved:  # an object key whose tables were evicted
+            self.engine.make_room(self, need)
+        plans, pk = self.table_plans(), self._pk
+        if self.cache_path is not None and self._digest is not None:
+            from cuzk.engine.keytables import load_tables
+
+            tables, info = load_tables(self.engine.key_cache, self.kind, self._digest, pk, plans,
+                                       source=os.path.realpath(self.key))
+            if info.path is not None:  # pinned like the key's entry while this key is loaded
+                self._tables_unpin = pin(info.path, self)
+        else:
+            from cuzk.engine.keytables import TablesInfo
+
+            tables = fixed_base.build_tables(pk, plans)
+            info = TablesInfo(hit=False, path=None, bytes=tables.nbytes, seconds=tables.seconds,
+                              build_seconds=tables.seconds, note="built in memory: the key has no cache entry")
+        self.tables, self.tables_info = tables, info
+        return tables
 
     def _make_resident(self, make, device):
         """A prover with the key resident on CUDA ``device``, within the device's budget
@@ -258,12 +328,21 @@ class CircuitRoute(Route):
         try:
             for device in list(self._provers):
                 self.drop_device(device)
+            tables = self.table_bytes() if self.tables is not None else 0
+            self.tables = self.tables_info = None
+            if self._tables_unpin is not None:
+                self._tables_unpin()
+                self._tables_unpin = None
             if self.kind in ("params", "zkey") and self._pk is not None:
-                self._pk = None
+                self._pk, self._plans = None, None
                 if self._unpin is not None:
                     self._unpin()
                     self._unpin = None
                 freed, self.key_bytes_reserved = self.key_bytes_reserved, 0
+                return freed
+            if tables:  # an object key stays the host's; its tables go
+                freed = min(tables, self.key_bytes_reserved)
+                self.key_bytes_reserved -= freed
                 return freed
             return 0
         finally:
@@ -273,7 +352,24 @@ class CircuitRoute(Route):
         return {"tier": self.tier, "kind": self.kind, "bytes": self.estimated_key_bytes(),
                 "last_use": self.last_use, "last_load_s": round(self.last_load_s, 6),
                 "source": os.fspath(self.key) if self.kind in ("params", "zkey") else None,
-                "devices": sorted(str(d) for d in self._provers)}
+                "devices": sorted(str(d) for d in self._provers),
+                "tables": None if self.tables is None else {
+                    "bytes": self.tables.nbytes, "queries": self.tables.describe(), "hit": self.tables_info.hit,
+                    "build_s": round(self.tables_info.build_seconds, 6), "path": self.tables_info.path}}
+
+
+def _check_precompute(name: str, value, kind: str):
+    """Register's ``precompute``: None, "auto" or an int of bytes >= 0, and only with a key."""
+    try:
+        if isinstance(value, fixed_base.KeyTables):  # a prover's option, not a circuit's
+            raise InputError("KeyTables")
+        checked = fixed_base.check_precompute(value)
+    except InputError:
+        raise InputError(f"circuit {name!r}: precompute must be None, 'auto' or an int of bytes >= 0, "
+                         f"got {value!r}") from None
+    if checked is not None and kind == "custom":
+        raise InputError(f"circuit {name!r}: precompute needs a proving key; a custom prover keeps its own bases")
+    return checked
 
 
 def _key_nbytes(pk: ProvingKey) -> int:

@@ -182,7 +182,7 @@ class Engine:
 
     # -- registering --------------------------------------------------------------------------
     def register(self, name: str, synthesizer, key, *, priority: Priority | int | str = "normal",
-                 synthesis: str = "threads", concurrency: int = 1) -> None:
+                 synthesis: str = "threads", concurrency: int = 1, precompute: int | str | None = None) -> None:
         """Register a circuit: its synthesizer and its key (loads nothing).
 
         Args:
@@ -196,6 +196,9 @@ class Engine:
                 ``"processes"`` (for synthesizers that hold it; see
                 :mod:`cuzk.engine.executors`).
             concurrency: syntheses of this circuit at once.
+            precompute: fixed-base tables for the key's MSMs, CPU backend only: None, ``"auto"``
+                or an int of bytes; counted in the budget and evicted with the key, stored
+                beside its cache entry (docs/engine.md, "Fixed-base tables").
 
         Raises:
             cuzk.errors.InputError: a bad argument or a name already registered;
@@ -216,7 +219,7 @@ class Engine:
             if name in self._routes:
                 raise InputError(f"circuit {name!r} is already registered")
             route = CircuitRoute(self, name, synthesizer, synthesizer, key, priority=priority,
-                                 synthesis=synthesis, concurrency=concurrency)
+                                 synthesis=synthesis, concurrency=concurrency, precompute=precompute)
             if self.memory_budget is not None and route.pce_bytes > self.memory_budget:
                 raise MemoryBudgetError(f"circuit {name!r}: its PCE takes {route.pce_bytes} bytes, over the "
                                         f"whole memory budget of {self.memory_budget} bytes")
@@ -277,7 +280,7 @@ class Engine:
         return freed
 
     def make_room(self, route: CircuitRoute, nbytes: int) -> None:
-        """Reserve ``nbytes`` for ``route``'s key, evicting idle keys least recently used first.
+        """Make ``route``'s reservation ``nbytes`` (key and tables), evicting idle keys LRU first.
         Over the budget after that, the reservation is still made: admission of new syntheses
         then waits until witnesses in flight finish (they hold the rest).
 
@@ -286,16 +289,16 @@ class Engine:
         another thread), which is not idle; waiting for it here, under the engine's lock, while
         that load waits for the engine's lock to reserve or resize its bytes, was a deadlock."""
         with self._lock:
-            if self.memory_budget is not None:
+            delta = nbytes - route.key_bytes_reserved  # what it holds counts (tables come after the key)
+            if self.memory_budget is not None and delta > 0:
                 idle = sorted((r for r in self._routes.values() if r is not route and not self.core.busy(r)
                                and r.key_bytes_reserved), key=lambda r: r.last_use or 0.0)
                 for other in idle:
-                    if self.core.queue.reserved_bytes + nbytes <= self.memory_budget:
+                    if self.core.queue.reserved_bytes + delta <= self.memory_budget:
                         break
                     if self._evict(other, f"room for {route.name!r}", blocking=False) is None:
                         _log.debug("room for %r: %r is loading or being evicted, left in place", route.name, other.name)
-            self.core.queue.reserve(nbytes)
-            route.key_bytes_reserved = nbytes
+            self.resize_reservation(route, nbytes)
 
     def make_device_room(self, route: CircuitRoute, device, nbytes: int, *, every_idle: bool = False) -> int:
         """Evict other idle keys from CUDA ``device``, least recently used first, until ``nbytes``

@@ -105,6 +105,7 @@ class LoadInfo:
     source_check: str  #: "record+samples" (stat and samples matched) or "full hash"
     data_check: str  #: "full" (every chunk hashed now), "sampled" (stamped: some chunks), "earlier" (this KeyCache did it) or "read" (fresh checked read)
     note: str | None = None  #: why an existing entry was rebuilt, or why nothing was cached
+    digest: str | None = None  #: SHA-256 of the source's bytes (names the entry and its tables)
 
 
 @attrs.frozen
@@ -224,7 +225,7 @@ class KeyCache:
         return key, LoadInfo(source=src, kind=kind, hit=hit, path=str(entry) if stored else None,
                              bytes=_size(entry) if stored else st.st_size,
                              seconds=time.perf_counter() - t0, source_check=source_check, data_check=data_check,
-                             note=note)
+                             note=note, digest=digest)
 
     def entries(self) -> list[EntryInfo]:
         """Every cache file, least recently used first (damaged ones included, with ``error``)."""
@@ -369,23 +370,35 @@ class KeyCache:
 
     def _map(self, entry: Path, digest: str, kind: str):
         """(key, data check, None) from an existing entry; (None, None, reason) if absent or unusable."""
-        first = self.verify == "first"
-        try:
-            kf = read_keyfile(entry, verified=self._verified if first else (), threads=self.threads,
-                              stamped=self._stamped(entry) if first else frozenset(), sample=SAMPLE_CHUNKS)
+        def make(kf):
             meta = kf.meta
             if meta.get("source_digest") != digest or meta.get("kind") != kind:
                 raise KeyCacheFormatError(f"{entry}: holds {meta.get('kind')} {meta.get('source_digest')}, "
                                           f"expected {kind} {digest}")
-            key = key_from_arrays(kf.arrays, meta["key"])
+            return key_from_arrays(kf.arrays, meta["key"])
+
+        return self.map_file(entry, make)
+
+    def map_file(self, entry, make, errors=()):
+        """Map the cache file ``entry`` with this cache's data checks (``verify``, stamps) and
+        return ``(make(keyfile), data check, None)``, or ``(None, None, reason)`` when the file
+        is absent (reason None) or fails a check or ``make`` (which raises KeyCacheFormatError,
+        KeyError, TypeError or one of ``errors`` for contents that are not what it expects).
+        Used for key entries and for their fixed-base tables (:mod:`cuzk.engine.keytables`)."""
+        first = self.verify == "first"
+        entry = Path(entry)
+        try:
+            kf = read_keyfile(entry, verified=self._verified if first else (), threads=self.threads,
+                              stamped=self._stamped(entry) if first else frozenset(), sample=SAMPLE_CHUNKS)
+            obj = make(kf)
         except FileNotFoundError:
             return None, None, None
-        except (KeyCacheFormatError, OSError, KeyError, TypeError) as e:
+        except (KeyCacheFormatError, OSError, KeyError, TypeError, *errors) as e:
             return None, None, f"rebuilt: {e}"
         self._verified.add(kf.identity)
         if kf.verified and first:
             self._stamp(entry, kf.identity)
-        return key, "full" if kf.verified else ("sampled" if kf.sampled else "earlier"), None
+        return obj, "full" if kf.verified else ("sampled" if kf.sampled else "earlier"), None
 
     def _fill_lock(self, entry: Path):
         # without flock, concurrent fills both write and the last rename wins
@@ -397,6 +410,22 @@ class KeyCache:
         key = _checked_read(src, st, digest, kind, self.threads, _stage(progress, "read"))
         arrays, meta = key_to_arrays(key)
         meta = {"kind": kind, "source_digest": digest, "source": src, "filled": time.time(), "key": meta}
+        mapped, why = self.store_file(entry, arrays, meta, lambda: self._map(entry, digest, kind), progress)
+        del arrays
+        if why is not None:
+            return key, False, why
+        return mapped, True, None
+
+    def store_file(self, entry, arrays: dict, meta: dict, map_back, progress=None):
+        """Write a cache file within the cap (least recently used entries make room, as for a
+        fill) and map it back with ``map_back()`` (a :meth:`map_file` call) before the cap's lock
+        is released; ``(mapped, None)``, or ``(None, why)`` when it was not written (over the
+        cap, a full or read-only disk).
+
+        Raises:
+            KeyCacheError: the file just written cannot be read back.
+        """
+        entry = Path(entry)
         try:
             with cap_lock(self.directory):  # room is made and taken by one writer at a time
                 need = planned_size(arrays, meta)
@@ -405,21 +434,20 @@ class KeyCache:
                     why = (f"not cached: the entry needs {need:,} bytes and the cache's cap is {self.max_bytes:,} "
                            f"bytes, the rest held by entries in use")
                     _log.warning("%s (%s)", why, entry)
-                    return key, False, why
+                    return None, why
                 for victim in victims:
                     _log.info("key cache over its cap of %d bytes: removing %s (%d bytes, least recently used)",
                               self.max_bytes, victim.path, victim.bytes)
                     self._unlink(victim.path)
                 write_keyfile(entry, arrays, meta, progress=_stage(progress, "write"))
                 # mapped before the lock goes: another writer may remove the file next (the mapping stays valid)
-                mapped, _, why = self._map(entry, digest, kind)
+                mapped, _, why = map_back()
         except OSError as e:  # a full or read-only disk must not cost the caller the key itself
             _log.warning("cannot write key cache entry %s: %s", entry, e)
-            return key, False, f"not cached: {e}"
-        del key, arrays  # the mapped copy replaces the one in memory
+            return None, f"not cached: {e}"
         if mapped is None:
             raise KeyCacheError(f"the key cache entry just written cannot be read back ({why})")
-        return mapped, True, None
+        return mapped, None
 
 
 def _size(path) -> int:

@@ -25,12 +25,13 @@ from cuzk.field.params import FieldParams
 from cuzk.field.prime_field import Fr, PrimeField
 from cuzk.kernels import msm_cpu
 from cuzk.kernels.msm_cpu import MsmGroup, batch_mul_g1, batch_mul_g2, msm, msm_g1, msm_g2
-from cuzk.kernels.msm_fixed import FixedBasePlan, FixedBaseTable, msm_precomputed, plan_for_bytes, precompute
+from cuzk.kernels.msm_fixed import (FixedBasePlan, FixedBaseTable, msm_precomputed, plain_cost, plan_for_bytes,
+                                    precompute, table_from_arrays, trade_off)
 from cuzk.kernels.ntt_cpu import CpuNtt, h_pointwise, ntt, powers
 
 __all__ = ["ntt", "h_pointwise", "powers", "msm", "msm_g1", "msm_g2", "stage", "to_canonical", "device_timer", "batch_mul_g1",
-           "batch_mul_g2", "CpuKernels", "precompute", "msm_precomputed", "plan_for_bytes", "FixedBasePlan",
-           "FixedBaseTable"]
+           "batch_mul_g2", "CpuKernels", "precompute", "msm_precomputed", "plan_for_bytes", "trade_off", "plain_cost",
+           "table_from_arrays", "FixedBasePlan", "FixedBaseTable"]
 
 
 def stage(*arrays, device_id=None) -> list:
@@ -136,6 +137,18 @@ class CpuKernels:
         """As :func:`cuzk.kernels.msm_fixed.plan_for_bytes` for this curve's ``group``."""
         return plan_for_bytes(self._group(group), n, max_bytes)
 
+    def trade_off(self, group: str, n: int):
+        """As :func:`cuzk.kernels.msm_fixed.trade_off` for this curve's ``group``."""
+        return trade_off(self._group(group), n)
+
+    def plain_cost(self, group: str, n: int) -> float:
+        """As :func:`cuzk.kernels.msm_fixed.plain_cost` for this curve's ``group``."""
+        return plain_cost(self._group(group), n)
+
+    def table_from_arrays(self, group: str, plan, points, skip):
+        """As :func:`cuzk.kernels.msm_fixed.table_from_arrays` for this curve's ``group``."""
+        return table_from_arrays(self._group(group), plan, points, skip)
+
     msm_precomputed = staticmethod(msm_precomputed)
     # The plan and table types are curve-generic; kept here so a curve's kernels offer every
     # name of this module (tests/test_bn254.py checks the interface).
@@ -143,7 +156,8 @@ class CpuKernels:
     FixedBaseTable = FixedBaseTable
 
     def msm_g1(self, points, scalars, threads=None):
-        """As :func:`msm_g1`: Σ scalars[i]·points[i] over the curve's G1."""
+        """As :func:`msm_g1`: Σ scalars[i]·points[i] over the curve's G1 (``points`` may be a
+        G1 :class:`FixedBaseTable` of this curve: the precomputed MSM)."""
         return msm_cpu.msm(self._g1, points, scalars, threads)
 
     def msm_g2(self, points, scalars, threads=None):

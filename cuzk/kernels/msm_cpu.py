@@ -142,7 +142,10 @@ def msm(group, points, scalars, threads=None, *, method=None, window=None, endo=
 
     Args:
         points: (n, 2, *coord) affine Montgomery points (all-zero rows = identity) of the
-            order-r subgroup (the endomorphism split relies on it; keys are subgroup-checked).
+            order-r subgroup (the endomorphism split relies on it; keys are subgroup-checked),
+            or a :class:`~cuzk.kernels.msm_fixed.FixedBaseTable` of this group (a resident
+            key's precomputed bases): then the precomputed MSM runs, with the table's own plan
+            (``method``, ``window`` and ``endo`` must stay None).
         scalars: (n, 4) uint64 canonical Fr scalars (< r).
         threads: threads to use (None: all cores).
         method: "affine" (batch-affine buckets) or "xyzz" (XYZZ buckets); None chooses.
@@ -159,6 +162,8 @@ def msm(group, points, scalars, threads=None, *, method=None, window=None, endo=
         FieldValueError: a scalar >= r or a coordinate >= p.
     """
     g = _group(group)
+    if not isinstance(points, np.ndarray) and hasattr(points, "plan"):
+        return _msm_table(g, points, scalars, threads, (method, window, endo))
     kernels, coord = g.kernels, g.coord
     points = check_points(points, "points", (2,) + coord, g.fq.modulus)
     scalars = check_field_rows(scalars, "scalars", (4,), g.fr.modulus)
@@ -204,6 +209,20 @@ def msm(group, points, scalars, threads=None, *, method=None, window=None, endo=
     return kernels.combine_slices(sums, c, slices)
 
 
+def _msm_table(g: MsmGroup, table, scalars, threads, options) -> np.ndarray:
+    """msm() over a FixedBaseTable: the same point as over the table's bases."""
+    from cuzk.kernels.msm_fixed import FixedBaseTable, msm_precomputed  # it imports this module
+
+    if not isinstance(table, FixedBaseTable):
+        raise InputError(f"points must be a uint64 array or a FixedBaseTable, got {type(table).__name__}")
+    if table.group != g:
+        raise InputError(f"the precomputed table is of {table.group.name.upper()} ({table.group.fq.bits}-bit Fq), "
+                         f"the MSM of {g.name.upper()} ({g.fq.bits}-bit Fq)")
+    if any(o is not None for o in options):
+        raise InputError("method, window and endo are the table's plan's: pass None with a FixedBaseTable")
+    return msm_precomputed(table, scalars, threads)
+
+
 def _prepare(kernels, plan, points, scalars, lo, hi, parts, pts, skip, c, digits):
     """One chunk [lo, hi) of the points: split its scalars, write ±endo^j(P_i), their digits."""
     mags, neg = parts
@@ -223,7 +242,8 @@ def msm_g1(points, scalars, threads=None) -> np.ndarray:
     """G1 multi-scalar multiplication Σ scalars[i]·points[i].
 
     Args:
-        points: (n, 2, 6) uint64 affine Montgomery (all-zero rows = identity).
+        points: (n, 2, 6) uint64 affine Montgomery (all-zero rows = identity), or a G1
+            :class:`~cuzk.kernels.msm_fixed.FixedBaseTable` (precomputed bases; see :func:`msm`).
         scalars: (n, 4) uint64 canonical Fr (not Montgomery).
         threads: threads to use (None: all cores).
 

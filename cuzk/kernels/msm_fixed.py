@@ -43,7 +43,7 @@ from cuzk.kernels.msm_cpu import METHODS, MsmGroup, _group, _msm_cost
 from cuzk.kernels.scalar_digits import SCALAR_BITS, num_windows, signed_digits_range
 
 __all__ = ["FixedBasePlan", "FixedBaseTable", "precompute", "msm_precomputed", "plan_for_bytes", "trade_off",
-           "point_bytes", "MAX_WINDOW"]
+           "plain_cost", "table_from_arrays", "point_bytes", "MAX_WINDOW"]
 
 MAX_WINDOW = 16  # the MSM kernels' bucket index range (msm_cpu's window limit)
 _MIN_WINDOW = 2
@@ -55,6 +55,10 @@ _POINTS_PER_BUCKET = 8
 _PRE_CHUNK = 4096
 # The reduction of each extra slice, in the model's base-field multiplications per bucket.
 _REDUCE = 24.0
+# plain_cost's unit is a G1 coordinate multiplication; a G2 MSM's multiplications are in Fq2,
+# and the G2 MSM measured ~2x the G1 MSM of the same size on one thread (2^14: 0.247 vs 0.126 s,
+# docs/perf/kernels.md; benchmarks/fixed_base_bench.py prints both).
+_DEGREE_WEIGHT = {1: 1.0, 2: 2.0}
 
 
 @attrs.frozen
@@ -148,6 +152,18 @@ def _plain_cost(n: int, fq_bits: int) -> float:
     return min(_msm_cost(max(n, 1), c, m, fq_bits, SCALAR_BITS) for m in METHODS for c in range(1, MAX_WINDOW + 1))
 
 
+def plain_cost(group, n: int) -> float:
+    """Modelled cost of the plain (unsplit) MSM of n points of ``group``, in G1 coordinate-field
+    multiplications (a G2 one weighted by its measured factor), so costs of the two groups add:
+    a prover's planner weighs ``trade_off`` ratios by it.
+
+    >>> plain_cost("g2", 1 << 16) > 1.5 * plain_cost("g1", 1 << 16) > 0
+    True
+    """
+    g = _group(group)
+    return _plain_cost(n, g.fq.bits) * _DEGREE_WEIGHT[g.degree]
+
+
 def trade_off(group, n: int) -> list[tuple[int, float, FixedBasePlan]]:
     """The Pareto front of plans for n bases: ``(table bytes, modelled cost / plain MSM, plan)``,
     sorted by bytes, each cheaper in the model than every smaller one. The first entry is the
@@ -200,6 +216,35 @@ def plan_for_bytes(group, n: int, max_bytes: int) -> FixedBasePlan | None:
         if nbytes <= max_bytes and plan.m > 1 and ratio <= 1 - _MIN_GAIN:
             best = plan
     return best
+
+
+def table_from_arrays(group, plan: FixedBasePlan, points, skip) -> FixedBaseTable:
+    """A table stored earlier (e.g. a key-cache file's arrays, read-only memory maps are kept as
+    they are): ``points`` as :class:`FixedBaseTable` holds them, ``skip`` (bool, or uint8 0/1).
+
+    Checks the shapes against the plan, every coordinate < p, and that ``skip`` marks exactly
+    the identities of block 0; that the blocks are the shifted copies is not re-checked (a
+    prover verifies its proofs).
+
+    Raises:
+        InputError: a wrong type, dtype or shape, or a ``skip`` that disagrees with block 0.
+        FieldValueError: a coordinate >= p.
+    """
+    g = _group(group)
+    if not isinstance(plan, FixedBasePlan):
+        raise InputError(f"plan must be a FixedBasePlan, got {type(plan).__name__}")
+    points = check_points(points, "table points", (2,) + g.coord, g.fq.modulus)
+    if points.shape[0] % plan.m:
+        raise InputError(f"a table of plan (c={plan.c}, t={plan.t}) holds a multiple of {plan.m} points, "
+                         f"got {points.shape[0]}")
+    n = points.shape[0] // plan.m
+    if not isinstance(skip, np.ndarray) or skip.shape != (n,) or skip.dtype not in (np.bool_, np.uint8):
+        raise InputError(f"table skip must be a bool array of shape ({n},), got "
+                         f"{getattr(skip, 'shape', type(skip).__name__)} {getattr(skip, 'dtype', '')}")
+    skip = skip.view(np.bool_) if skip.dtype == np.uint8 else skip
+    if not np.array_equal(skip, ~points[:n].reshape(n, -1 if n else 1).any(axis=1)):
+        raise InputError("table skip does not mark the identities of its first block")
+    return FixedBaseTable(group=g, plan=plan, n=n, points=points, skip=skip)
 
 
 def _shift_chunk(kern, table, scalar, jac, j, n, lo, hi):

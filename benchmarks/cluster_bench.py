@@ -13,8 +13,13 @@ ratio against a baseline run in this process.
    units starting to prove (GPU_START) on another actor, on the merged timeline.
 4. Clock offsets: skews injected per node (0, +3 s, -2 s); the offsets found, their error and
    uncertainty, and the largest stage disorder left in the merged timeline.
+5. A GPU node that joins a running engine (``node_poll_s`` 1 s) while ``--join-jobs`` jobs
+   wait: from the ``add_node`` call to its raylet up (``add_node`` returned), its slot added
+   (the engine's node poll), its actor live, and its first proof starting (GPU_START on the
+   merged timeline).
 
     python benchmarks/cluster_bench.py [--jobs 24] [--prove-ms 300] [--synth-ms 20] [--seq 30]
+                                       [--join-jobs 60] [--sections throughput,overhead,clocks,recovery,join]
 """
 
 from __future__ import annotations
@@ -141,6 +146,34 @@ def clocks(cluster, jobs, prove_s) -> dict:
     return {"nodes": rows, "disorder_ns": disorder}
 
 
+def join(cluster, jobs, prove_s) -> dict:
+    with _engine(cluster, node_poll_s=1.0) as e:
+        e.register("sleepy", Sleepy(0.01, prove_s), Sleepy(0.01, prove_s))
+        _run(e, "sleepy", 2 * len(e.pool.slots))  # warm
+        fs = [e.submit("sleepy", {"i": i}) for i in range(jobs)]  # a backlog: the joiner finds work at once
+        t0, p0 = e.timeline.now_ns(), time.perf_counter()
+        node = cluster.add_node(**NODE).node_id
+        up = time.perf_counter() - p0
+        deadline = time.monotonic() + 300
+
+        def until(cond):
+            while not cond():
+                assert time.monotonic() < deadline, "the joining node's actor did not come up"
+                time.sleep(0.005)
+            return time.perf_counter() - p0
+
+        added = until(lambda: any(s.node == node for s in e.pool.slots))
+        slot = next(s for s in e.pool.slots if s.node == node)
+        live = until(lambda: slot.state in ("idle", "busy"))
+        for f in fs:
+            f.result(timeout=600)
+        first = min((ev.t_ns for ev in e.timeline.events() if ev.kind == K.GPU_START and ev.worker == slot.name),
+                    default=None)
+        proofs = slot.proofs
+    return {"add_node_s": up, "slot_s": added, "live_s": live, "first_proof_s": None if first is None else
+            (first - t0) / 1e9, "proofs_on_new": proofs, "jobs": jobs}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--jobs", type=int, default=24)
@@ -148,30 +181,53 @@ def main() -> None:
     ap.add_argument("--synth-ms", type=float, default=20.0)
     ap.add_argument("--seq", type=int, default=30)
     ap.add_argument("--stage-ms", type=float, default=1.0)
+    ap.add_argument("--join-jobs", type=int, default=60)
+    ap.add_argument("--sections", default="throughput,overhead,clocks,recovery,join")
     args = ap.parse_args()
+    sections = set(args.sections.split(","))
     import ray
     from ray.cluster_utils import Cluster
 
     cluster = Cluster(initialize_head=True, head_node_args=dict(include_dashboard=False, **NODE))
     try:
-        print(f"1. throughput, prove-bound ({args.synth_ms:g} ms synthesis, {args.prove_ms:g} ms prove):", flush=True)
-        tp = throughput(cluster, [1, 2, 3], args.jobs, args.synth_ms / 1e3, args.prove_ms / 1e3)
-        for k, r in tp.items():
-            print(f"   {k} node(s): parallelism {r['parallelism']:.2f}, speedup vs 1 node {r['speedup']:.2f}x")
-        print(f"2. overhead per job ({args.seq} sequential jobs, stages {args.stage_ms:g} ms):", flush=True)
-        ov = overhead(cluster, args.seq, args.stage_ms / 1e3)
-        print(f"   median latency: Engine {ov['engine_ms']:.2f} ms, RayEngine {ov['ray_ms']:.2f} ms, "
-              f"overhead {ov['overhead_ms']:.2f} ms/job (ratio {ov['ray_ms'] / ov['engine_ms']:.2f}x)")
-        print("3. clock offsets (skews injected per node):", flush=True)
-        ck = clocks(cluster, args.jobs, args.prove_ms / 1e3)
-        for n, r in ck["nodes"].items():
-            print(f"   node {n}: injected {r['injected_s']:+.3f} s, found {r['found_s']:+.6f} s, "
-                  f"error {r['error_ms']:+.3f} ms, uncertainty +/-{r['uncertainty_ms']:.3f} ms")
-        print(f"   largest stage disorder left in the merged timeline: {ck['disorder_ns']} ns")
-        print("4. recovery after killing a node mid-proof:", flush=True)
-        rc = recovery(cluster, args.prove_ms / 1e3)
-        print(f"   {rc['units_on_victim']} unit(s) on the node; proving again elsewhere after "
-              f"{rc['recovery_s']:.3f} s; retries {rc['retries']}, re-synthesized {rc['resynthesized']}")
+        if "throughput" in sections:
+            print(f"1. throughput, prove-bound ({args.synth_ms:g} ms synthesis, {args.prove_ms:g} ms prove):",
+                  flush=True)
+            tp = throughput(cluster, [1, 2, 3], args.jobs, args.synth_ms / 1e3, args.prove_ms / 1e3)
+            for k, r in tp.items():
+                print(f"   {k} node(s): parallelism {r['parallelism']:.2f}, speedup vs 1 node {r['speedup']:.2f}x")
+        if "overhead" in sections:
+            print(f"2. overhead per job ({args.seq} sequential jobs, stages {args.stage_ms:g} ms):", flush=True)
+            ov = overhead(cluster, args.seq, args.stage_ms / 1e3)
+            print(f"   median latency: Engine {ov['engine_ms']:.2f} ms, RayEngine {ov['ray_ms']:.2f} ms, "
+                  f"overhead {ov['overhead_ms']:.2f} ms/job (ratio {ov['ray_ms'] / ov['engine_ms']:.2f}x)")
+        if "clocks" in sections:
+            while len(cluster.list_all_nodes()) < 3:
+                cluster.add_node(**NODE)
+            cluster.wait_for_nodes()
+            print("3. clock offsets (skews injected per node):", flush=True)
+            ck = clocks(cluster, args.jobs, args.prove_ms / 1e3)
+            for n, r in ck["nodes"].items():
+                print(f"   node {n}: injected {r['injected_s']:+.3f} s, found {r['found_s']:+.6f} s, "
+                      f"error {r['error_ms']:+.3f} ms, uncertainty +/-{r['uncertainty_ms']:.3f} ms")
+            print(f"   largest stage disorder left in the merged timeline: {ck['disorder_ns']} ns")
+        if "recovery" in sections:
+            while len(cluster.list_all_nodes()) < 2:
+                cluster.add_node(**NODE)
+            cluster.wait_for_nodes()
+            print("4. recovery after killing a node mid-proof:", flush=True)
+            rc = recovery(cluster, args.prove_ms / 1e3)
+            print(f"   {rc['units_on_victim']} unit(s) on the node; proving again elsewhere after "
+                  f"{rc['recovery_s']:.3f} s; retries {rc['retries']}, re-synthesized {rc['resynthesized']}")
+        if "join" in sections:
+            n0 = len(cluster.list_all_nodes())
+            print(f"5. a GPU node joining a running engine of {n0} node(s), {args.join_jobs} jobs waiting "
+                  f"({args.prove_ms:g} ms prove):", flush=True)
+            jn = join(cluster, args.join_jobs, args.prove_ms / 1e3)
+            first = "never" if jn["first_proof_s"] is None else f"{jn['first_proof_s']:.2f} s"
+            print(f"   after add_node: raylet up {jn['add_node_s']:.2f} s, slot added {jn['slot_s']:.2f} s, "
+                  f"actor live {jn['live_s']:.2f} s, first proof there {first}; "
+                  f"{jn['proofs_on_new']} of {jn['jobs']} proofs on it")
     finally:
         if ray.is_initialized():
             ray.shutdown()

@@ -172,3 +172,181 @@ def test_an_address_that_accepts_tcp_but_never_speaks_ray_fails_within_the_timeo
     with pytest.raises(ClusterError, match="does not speak Ray"):
         connect(address, 0.5)
     assert calls == []
+
+
+# -- membership: nodes that join, CPU provers retiring, circuits an actor cannot serve ----------
+def _wait(cond, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.01)
+
+
+def test_retired_slots_take_no_job_and_stop_after_their_proof():
+    stopped = []
+    pool = ProverPool(lambda slot: object(), lambda node: True, stop=stopped.append)
+    cpu0, cpu1, gpu = pool.add(None), pool.add(None), pool.add("n1")
+    pool.start_all()
+    busy = pool.acquire()
+    assert busy is cpu0
+    idle_actor = cpu1.actor
+    assert pool.retire([cpu0, cpu1]) == [cpu0, cpu1]
+    assert (cpu0.state, cpu1.state) == ("retiring", "retired") and stopped == [idle_actor]
+    assert pool.acquire(timeout=1) is gpu and pool.acquire(timeout=0.05) is None  # never a retired one
+    busy_actor = cpu0.actor
+    pool.release(cpu0)  # its last proof is done: it stops now
+    assert cpu0.state == "retired" and stopped == [idle_actor, busy_actor]
+    pool.failed(cpu0, busy_actor, RuntimeError("late death"))  # no replacement for a retired slot
+    assert cpu0.state == "retired" and not pool.replacements
+
+
+def test_a_slot_started_late_serves_once_up_and_holds_back_none_meanwhile():
+    gate, stopped = threading.Event(), []
+
+    def spawn(slot):
+        if slot.name != "prover-0":
+            assert gate.wait(10)
+        return object()
+
+    pool = ProverPool(spawn, lambda node: True, stop=stopped.append)
+    first = pool.add("n1")
+    pool.start_all()
+    late = pool.add("n2")
+    pool.start(late)  # the joiner: in the background
+    assert late.state == "starting" and pool.acquire(timeout=1) is first
+    gate.set()
+    _wait(lambda: late.state == "idle")
+    assert pool.acquire(timeout=1) is late
+    # retired while it still starts: once up it is stopped, never used
+    gate.clear()
+    third = pool.add("n3")
+    pool.start(third)
+    assert pool.retire([third]) == [third] and third.state == "retiring"
+    gate.set()
+    _wait(lambda: third.state == "retired")
+    assert len(stopped) == 1 and third.actor is None
+
+
+def test_acquire_skips_slots_that_cannot_prove_the_circuit():
+    pool = ProverPool(lambda slot: object(), lambda node: True)
+    a, b = pool.add("n1"), pool.add("n2")
+    pool.start_all()
+    b.unavailable["seal"] = "'/keys/seal.params' does not exist on node n2"
+    assert pool.acquire(prefer="n2", circuit="seal") is a
+    assert pool.acquire(circuit="seal", timeout=0.05) is None  # b idle, but it cannot: a busy, so wait
+    pool.failed(a, a.actor, RuntimeError("died"))  # replacement starts: still worth waiting for
+    for t in pool.replacements:
+        t.join()
+    assert pool.acquire(circuit="post", prefer="n2") is b  # b serves every other circuit
+    a_slot = pool.acquire(circuit="seal")
+    assert a_slot is a
+    a.state = "dead"
+    assert pool.acquire(circuit="seal") is None  # none that can is alive or coming: fail, not hang
+
+
+class _Remote:
+    def __init__(self, fn):
+        self.remote = fn
+
+
+class _FakeActor:
+    """A prover actor's calls, answered in-process (``ray.get`` of the fake is the identity)."""
+
+    def __init__(self, readable, on_register=None):
+        self.circuits = []
+        self.info = _Remote(lambda: {"node": "n1", "pid": 1, "backend": "cpu", "clock_ns": time.time_ns()})
+        self.clock = _Remote(time.time_ns)
+        self.keys = _Remote(lambda: list(self.circuits))
+        self.check_key = _Remote(lambda path: None if path in readable else f"{path!r} does not exist on node n1")
+        self.register = _Remote(lambda name, synth, key: (self.circuits.append(name),
+                                                          on_register and on_register(name)))
+
+
+def _fake_engine(regs):
+    ray = types.SimpleNamespace(get=lambda x, timeout=None: x, kill=lambda actor: None,
+                                exceptions=types.SimpleNamespace(RayTaskError=KeyError, GetTimeoutError=TimeoutError))
+    return types.SimpleNamespace(ray=ray, _backend_arg="cpu", _prover_budget=None, skews={}, start_timeout_s=5.0,
+                                 _registrations=list(regs), _reg_lock=threading.RLock(),
+                                 clock_sample=lambda *a: None)
+
+
+def test_circuits_registered_while_an_actor_starts_reach_it_before_it_goes_live():
+    from cuzk.cluster.actors import ActorStarter
+
+    engine = _fake_engine([("a", None, "/keys/a.params")])
+
+    def late_registrations(name):  # register() ran after spawn() read the list
+        if name == "a":
+            engine._registrations += [("b", None, object()), ("c", None, "/keys/missing.params")]
+
+    actor = _FakeActor({"/keys/a.params"}, late_registrations)
+    cls = types.SimpleNamespace(options=lambda **kw: types.SimpleNamespace(remote=lambda *a: actor))
+    starter = ActorStarter(engine, cls)
+    pool = ProverPool(starter.spawn, lambda node: True, ready=starter.ready, stop=starter.stop)
+    slot = pool.add(None)
+    with engine._reg_lock:  # a register() in progress: the slot cannot go live meanwhile
+        pool.start(slot)
+        _wait(lambda: "a" in actor.circuits)  # spawn() replays what it read; ready() waits for the lock
+        time.sleep(0.1)
+        assert slot.state == "starting" and actor.circuits == ["a"]
+        engine._registrations.append(("d", None, object()))
+    _wait(lambda: slot.state == "idle")
+    assert actor.circuits == ["a", "b", "d"]
+    # a key its node cannot read leaves that circuit out of this actor only, with why
+    assert list(slot.unavailable) == ["c"] and "/keys/missing.params" in slot.unavailable["c"]
+    assert slot.status()["unavailable"] == slot.unavailable and slot.node == "n1"
+    assert pool.acquire(circuit="c", timeout=0.05) is None and pool.acquire(circuit="d") is slot
+
+
+def test_the_watcher_adds_slots_for_joining_gpu_nodes_grows_defaults_and_retires_cpu_provers():
+    from cuzk.cluster.nodes import NodeWatcher
+    from cuzk.pipeline.channel import BoundedChannel
+    from cuzk.pipeline.scheduler import ConcurrencyGate
+
+    nodes = [{"NodeID": "cpu-box", "Alive": True, "Resources": {"CPU": 8.0}}]
+    started, dispatchers = [], []
+    core = types.SimpleNamespace(channel=BoundedChannel(1), lookahead=1,
+                                 start_workers=lambda route, synth_workers, gate: started.append(synth_workers))
+    auto = types.SimpleNamespace(auto_concurrency=True, concurrency=1, gate=ConcurrencyGate(1))
+    fixed = types.SimpleNamespace(auto_concurrency=False, concurrency=1, gate=ConcurrencyGate(1))
+    engine = types.SimpleNamespace(ray=types.SimpleNamespace(nodes=lambda: nodes), _reg_lock=threading.RLock(),
+                                   _closed=False, _routes={"auto": auto, "fixed": fixed}, core=core,
+                                   _auto_lookahead=True, add_dispatchers=dispatchers.append, devices=[])
+    gate = threading.Event()
+
+    def spawn(slot):  # a GPU actor comes up only once the test lets it
+        assert not slot.pinned or gate.wait(10)
+        return object()
+
+    engine.pool = ProverPool(spawn, lambda node: any(n["NodeID"] == node and n["Alive"] for n in nodes))
+    watcher = NodeWatcher(engine, 0.01)
+    assert watcher.add_new() == []  # no GPU anywhere: the engine makes CPU provers
+    cpu = engine.pool.add(None)
+    engine.pool.start_all()
+    watcher.poll()
+    assert len(engine.pool.slots) == 1 and cpu.state == "idle"
+    nodes.append({"NodeID": "gpu-a", "Alive": True, "Resources": {"GPU": 2.0, "CPU": 4.0}})
+    watcher.poll()  # the joiners' actors start in the background
+    gpus = engine.pool.slots[1:]
+    assert [(s.name, s.node, s.state) for s in gpus] == [("prover-1", "gpu-a", "starting"),
+                                                         ("prover-2", "gpu-a", "starting")]
+    assert (auto.concurrency, auto.gate._limit, started) == (3, 3, [2]) and fixed.concurrency == 1
+    assert core.channel.capacity == 3 and dispatchers == [3] and engine.devices[-1] == "prover-2"
+    assert cpu.state == "idle"  # not retired: no GPU actor is up yet...
+    gate.set()
+    _wait(lambda: all(s.state == "idle" for s in gpus))
+    gpus[0].unavailable["seal"] = "no key on gpu-a"
+    gpus[1].unavailable["seal"] = "no key on gpu-a"
+    watcher.poll()
+    assert cpu.state == "idle"  # ...and a GPU actor without every circuit does not replace it
+    gpus[1].unavailable.clear()
+    watcher.poll()
+    assert cpu.state == "retired" and watcher.status()["joined"] == 2 and watcher.status()["gpu_nodes"] == {"gpu-a": 2}
+    watcher.poll()
+    assert len(engine.pool.slots) == 3  # a node seen once gets its slots once
+    nodes[1]["Alive"] = False  # the node left: its idle actors are dead at the next poll
+    watcher.poll()
+    assert [s.state for s in gpus] == ["dead", "dead"]
+    watcher.start()
+    watcher.stop()
+    assert not watcher.is_alive()

@@ -50,6 +50,7 @@ class ClusterRoute(Route):
         self.unit_bytes = self.pce_bytes = self.key_bytes_reserved = 0  # witnesses live on the workers
         self.tiers: dict[str, str] = {}  # prover slot -> its key tier there
         self.last_use: float | None = None
+        self.auto_concurrency, self.gate = False, None  # set by RayEngine.register
 
     stamps_synthesis = True  # SYNTH_START/SYNTH_END come from the worker that synthesized
 
@@ -158,9 +159,10 @@ class ProveWorker(ProveLoop):
                 engine.counters.add("resynthesized")
                 handle = synthesize_remote(engine, route, unit.inputs, retries, unit.job.id, unit.partition)
                 retries = handle.retries
-            slot = engine.pool.acquire(prefer=handle.node)
+            slot = engine.pool.acquire(prefer=handle.node, circuit=route.name)
             if slot is None:
-                raise ClusterError(f"{label}: no prover actor is alive (all slots dead: see status()['cluster'])")
+                raise ClusterError(f"{label}: no prover actor is alive for circuit {route.name!r} (every slot "
+                                   f"dead, retired or unable to read its key: see status()['cluster'])")
             actor = slot.actor
             slot.current = (unit.job.id, unit.partition)
             local = slot.node == handle.node

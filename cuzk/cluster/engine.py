@@ -17,11 +17,14 @@ from __future__ import annotations
 import logging
 import math
 import numbers
+import os
 import threading
 import time
 
 from cuzk.cluster.clock import ClockOffset
+from cuzk.cluster.actors import ActorStarter
 from cuzk.cluster.dispatch import ClusterRoute, ProveWorker
+from cuzk.cluster.nodes import NodeWatcher
 from cuzk.cluster.pool import ProverPool
 from cuzk.cluster.raylib import connect, require_ray, unwrap
 from cuzk.cluster.remote import ProverActor, synthesize_task
@@ -32,7 +35,7 @@ from cuzk.engine.requests import DEFAULT_RETENTION_S, RequestTable
 from cuzk.engine.status import EngineStats, engine_metrics, engine_status
 from cuzk.errors import ClusterError, EngineError, InputError
 from cuzk.pipeline.core import SchedulerCore
-from cuzk.pipeline.scheduler import Priority, check_int
+from cuzk.pipeline.scheduler import ConcurrencyGate, Priority, check_int
 from cuzk.prometheus import MetricsText
 from cuzk.timeline.events import EventKind as K
 
@@ -76,6 +79,8 @@ class RayEngine(Engine):
         start_timeout_s: how long a prover actor may take to start (placement, imports).
         clock_skew: test hook: node id -> seconds added to that node's clock (docs/cluster.md).
         init_kwargs: extra ``ray.init`` arguments when this engine starts or joins Ray.
+        node_poll_s: how often to look for GPU nodes that joined (seconds; None: never, the
+            provers of the start are all there is). See :mod:`cuzk.cluster.nodes`.
 
     Raises:
         cuzk.errors.ClusterError: Ray missing, the address silent, no prover actor started.
@@ -86,7 +91,8 @@ class RayEngine(Engine):
                  lookahead: int | None = None, backend: str = "auto", prover_memory_budget=None,
                  timeline: ClusterTimeline | None = None, request_retention_s: float = DEFAULT_RETENTION_S,
                  connect_timeout_s: float = 10.0, start_timeout_s: float = 120.0,
-                 clock_skew: dict | None = None, init_kwargs: dict | None = None):
+                 clock_skew: dict | None = None, init_kwargs: dict | None = None,
+                 node_poll_s: float | None = 1.0):
         if address is not None and not isinstance(address, str):
             raise InputError(f"address must be a Ray address string or None, got {address!r}")
         if backend not in _BACKENDS:
@@ -100,6 +106,7 @@ class RayEngine(Engine):
         self.max_retries = check_int("max_retries", max_retries, 0)
         self.connect_timeout_s = _seconds("connect_timeout_s", connect_timeout_s)
         self.start_timeout_s = _seconds("start_timeout_s", start_timeout_s)
+        self.node_poll_s = None if node_poll_s is None else _seconds("node_poll_s", node_poll_s)
         self.skews = {str(k): int(round(float(v) * 1e9)) for k, v in (clock_skew or {}).items()}
         self.ray = require_ray()
         self._owns_ray = connect(address, self.connect_timeout_s, init_kwargs)
@@ -115,7 +122,11 @@ class RayEngine(Engine):
         self.stats = EngineStats()
         self.counters = _Counters()
         self._backend_arg, self._prover_budget = backend, prover_memory_budget
-        self._registrations: list[tuple] = []  # replayed on replacement actors
+        self._registrations: list[tuple] = []  # replayed on replacement and joining actors
+        # held by register() across its fan-out and by an actor going live: a circuit reaches
+        # every actor, started before it or after (cuzk/cluster/nodes.py)
+        self._reg_lock = threading.RLock()
+        self._provers: list[ProveWorker] = []
         self._clocks: dict[str, ClockOffset] = {}
         self._clock_lock = threading.Lock()
         self._nodes_at = 0.0
@@ -129,55 +140,35 @@ class RayEngine(Engine):
     def _start(self, lookahead, timeline) -> None:
         ray = self.ray
         self.synth_task = ray.remote(num_returns=2, max_retries=0)(synthesize_task)
-        self._actor_cls = ray.remote(ProverActor)
-        self.pool = ProverPool(self._spawn, self.node_alive)
-        gpus = {n["NodeID"]: int(n.get("Resources", {}).get("GPU", 0)) for n in ray.nodes() if n.get("Alive")}
-        for node, count in sorted(gpus.items()):
-            for _ in range(count):
-                self.pool.add(node)
+        self.starter = ActorStarter(self, ray.remote(ProverActor))
+        self.pool = ProverPool(self.starter.spawn, self.node_alive, ready=self.starter.ready, stop=self.starter.stop)
+        self.nodes = NodeWatcher(self, self.node_poll_s)
+        self.nodes.add_new()
         if not self.pool.slots:
             for _ in range(self.cpu_provers):
                 self.pool.add(None)
         self.devices = [s.name for s in self.pool.slots]
         tl = timeline if timeline is not None else ClusterTimeline()
         self._wall0, self._tl0 = time.time_ns(), tl.now_ns()  # the driver's wall clock on its timeline
+        self._auto_lookahead = lookahead is None  # then it grows with the provers
         self.core = SchedulerCore(check_int("lookahead", len(self.pool.slots) if lookahead is None else lookahead, 0),
                                   tl, None, before_resolve=self._before_resolve)
         self.pool.start_all()
         if not self.pool.live():
             errors = "; ".join(f"{s.name}: {s.error}" for s in self.pool.slots)
             raise ClusterError(f"no prover actor started: {errors}")
-        self._provers = [ProveWorker(self, i) for i in range(len(self.pool.slots))]
-        for t in self._provers:
+        self.add_dispatchers(len(self.pool.slots))
+        if self.node_poll_s is not None:
+            self.nodes.start()
+
+    def add_dispatchers(self, n: int) -> None:
+        """Start ``cuzk-ray-N`` dispatcher threads until there are ``n`` (one per active slot)."""
+        while len(self._provers) < n:
+            t = ProveWorker(self, len(self._provers))
+            self._provers = self._provers + [t]
             t.start()
 
     # -- actors -----------------------------------------------------------------------------------
-    def _spawn(self, slot):
-        ray = self.ray
-        opts = {"max_restarts": 0, "max_concurrency": 4}
-        if slot.pinned:
-            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-            opts.update(num_gpus=1, num_cpus=0,
-                        scheduling_strategy=NodeAffinitySchedulingStrategy(slot.node, soft=False))
-        else:
-            opts.update(num_cpus=0)
-        actor = self._actor_cls.options(**opts).remote(slot.name, self._backend_arg, self._prover_budget, self.skews)
-        try:
-            info = ray.get(actor.info.remote(), timeout=self.start_timeout_s)
-            for _ in range(3):
-                t0 = time.time_ns()
-                r = ray.get(actor.clock.remote(), timeout=self.start_timeout_s)
-                self.clock_sample(info["node"], t0, r, r, time.time_ns())
-            for reg in list(self._registrations):
-                ray.get(actor.register.remote(*reg), timeout=self.start_timeout_s)
-        except BaseException as exc:
-            ray.kill(actor)
-            raise ClusterError(f"prover actor {slot.name} did not start on node {slot.node}: "
-                               f"{type(exc).__name__}: {str(exc)[:300]}") from exc
-        slot.info, slot.node = info, info["node"]
-        return actor
-
     def node_alive(self, node: str | None) -> bool:
         """Whether Ray reports ``node`` alive (cached for half a second)."""
         if node is None:
@@ -217,11 +208,13 @@ class RayEngine(Engine):
     def register(self, name: str, synthesizer, key, *, priority: Priority | int | str = "normal",
                  synthesis: str = "ray", concurrency: int | None = None) -> None:
         """Register a circuit on every prover actor (arguments as :meth:`cuzk.Engine.register`;
-        ``synthesis`` is always Ray tasks, ``concurrency`` defaults to the number of provers).
+        ``synthesis`` is always Ray tasks, ``concurrency`` defaults to the number of provers and
+        then grows with it). A key path is read on each node, with ``$NAME`` / ``${NAME}`` that
+        node's environment variables (:func:`cuzk.cluster.remote.node_path`).
 
         Raises:
-            cuzk.errors.ClusterError: the synthesizer or key cannot be serialised, or a node
-                cannot read the key file (naming it).
+            cuzk.errors.ClusterError: the synthesizer or key cannot be serialised, or a live
+                actor's node cannot read the key file (naming each such node and the path).
             cuzk.errors.InputError / KeyMismatchError: as the local Engine.
         """
         if not isinstance(name, str) or not name or len(name) > 200:
@@ -231,32 +224,39 @@ class RayEngine(Engine):
         if synthesis not in ("ray", "threads", "processes"):
             raise InputError(f"circuit {name!r}: synthesis must be 'ray', got {synthesis!r}")
         priority = Priority.coerce(priority)
-        concurrency = check_int("concurrency", len(self.pool.slots) if concurrency is None else concurrency)
+        auto = concurrency is None
+        if not auto:
+            concurrency = check_int("concurrency", concurrency)
         kind = self._key_kind(name, key)
         with self._lock:
             self._check_open()
             if name in self._routes:
                 raise InputError(f"circuit {name!r} is already registered")
         synth_ref = self._put(name, "synthesizer", synthesizer)
-        key_arg = key if kind in ("params", "zkey") else self._put(name, "key", key)
-        live = self.pool.live()
-        if kind in ("params", "zkey"):
-            why = [w for w in self.ray.get([s.actor.check_key.remote(key) for s in live]) if w]
-            if why:
-                raise ClusterError(f"circuit {name!r}: a worker cannot read its key: {'; '.join(why)}")
+        key_arg = os.fspath(key) if kind in ("params", "zkey") else self._put(name, "key", key)
         reg = (name, synth_ref, key_arg)
-        try:
-            self.ray.get([s.actor.register.remote(*reg) for s in live])
-        except Exception as exc:
-            raise unwrap(exc) from None
-        with self._lock:
-            self._check_open()
-            self._registrations.append(reg)
-            route = ClusterRoute(self, name, synthesizer, synth_ref, key, kind=kind, priority=priority,
-                                 concurrency=concurrency)
-            self._routes[name] = route
-            self.stats.add_circuit(name)
-        self.core.start_workers(route, synth_workers=concurrency)
+        with self._reg_lock:  # no actor goes live (nor do the defaults grow) until this is done
+            live = self.pool.live()
+            if kind in ("params", "zkey"):
+                self.starter.check_key_everywhere(name, key_arg, live)
+            try:
+                self.ray.get([s.actor.register.remote(*reg) for s in live], timeout=self.start_timeout_s)
+            except self.ray.exceptions.GetTimeoutError:
+                raise ClusterError(f"circuit {name!r}: the prover actors did not register it within "
+                                   f"{self.start_timeout_s:g} s") from None
+            except Exception as exc:
+                raise unwrap(exc) from None
+            with self._lock:
+                self._check_open()
+                if auto:
+                    concurrency = max(1, self.nodes.active())
+                self._registrations.append(reg)
+                route = ClusterRoute(self, name, synthesizer, synth_ref, key, kind=kind, priority=priority,
+                                     concurrency=concurrency)
+                route.auto_concurrency, route.gate = auto, ConcurrencyGate(concurrency)
+                self._routes[name] = route
+                self.stats.add_circuit(name)
+            self.core.start_workers(route, synth_workers=concurrency, gate=route.gate)
 
     @staticmethod
     def _key_kind(name, key) -> str:
@@ -278,7 +278,7 @@ class RayEngine(Engine):
         with self._lock:
             self._check_open()
             route = self._route(name)
-        for slot in self.pool.live():
+        for slot in [s for s in self.pool.live() if s.serves(name)]:
             t0 = time.time_ns()
             try:
                 reply = self.ray.get(slot.actor.preload.remote(name))
@@ -293,7 +293,7 @@ class RayEngine(Engine):
             route = self._route(name)
             if self.core.busy(route):
                 raise EngineError(f"circuit {name!r} has queued or running work: its key is in use")
-        freed = sum(self.ray.get([s.actor.evict.remote(name) for s in self.pool.live()]))
+        freed = sum(self.ray.get([s.actor.evict.remote(name) for s in self.pool.live() if s.serves(name)]))
         route.tiers.clear()
         return freed
 
@@ -305,12 +305,13 @@ class RayEngine(Engine):
         return {"actors": slots, "restarts": sum(s["restarts"] for s in slots),
                 "alive": sum(s["state"] in ("idle", "busy") for s in slots),
                 **dict(self.counters.values), "max_retries": self.max_retries,
-                "clock_offsets": clocks, "owns_ray": self._owns_ray}
+                "clock_offsets": clocks, "owns_ray": self._owns_ray, "nodes": self.nodes.status()}
 
     def status(self) -> dict:
         """:meth:`cuzk.Engine.status` plus ``cluster``: per actor its node, state, restarts,
-        proofs and witnesses proved where they were made; retries, re-syntheses, and each
-        node's clock offset (seconds, node minus driver) with its uncertainty."""
+        proofs, witnesses proved where they were made and circuits it cannot prove
+        (``unavailable``); retries, re-syntheses, each node's clock offset (seconds, node minus
+        driver) with its uncertainty, and ``nodes`` (the GPU nodes seen, slots that joined)."""
         st = engine_status(self)
         st["workers"] += [{"name": t.name, "kind": "prove", "device": None, "alive": t.is_alive(),
                            "state": "idle" if t.current is None else t.current.state,
@@ -324,6 +325,13 @@ class RayEngine(Engine):
         c = self.cluster_status()
         out = MetricsText()
         out.gauge("cluster_actors_alive", "Prover actors alive.", c["alive"])
+        states = {}
+        for a in c["actors"]:
+            states[a["state"]] = states.get(a["state"], 0) + 1
+        for state, n in sorted(states.items()):
+            out.gauge("cluster_actors", "Prover actor slots by state.", n, labels={"state": state})
+        out.counter("cluster_actors_joined", "Prover slots added for nodes that joined after the start.",
+                    c["nodes"]["joined"])
         out.counter("cluster_actor_restarts", "Prover actors replaced after they died.", c["restarts"])
         out.counter("cluster_retries", "Units retried after a worker, node or witness was lost.", c["retries"])
         out.counter("cluster_resynthesized", "Witnesses synthesized again after their node was lost.",
@@ -337,8 +345,10 @@ class RayEngine(Engine):
     def close(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """As :meth:`cuzk.Engine.close`, then stop the prover actors (and Ray, if this engine started it)."""
         with self._lock:
-            if self._closed and not hasattr(self, "_provers"):
+            if self._closed and not hasattr(self, "pool"):
                 return
+        if hasattr(self, "nodes"):
+            self.nodes.stop()  # no slot joins a closing engine
         super().close(wait, cancel_futures=cancel_futures)
 
     def _release_after_close(self, wait: bool) -> None:
@@ -349,14 +359,13 @@ class RayEngine(Engine):
             threading.Thread(target=self._stop_actors, daemon=True, name="cuzk-ray-closer").start()
 
     def _stop_actors(self) -> None:
-        for t in getattr(self, "_provers", ()):
+        for t in self._provers:
             if t is not threading.current_thread():
                 t.join()
-        for actor in self.pool.close():
-            try:
-                self.ray.kill(actor)
-            except Exception:
-                _log.debug("cuzk cluster: kill of an actor failed", exc_info=True)
+        for actor in self.pool.close():  # those still starting too: their start then fails at once
+            self.starter.stop(actor)
+        for t in list(self.pool.replacements):
+            t.join(timeout=10)  # bounded: a start stuck in Ray gives up by itself (start_timeout_s)
         self._shutdown_ray()
 
     def _shutdown_ray(self) -> None:

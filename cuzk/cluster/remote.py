@@ -19,10 +19,11 @@ back to the driver with each reply, in one batch per call.
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 
-__all__ = ["Passthrough", "ProverActor", "synthesize_task", "node_clock", "SHIPPED_KINDS"]
+__all__ = ["Passthrough", "ProverActor", "synthesize_task", "node_clock", "node_path", "SHIPPED_KINDS"]
 
 #: the kinds an actor ships: what happens there and nowhere else
 SHIPPED_KINDS = frozenset({"KEY_LOAD_START", "KEY_LOAD_END", "GPU_START", "GPU_END", "SPAN_START", "SPAN_END",
@@ -39,6 +40,25 @@ def node_clock(skews: dict | None, node: str):
     """This node's clock in ns: wall time plus the skew injected for ``node`` (0 normally)."""
     skew = int((skews or {}).get(node, 0))
     return lambda: time.time_ns() + skew
+
+
+_VAR = re.compile(r"\$(\w+)|\$\{([^}]*)\}")
+
+
+def node_path(path: str, environ=None) -> tuple[str, list[str]]:
+    """A registered key path as this node sees it: ``$NAME`` / ``${NAME}`` are this node's
+    environment variables (nodes that mount keys in different places set, e.g., ``CUZK_KEYS``
+    each to their own folder). Returns the path and the names of the variables that are not set
+    here (left in the path as written).
+
+        >>> node_path("$CUZK_KEYS/a.params", {"CUZK_KEYS": "/mnt/k"})
+        ('/mnt/k/a.params', [])
+        >>> node_path("${NOPE}/a.params", {})
+        ('${NOPE}/a.params', ['NOPE'])
+    """
+    env = os.environ if environ is None else environ
+    unset = [a or b for a, b in _VAR.findall(path) if (a or b) not in env]
+    return _VAR.sub(lambda m: env.get(m.group(1) or m.group(2), m.group(0)), path), unset
 
 
 def synthesize_task(synthesizer, inputs: dict, skews: dict | None):
@@ -144,14 +164,21 @@ class ProverActor:
         return self.now()
 
     def check_key(self, path: str) -> str | None:
-        """None when this node can read ``path``, else why not."""
-        if not os.path.isfile(path):
-            return f"{path!r} does not exist on node {self.node}"
-        if not os.access(path, os.R_OK):
-            return f"{path!r} is not readable on node {self.node}"
+        """None when this node can read ``path`` (its variables expanded here: :func:`node_path`),
+        else why not, naming the path and this node."""
+        local, unset = node_path(path)
+        shown = repr(local) if local == path else f"{local!r} (from {path!r})"
+        if unset:
+            return f"{path!r}: ${', $'.join(unset)} not set on node {self.node}"
+        if not os.path.isfile(local):
+            return f"{shown} does not exist on node {self.node}"
+        if not os.access(local, os.R_OK):
+            return f"{shown} is not readable on node {self.node}"
         return None
 
     def register(self, name: str, synthesizer, key) -> None:
+        if isinstance(key, str):
+            key = node_path(key)[0]
         self.engine.register(name, Passthrough(synthesizer), key)
 
     def preload(self, name: str) -> dict:

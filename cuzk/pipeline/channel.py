@@ -71,6 +71,13 @@ class BoundedChannel:
             self._cond.notify_all()
             return item
 
+    def set_capacity(self, capacity: int) -> None:
+        """Change the bound (a cluster grows it when prover actors join); producers blocked
+        on the old bound re-check the new one."""
+        with self._cond:
+            self.capacity = int(capacity)
+            self._cond.notify_all()
+
     def close(self) -> None:
         """No more puts; consumers drain what is left, then get None."""
         with self._cond:

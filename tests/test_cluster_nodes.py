@@ -25,6 +25,7 @@ from cuzk.timeline import EventKind as K  # noqa: E402
 NODE = dict(num_cpus=1, object_store_memory=80 * 2**20, node_ip_address="127.0.0.1")
 KEY = "$CUZK_KEYS/cube.params"  # each node reads it from its own folder
 WAIT_S = 120  # an actor's start on a loaded 2-core machine: imports, Numba cache loads
+PROOF_S = 300  # a first proof in a fresh actor may compile the kernels (a cold Numba cache)
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +80,7 @@ def _public(seed):
 def _prove_all(engine, vk, circuit, seeds):
     fs = {s: engine.submit(circuit, Cube().sample_inputs(seed=s)) for s in seeds}
     for s, f in fs.items():
-        proof = f.result(timeout=WAIT_S)
+        proof = f.result(timeout=PROOF_S)
         assert verify(vk, _public(s), proof) and not verify(vk, [_public(s)[0] + 1], proof)
     return [f.job_id for f in fs.values()]
 

@@ -85,6 +85,8 @@ def probe(address: str, timeout_s: float) -> None:
             continue
         try:
             why = _speaks_grpc(sock, deadline)
+        except ConnectionResetError:  # it closed before (or while) our preface arrived
+            why = "it accepted a TCP connection and closed it (reset)"
         except OSError as e:
             why = f"the connection failed: {e}"
         finally:

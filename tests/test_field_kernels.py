@@ -131,7 +131,11 @@ def _subtraction_cases(f, count=200):
     return out
 
 
-FIELDS = {"fr": (fr, FR), "fq": (fq, FQ)}
+from cuzk.curves.bn254 import fq as fq_bn254  # noqa: E402
+from cuzk.curves.bn254.params import FQ as FQ_BN254  # noqa: E402
+
+# BN254's Fq: the 4-limb asm product that reads a through a pointer (FQ_A_IN_REGS)
+FIELDS = {"fr": (fr, FR), "fq": (fq, FQ), "fq_bn254": (fq_bn254, FQ_BN254)}
 # (field, impl) -> (mul, sqr): inline asm (skipped only on CPUs without BMI2/ADX), the i128
 # product and the dedicated i128 square (21 limb products for Fq, not 36), and what mul / sqr
 # dispatch to on this CPU
@@ -209,12 +213,14 @@ def _run_with(k, mul, sqr, a, b):
 def test_dispatch_follows_cpu_features_and_generator_choice():
     gen = _load_generator()
     for name, (k, params) in FIELDS.items():
-        key = (name, params.limbs)  # the generator's choice per field and limb count
-        want_mul = k._mul_adx if (intrinsics.HAVE_ADX and gen.ASM_MUL[key]) else k._mul_i128
-        assert k.mul is want_mul, name
+        key = (params.name, params.limbs)  # the generator's choice per field and limb count
+        asm = getattr(intrinsics, gen.ASM_MUL[key])  # HAVE_ADX or ASM_BASE_FIELD
+        assert k.mul is (k._mul_adx if asm else k._mul_i128), name
         with_adx, without = gen.SQR[key]
         want_sqr = {"asm": k._sqr_adx, "i128": k._sqr_i128, "mul": getattr(k, "_sqr_mul", None)}
-        assert k.sqr is want_sqr[with_adx if intrinsics.HAVE_ADX else without], name
+        assert k.sqr is want_sqr[with_adx if asm else without], name
+    assert not intrinsics.ASM_BASE_FIELD or intrinsics.HAVE_ADX
+    assert intrinsics.ASM_BASE_FIELD == intrinsics.asm_wins_for_base_field(intrinsics.CPU_NAME, intrinsics.HAVE_ADX)
     assert intrinsics.adx_in("+sse2,+adx,+bmi2,-avx512f", "x86_64")
     assert not intrinsics.adx_in("+bmi2,-adx", "x86_64") and not intrinsics.adx_in("+adx", "x86_64")
     assert not intrinsics.adx_in("+adx,+bmi2", "aarch64")

@@ -237,21 +237,24 @@ def _call_asm(builder, text, n_out, ins, n_in_regs):
     return builder.asm(fnty, text, constraints, ins, side_effect=False)
 
 
-def mont_mul_adx(modulus: int, inv: int, limbs: int):
+def mont_mul_adx(modulus: int, inv: int, limbs: int, a_in_regs: bool | None = None):
     """An intrinsic ``(a, b) -> t`` for UniTuple(uint64, L) Montgomery limbs: t = a*b/2^(64L)
     mod p up to one p (t < 2p); the caller does the final conditional subtraction in plain
     Numba code. (Doing it in the asm and returning the borrow as a flag output, "={@ccb}",
     made LLVM 20 emit invalid machine code when the branch on it landed in another block.)
 
     ``inv`` is -p^-1 mod 2^64; p's top limb must be < 2^63 - 1 and a, b < p. Only call the
-    result from @njit code when ``cuzk.field.intrinsics.HAVE_ADX``.
+    result from @njit code when ``cuzk.field.intrinsics.HAVE_ADX``. ``a_in_regs`` None keeps
+    ``a`` in registers when :func:`a_fits_in_registers`; False reads it through a pointer, which
+    a product inlined into register-hungry code needs (4-limb Fq inside BN254's G2 formulas:
+    "inline assembly requires more registers than available" with ``a`` in registers).
 
     >>> from cuzk.field.params import FQ
     >>> mont = mont_mul_adx(FQ.modulus, FQ.inv, FQ.limbs)   # fq._mul_adx on ADX CPUs
     """
     n = limbs
     consts = _check(modulus, inv, n)
-    a_in_regs = a_fits_in_registers(n)
+    a_in_regs = a_fits_in_registers(n) if a_in_regs is None else a_in_regs
     text, order = mont_asm_text(n, a_in_regs)
     tup = types.UniTuple(types.uint64, n)
 

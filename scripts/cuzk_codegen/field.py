@@ -45,7 +45,8 @@ def _consts(f: FieldParams) -> str:
         "# exponents for pow_ (little-endian uint64 limbs of canonical integers)",
         "P_MINUS_2 = np.array(_limbs(_F.modulus - 2), dtype=np.uint64)  # Fermat inverse",
     ]
-    lines.append(f"_MONT = mont_mul_adx(_F.modulus, _F.inv, {n})  # asm product t < 2p, before the final subtraction")
+    regs = "" if f.name == "fr" or FQ_A_IN_REGS else ", a_in_regs=False"
+    lines.append(f"_MONT = mont_mul_adx(_F.modulus, _F.inv, {n}{regs})  # asm product t < 2p, before the final subtraction")
     lines.append(f"_MONT_SQR = mont_sqr_adx(_F.modulus, _F.inv, {n})  # asm square t < 2p, likewise")
     if f.modulus % 4 == 3:
         lines.append("SQRT_EXP = np.array(_limbs((_F.modulus + 1) // 4), dtype=np.uint64)  # p = 3 mod 4")
@@ -100,31 +101,38 @@ def _neg(n: int) -> str:
     return "\n".join(out) + "\n"
 
 
-# What mul / sqr dispatch to, keyed by (role, limbs), chosen by the A/B runs in docs/perf/field.md
-# for BLS12-381's Fr (4 limbs) and Fq (6); every variant is generated and tested.
-# ASM_MUL: the inline-asm product on BMI2+ADX CPUs (else _mul_i128).
-# Fq (6 limbs) stays on i128: its asm product is ~5 % slower (the 72 mulx plus ~150
+# What mul / sqr dispatch to, keyed by (role, limbs), chosen by the A/B runs in docs/perf/field.md;
+# every variant is generated and tested. Each entry names the cuzk.field.intrinsics flag under
+# which the inline-asm form is taken (both are functions of Numba's cache key, so a cache never
+# crosses them):
+# ASM_MUL: "HAVE_ADX" (every BMI2+ADX CPU) or "ASM_BASE_FIELD" (those where the asm Fq product
+# measured faster: AMD Zen); otherwise _mul_i128. Fr (4 limbs) takes the asm product on every
+# ADX CPU. Fq takes it on Zen only: on Zen 3 the 6-limb asm product is 1.28x the i128 one in a
+# chain and a G1 MSM ~1.15x, on Sapphire Rapids it was ~5 % slower (the 72 mulx plus ~150
 # flag-chained adds saturate the multiply and adc ports either way, and the asm adds stack
-# copies of a and b). A 4-limb base field (BN254's Fq) stays on i128 too: its product is inlined
-# into the tower and point formulas, and there the 13 registers the 4-limb asm asks for (a, t
-# and scratch all in registers) are not free ("inline assembly requires more registers than
-# available", compiling BN254's G2 scalar multiplication).
-ASM_MUL = {("fr", 4): True, ("fq", 4): False, ("fq", 6): False}
-# SQR: (square on BMI2+ADX CPUs, square elsewhere), each "asm" (_sqr_adx), "i128" (the
-# dedicated i128 square _sqr_i128: 21 limb products instead of 36 for Fq) or "mul" (mul(a, a)).
-# Fq: the i128 square beats i128 mul(a, a) (31.4 vs 35.4 ns in a chain; G1 doubling -2 %) and
-# the asm square. Fr: its asm mul(a, a) beats the i128 and the asm squares; without ADX the i128
-# square beats mul(a, a) (21.6 vs 24.4 ns), which is also what a 4-limb Fq without asm takes.
+# copies of a and b). Fq's asm reads a through a pointer (FQ_A_IN_REGS): its product is inlined
+# into the tower and point formulas, where the 13 registers of the 4-limb asm with a in
+# registers are not free ("inline assembly requires more registers than available", compiling
+# BN254's G2 scalar multiplication).
+ASM_MUL = {("fr", 4): "HAVE_ADX", ("fq", 4): "ASM_BASE_FIELD", ("fq", 6): "ASM_BASE_FIELD"}
+FQ_A_IN_REGS = False
+# SQR: (square where the flag of ASM_MUL holds, square elsewhere), each "asm" (_sqr_adx), "i128"
+# (the dedicated i128 square _sqr_i128: 21 limb products instead of 36 for Fq) or "mul"
+# (mul(a, a)). Fq: the asm square where the asm product wins (Zen 3: 44.6 vs 56.9 ns in a chain),
+# else the i128 square, which beats i128 mul(a, a) (31.4 vs 35.4 ns on Sapphire Rapids; G1
+# doubling -2 %). Fr: its asm mul(a, a) beats the i128 and the asm squares; without ADX the i128
+# square beats mul(a, a) (21.6 vs 24.4 ns).
 # pow_ squares with mul(r, r) whatever this says: in a pure chain of squarings the dedicated
 # square's sequential phases make it slower.
-SQR = {("fr", 4): ("mul", "i128"), ("fq", 4): ("i128", "i128"), ("fq", 6): ("i128", "i128")}
+SQR = {("fr", 4): ("mul", "i128"), ("fq", 4): ("asm", "i128"), ("fq", 6): ("asm", "i128")}
 _SQR_FN = {"asm": "_sqr_adx", "i128": "_sqr_i128", "mul": "_sqr_mul"}
 
 
 def _mul(f: FieldParams) -> str:
     """``mul``: the inline-asm mulx/adcx/adox product (``cuzk.field.mont_asm``) where the CPU
     has BMI2+ADX, else the portable i128 form, generated as ``_mul_adx`` and ``_mul_i128``.
-    Both are compiled on demand only; the choice is fixed at import (see intrinsics.HAVE_ADX)."""
+    Both are compiled on demand only; the choice is fixed at import (ASM_MUL: intrinsics.HAVE_ADX
+    or intrinsics.ASM_BASE_FIELD)."""
     n = f.limbs
     # The no-carry CIOS (i128 and asm) needs a top limb < 2^63 - 1; the row form needs t +
     # a*b_i + m*p < 2^(64(L+1)) with t < 2p + 1, a, b, m < 2^64, which p < 2^(64L-2) leaves room for.
@@ -152,8 +160,9 @@ def _mul(f: FieldParams) -> str:
     with_adx, without = (_SQR_FN[v] for v in SQR[f.name, n])
     if "_sqr_mul" in (with_adx, without):
         parts.append(f'{JIT}\ndef _sqr_mul(a):\n    """a^2 in Montgomery form as mul(a, a)."""\n    return mul(a, a)\n')
-    pick = "mul = _mul_adx if HAVE_ADX else _mul_i128\n" if ASM_MUL[f.name, n] else "mul = _mul_i128\n"
-    pick += f"sqr = {with_adx} if HAVE_ADX else {without}\n" if with_adx != without else f"sqr = {without}\n"
+    flag = ASM_MUL[f.name, n]
+    pick = f"mul = _mul_adx if {flag} else _mul_i128\n"
+    pick += f"sqr = {with_adx} if {flag} else {without}\n" if with_adx != without else f"sqr = {without}\n"
     parts.append(f"# the product and square every kernel here (and every caller of {f.name}) uses\n" + pick)
     return "\n\n".join(parts)
 
@@ -461,7 +470,7 @@ re-typed as ``np.uint64`` before being passed back in.
 import numpy as np
 from numba import njit
 
-from cuzk.field.intrinsics import {"HAVE_ADX, " if ASM_MUL[f.name, n] or len(set(SQR[f.name, n])) > 1 else ""}adc, mac, sbb
+from cuzk.field.intrinsics import {ASM_MUL[f.name, n]}, adc, mac, sbb
 from cuzk.field.mont_asm import mont_mul_adx, mont_sqr_adx
 from {t.layout.field_params} import {f.name.upper()} as _F
 

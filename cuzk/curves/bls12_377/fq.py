@@ -18,7 +18,7 @@ re-typed as ``np.uint64`` before being passed back in.
 import numpy as np
 from numba import njit
 
-from cuzk.field.intrinsics import adc, mac, sbb
+from cuzk.field.intrinsics import ASM_BASE_FIELD, adc, mac, sbb
 from cuzk.field.mont_asm import mont_mul_adx, mont_sqr_adx
 from cuzk.curves.bls12_377.params import FQ as _F
 
@@ -46,7 +46,7 @@ U60 = np.uint64(60)
 U4 = np.uint64(4)
 # exponents for pow_ (little-endian uint64 limbs of canonical integers)
 P_MINUS_2 = np.array(_limbs(_F.modulus - 2), dtype=np.uint64)  # Fermat inverse
-_MONT = mont_mul_adx(_F.modulus, _F.inv, 6)  # asm product t < 2p, before the final subtraction
+_MONT = mont_mul_adx(_F.modulus, _F.inv, 6, a_in_regs=False)  # asm product t < 2p, before the final subtraction
 _MONT_SQR = mont_sqr_adx(_F.modulus, _F.inv, 6)  # asm square t < 2p, likewise
 # Tonelli-Shanks: p - 1 = Q * 2^S with Q odd; z = generator^Q has order exactly 2^S
 TS_S = _F.two_adicity
@@ -614,8 +614,8 @@ def _sqr_adx(a):
 
 
 # the product and square every kernel here (and every caller of fq) uses
-mul = _mul_i128
-sqr = _sqr_i128
+mul = _mul_adx if ASM_BASE_FIELD else _mul_i128
+sqr = _sqr_adx if ASM_BASE_FIELD else _sqr_i128
 
 
 @njit(cache=True, nogil=True)

@@ -18,7 +18,7 @@ re-typed as ``np.uint64`` before being passed back in.
 import numpy as np
 from numba import njit
 
-from cuzk.field.intrinsics import adc, mac, sbb
+from cuzk.field.intrinsics import ASM_BASE_FIELD, adc, mac, sbb
 from cuzk.field.mont_asm import mont_mul_adx, mont_sqr_adx
 from cuzk.curves.bn254.params import FQ as _F
 
@@ -46,7 +46,7 @@ U60 = np.uint64(60)
 U4 = np.uint64(4)
 # exponents for pow_ (little-endian uint64 limbs of canonical integers)
 P_MINUS_2 = np.array(_limbs(_F.modulus - 2), dtype=np.uint64)  # Fermat inverse
-_MONT = mont_mul_adx(_F.modulus, _F.inv, 4)  # asm product t < 2p, before the final subtraction
+_MONT = mont_mul_adx(_F.modulus, _F.inv, 4, a_in_regs=False)  # asm product t < 2p, before the final subtraction
 _MONT_SQR = mont_sqr_adx(_F.modulus, _F.inv, 4)  # asm square t < 2p, likewise
 SQRT_EXP = np.array(_limbs((_F.modulus + 1) // 4), dtype=np.uint64)  # p = 3 mod 4
 
@@ -299,8 +299,8 @@ def _sqr_adx(a):
 
 
 # the product and square every kernel here (and every caller of fq) uses
-mul = _mul_i128
-sqr = _sqr_i128
+mul = _mul_adx if ASM_BASE_FIELD else _mul_i128
+sqr = _sqr_adx if ASM_BASE_FIELD else _sqr_i128
 
 
 @njit(cache=True, nogil=True)

@@ -15,6 +15,11 @@ sub-spans, so the saving per table byte of each query (A, B1, B2, L, H) shows.
 
     python3 benchmarks/fixed_base_bench.py                       # G1 2^16, 2^18; G2 2^14, 2^16; prove 2^16
     python3 benchmarks/fixed_base_bench.py --g1 16 --g2 --no-prove --runs 3
+
+``--gather-max 0`` lifts the bound on a window's gather (``msm_fixed._GATHER_MAX``): with
+``MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=17179869184`` in the environment (glibc then serves
+every block from a heap it keeps) that shows what a window kernel reusing its gather buffer
+would gain, without the page faults of a fresh mapping per window.
 """
 
 from __future__ import annotations
@@ -180,7 +185,13 @@ def main(argv=None) -> int:
     ap.add_argument("--no-prove", action="store_true")
     ap.add_argument("--prove-runs", type=int, default=3)
     ap.add_argument("--prove-factors", type=float, nargs="*", default=[1, 2, 4, 8])
+    ap.add_argument("--gather-max", type=int, default=None, help="bytes (0: unbounded); see the docstring")
     args = ap.parse_args(argv)
+    if args.gather_max is not None:
+        from cuzk.kernels import msm_fixed
+
+        msm_fixed._GATHER_MAX = args.gather_max or 1 << 62
+        print(f"gather bound: {msm_fixed._GATHER_MAX} bytes; MALLOC_MMAP_MAX_={os.environ.get('MALLOC_MMAP_MAX_')}")
     print(f"cpus={os.cpu_count()} {_uptime()}", flush=True)
     for group, logs in (("g1", args.g1), ("g2", args.g2)):
         for k in logs:

@@ -130,3 +130,25 @@ def test_bad_input_is_refused_with_a_message():
 
     with pytest.raises(InputError, match="shape"):
         kern.msm_precomputed(attrs.evolve(table, points=table.points[:4]), _rows([1, 2, 3, 4]))
+
+
+@pytest.mark.parametrize("curve,group", CASES)
+def test_windows_cut_to_bound_their_gather_give_the_same_point(curve, group, monkeypatch):
+    """Windows whose gather would pass _GATHER_MAX run as point slices, one task each."""
+    kern = curves.get(curve).kernels
+    pts = _points(curve, group, 48)
+    sc = _scalars(curves.get(curve).Fr.modulus, 48, 11)
+    want = kern.msm(group, pts, sc, endo=False)
+    monkeypatch.setattr(msm_fixed, "_GATHER_MAX", 7 * pts[:1].nbytes)  # a slice per 7 points
+    for plan in (FixedBasePlan(5, 2), FixedBasePlan(9, 1), FixedBasePlan(6, 3, "xyzz")):
+        table = kern.precompute(group, pts, plan)
+        for threads in (1, 2):
+            assert np.array_equal(kern.msm_precomputed(table, sc, threads=threads), want)
+    plan = FixedBasePlan(13, 1)  # the model charges each extra slice its bucket reduction
+    pb, rows = pts[:1].nbytes, plan.m << 12
+    monkeypatch.setattr(msm_fixed, "_GATHER_MAX", 1 << 62)
+    unbounded = msm_fixed._plan_cost(1 << 12, plan, 381, pb)
+    monkeypatch.setattr(msm_fixed, "_GATHER_MAX", rows * pb // 4)  # 4 slices per window
+    assert msm_fixed._plan_cost(1 << 12, plan, 381, pb) == unbounded + 3 * (1 << 12) * msm_fixed._REDUCE
+    assert msm_fixed._plan_cost(1 << 12, FixedBasePlan(13, 1, "xyzz"), 381, pb) == \
+        msm_fixed._plan_cost(1 << 12, FixedBasePlan(13, 1, "xyzz"), 381, 1)  # XYZZ buckets gather nothing

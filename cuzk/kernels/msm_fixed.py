@@ -55,6 +55,13 @@ _POINTS_PER_BUCKET = 8
 _PRE_CHUNK = 4096
 # The reduction of each extra slice, in the model's base-field multiplications per bucket.
 _REDUCE = 24.0
+# A batch-affine window gathers its points in bucket order into a fresh array. glibc serves
+# blocks up to 32 MiB (its largest dynamic mmap threshold) from the heap, reused call after call,
+# but maps larger ones anew each time, and every page of those then faults on first touch:
+# 96 MiB of gather cost ~150 ms of faults per MSM here (G1 2^16, c=16, t=1: 0.94x the plain MSM
+# with them, 0.77x without; docs/perf/kernels.md). So windows are cut into slices whose gather
+# stays under this, and the model charges each extra slice its bucket reduction.
+_GATHER_MAX = 24 << 20
 # plain_cost's unit is a G1 coordinate multiplication; a G2 MSM's multiplications are in Fq2,
 # and the G2 MSM measured ~2x the G1 MSM of the same size on one thread (2^14: 0.247 vs 0.126 s,
 # docs/perf/kernels.md; benchmarks/fixed_base_bench.py prints both).
@@ -142,10 +149,18 @@ def point_bytes(group) -> int:
     return 2 * int(np.prod(g.coord)) * 8
 
 
-def _plan_cost(n: int, plan: FixedBasePlan, fq_bits: int) -> float:
+def _gather_slices(rows: int, pb: int, method: str) -> int:
+    """Slices per window that keep a batch-affine window's gather under ``_GATHER_MAX``."""
+    return max(1, -(-rows * pb // _GATHER_MAX)) if method == "affine" else 1
+
+
+def _plan_cost(n: int, plan: FixedBasePlan, fq_bits: int, pb: int) -> float:
     """Modelled field multiplications of one precomputed MSM (one thread): t windows of m·n
-    points over scalars cut to t·c bits (so num_windows gives t)."""
-    return _msm_cost(plan.m * max(n, 1), plan.c, plan.method, fq_bits, plan.t * plan.c - 1)
+    points over scalars cut to t·c bits (so num_windows gives t), plus the reductions of the
+    slices that bound each window's gather (pb: bytes per point)."""
+    rows = plan.m * max(n, 1)
+    extra = (_gather_slices(rows, pb, plan.method) - 1) * plan.t * (1 << (plan.c - 1)) * _REDUCE
+    return _msm_cost(rows, plan.c, plan.method, fq_bits, plan.t * plan.c - 1) + extra
 
 
 def _plain_cost(n: int, fq_bits: int) -> float:
@@ -185,7 +200,7 @@ def trade_off(group, n: int) -> list[tuple[int, float, FixedBasePlan]]:
             t = -(-w // m)  # the fewest windows m copies allow
             for method in METHODS:
                 plan = FixedBasePlan(c, t, method)
-                options.append((plan.table_bytes(n, pb), _plan_cost(n, plan, g.fq.bits) / base, plan))
+                options.append((plan.table_bytes(n, pb), _plan_cost(n, plan, g.fq.bits, pb) / base, plan))
     w = num_windows(13)
     front = [(0, 1.0, FixedBasePlan(13, w))]
     for nbytes, ratio, plan in sorted(options, key=lambda o: (o[0], o[1])):
@@ -340,6 +355,7 @@ def msm_precomputed(table: FixedBaseTable, scalars, threads=None) -> np.ndarray:
     nb = 1 << (c - 1)
     cap = max(1, rows // (_POINTS_PER_BUCKET * nb))
     slices = 1 if width == 1 else max(1, min(-(-2 * width // t), cap))
+    slices = max(slices, _gather_slices(rows, point_bytes(g), plan.method))
     bounds = [k * rows // slices for k in range(slices + 1)]
     sums = np.zeros((slices * t, 4) + g.coord, np.uint64)
     affine = plan.method == "affine"

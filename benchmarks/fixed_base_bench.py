@@ -74,7 +74,6 @@ def msm_curve(group: str, log_n: int, runs: int, threads_list, max_factor: float
     for th in threads_list:
         head += f" {f'{th}t ms':>9} {'ratio':>6}"
     lines.append(head)
-    base = {th: [] for th in threads_list}
     for _, ratio, plan in cpu.trade_off(group, n):
         nbytes = plan.table_bytes(n, pts[:1].nbytes)
         if nbytes > max_factor * key_bytes:
@@ -90,34 +89,38 @@ def msm_curve(group: str, log_n: int, runs: int, threads_list, max_factor: float
             row = (f"{f'c={plan.c} t={plan.t} {plan.method}':>22} {plan.m:6d} {nbytes / MIB:7.1f} "
                    f"{nbytes / key_bytes:7.1f} {ratio:6.3f} {build:8.2f}")
         for th in threads_list:
-            mine = []
+            plain, mine = [], []
             for _ in range(runs):  # alternate with the plain MSM, so both see the same load
-                base[th].append(_timed(lambda: cpu.msm(group, pts, ks, th), th)[1])
+                plain.append(_timed(lambda: cpu.msm(group, pts, ks, th), th)[1])
                 if table is not None:
                     mine.append(_timed(lambda: cpu.msm_precomputed(table, ks, th), th)[1])
-            ref = statistics.median(base[th])
-            t = statistics.median(mine) if mine else ref
-            row += f" {t * 1e3:9.1f} {t / ref:6.3f}"
+            t = statistics.median(mine or plain)
+            # the median of each run's ratio to the plain run beside it: robust to a load that drifts
+            r = statistics.median([a / b for a, b in zip(mine, plain)]) if mine else 1.0
+            row += f" {t * 1e3:9.1f} {r:6.3f}"
         lines.append(row)
         del table
-    lines.append("(ratio: against the median of every plain run at that thread count in this section)")
+    lines.append("(ratio: median over the runs of table time / the plain MSM run just before it)")
     return lines
 
 
-def prove_curve(runs: int, factors, threads) -> list[str]:
+CHALLENGES = {14: 5, 16: 22}  # porep_like(leaves=1024): domains 2^14 and 2^16 (prove_bench.py)
+
+
+def prove_curve(runs: int, factors, threads, log_n: int = 16) -> list[str]:
     from cuzk.circuits import porep_like
     from cuzk.groth16 import fixed_base, setup
     from cuzk.prover import GpuProver
     from cuzk.synth import Synthesizer
     from cuzk.timeline import Timeline, stage_context
 
-    circuit = porep_like(leaves=1024, challenges=22)  # 65,366 constraints: domain 2^16 (prove_bench.py)
+    circuit = porep_like(leaves=1024, challenges=CHALLENGES[log_n])
     synth = Synthesizer(circuit)
-    pk, _ = setup(synth.r1cs, np.random.default_rng(16))
+    pk, _ = setup(synth.r1cs, np.random.default_rng(log_n))
     w = synth.synthesize(**circuit.sample_inputs(seed=1))
     qbytes = sum(getattr(pk, q).nbytes for q in fixed_base.QUERY_GROUPS)
     sizes = ", ".join(f"{q} {getattr(pk, q).shape[0]:,}" for q in fixed_base.QUERY_GROUPS)
-    lines = [f"== porep_like 2^16 prove, {threads} threads: queries {sizes} points, {qbytes / MIB:.1f} MiB; "
+    lines = [f"== porep_like 2^{log_n} prove, {threads} threads: queries {sizes} points, {qbytes / MIB:.1f} MiB; "
              + _uptime()]
 
     def once(prover, job):
@@ -136,7 +139,6 @@ def prove_curve(runs: int, factors, threads) -> list[str]:
                for q, g in fixed_base.QUERY_GROUPS.items()}
     uniform = {q: p for q, p in uniform.items() if p is not None}
     options.append(("4x each query", fixed_base.build_tables(pk, uniform, threads)))
-    base_runs: list = []
     results = []
     for label, option in options:
         t0 = time.perf_counter()
@@ -144,26 +146,26 @@ def prove_curve(runs: int, factors, threads) -> list[str]:
         made = time.perf_counter() - t0
         build = prover.tables.seconds if prover.tables is not None else 0.0
         once(prover, -2)
-        mine = []
+        mine, base = [], []
         for j in range(runs):
             b = once(plain, 2 * j)
             m = once(prover, 2 * j + 1)
             assert m[0] == b[0], f"{label}: the proof differs from the plain prover's"
-            base_runs.append(b)
+            base.append(b)
             mine.append(m)
-        results.append((label, prover.tables, build if build else made, mine))
+        results.append((label, prover.tables, build if build else made, mine, base))
     med = statistics.median
-    ref = {s: med([r[2][s] for r in base_runs]) for s in SUB_SPANS}
-    ref_wall = med([r[1] for r in base_runs])
-    lines.append(f"{'option':>18} {'MiB':>7} {'build s':>7} {'prove s':>8} {'ratio':>6}  per step s (ratio)")
-    lines.append(f"{'plain':>18} {0:7.1f} {0:7.2f} {ref_wall:8.3f} {1:6.3f}  "
-                 + " ".join(f"{s} {ref[s]:.3f}" for s in SUB_SPANS))
-    for label, tables, build, mine in results:
-        wall = med([r[1] for r in mine])
+    lines.append(f"{'option':>18} {'MiB':>7} {'build s':>7} {'plain s':>8} {'prove s':>8} {'ratio':>6}  "
+                 "per step: s with tables (ratio to the plain proof beside it); H has no table: the control")
+    for label, tables, build, mine, base in results:
+        plain_wall, wall = med([r[1] for r in base]), med([r[1] for r in mine])
+        ratio = med([m[1] / b[1] for m, b in zip(mine, base)])
         steps = {s: med([r[2][s] for r in mine]) for s in SUB_SPANS}
+        step_ratio = {s: med([m[2][s] / b[2][s] for m, b in zip(mine, base)]) for s in SUB_SPANS}
+        ref = {s: med([r[2][s] for r in base]) for s in SUB_SPANS}
         mib = tables.nbytes / MIB if tables is not None else 0.0
-        lines.append(f"{label:>18} {mib:7.1f} {build:7.2f} {wall:8.3f} {wall / ref_wall:6.3f}  "
-                     + " ".join(f"{s} {steps[s]:.3f} ({steps[s] / ref[s]:.2f})" for s in SUB_SPANS))
+        lines.append(f"{label:>18} {mib:7.1f} {build:7.2f} {plain_wall:8.3f} {wall:8.3f} {ratio:6.3f}  "
+                     + " ".join(f"{s} {steps[s]:.3f} ({step_ratio[s]:.2f})" for s in SUB_SPANS))
         if tables is not None:
             per = []
             for q, t in tables.tables.items():
@@ -171,7 +173,7 @@ def prove_curve(runs: int, factors, threads) -> list[str]:
                 per.append(f"{q} {t.plan.c}/{t.plan.t}x{t.plan.m} {t.nbytes / MIB:.1f} MiB "
                            f"{saved * 1e3:+.0f} ms ({saved * 1e3 / (t.nbytes / MIB):+.2f} ms/MiB)")
             lines.append(f"{'':>18} saved: " + "; ".join(per))
-    lines.append(f"(plain: median of all {len(base_runs)} plain proofs, alternated with the others; " + _uptime() + ")")
+    lines.append(f"(ratios: medians over the runs of each proof / the plain proof just before it; {_uptime()})")
     return lines
 
 
@@ -184,6 +186,7 @@ def main(argv=None) -> int:
     ap.add_argument("--max-factor", type=float, default=16.0, help="largest table, in multiples of the bases' bytes")
     ap.add_argument("--no-prove", action="store_true")
     ap.add_argument("--prove-runs", type=int, default=3)
+    ap.add_argument("--prove-size", type=int, default=16, choices=sorted(CHALLENGES))
     ap.add_argument("--prove-factors", type=float, nargs="*", default=[1, 2, 4, 8])
     ap.add_argument("--gather-max", type=int, default=None, help="bytes (0: unbounded); see the docstring")
     args = ap.parse_args(argv)
@@ -197,7 +200,7 @@ def main(argv=None) -> int:
         for k in logs:
             print("\n".join(msm_curve(group, k, args.runs, args.threads, args.max_factor)), flush=True)
     if not args.no_prove:
-        print("\n".join(prove_curve(args.prove_runs, args.prove_factors, max(args.threads))), flush=True)
+        print("\n".join(prove_curve(args.prove_runs, args.prove_factors, max(args.threads), args.prove_size)), flush=True)
     print(f"end: {_uptime()}")
     return 0
 

@@ -67,11 +67,11 @@ class GpuProver:
             timeline with a ``CPU_FALLBACK`` sub-span, so no job is lost to a full device;
             ``"raise"`` lets :class:`~cuzk.errors.DeviceOutOfMemoryError` through.
         precompute: fixed-base tables for the key's MSMs (CPU backend; issue 18): ``None``
-            (default: none), ``"auto"`` (up to 4x the key's query bytes, at most a quarter of
+            (default: none), ``"auto"`` (up to 2x the key's query bytes, at most a quarter of
             physical memory), an int of bytes the tables may take, or
             :class:`~cuzk.groth16.fixed_base.KeyTables` built earlier (an Engine maps them from
             its key cache). Built here, once, so the first proof does not pay for them
-            (``prover.tables.seconds``; about 2-5 s per 2^16 points of G1 query on 2 cores);
+            (``prover.tables.seconds``; 2-6 s per 2^16 G1 points of query on 2 busy cores);
             every proof's MSMs then run fewer windows. Proofs are the same bytes as without
             (for the same r, s). The CUDA backend ignores it (its MSMs keep the key's points on
             the device, where a table would multiply the key's device memory); so does the

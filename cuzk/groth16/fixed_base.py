@@ -36,8 +36,9 @@ __all__ = ["KeyTables", "QUERY_GROUPS", "AUTO_FACTOR", "MIN_POINTS", "plan_table
 
 #: the group of each query's points
 QUERY_GROUPS = {"a": "g1", "b_g1": "g1", "b_g2": "g2", "l": "g1", "h": "g1"}
-#: "auto": tables of at most this many times the key's query bytes (docs/perf/kernels.md)
-AUTO_FACTOR = 4
+#: "auto": tables of at most this many times the key's query bytes: past the planner's first
+#: steps (its best saving per byte) the measured prove gained nothing more (docs/perf/kernels.md)
+AUTO_FACTOR = 2
 #: queries with fewer points get no table
 MIN_POINTS = 1 << 12
 _MIN_GAIN = 0.05  # a step of the plan must save at least this share of the query's plain MSM

@@ -58,8 +58,8 @@ _REDUCE = 24.0
 # A batch-affine window gathers its points in bucket order into a fresh array. glibc serves
 # blocks up to 32 MiB (its largest dynamic mmap threshold) from the heap, reused call after call,
 # but maps larger ones anew each time, and every page of those then faults on first touch:
-# 96 MiB of gather cost ~150 ms of faults per MSM here (G1 2^16, c=16, t=1: 0.94x the plain MSM
-# with them, 0.77x without; docs/perf/kernels.md). So windows are cut into slices whose gather
+# 96 MiB of gather cost ~150 ms of faults per MSM here (G1 2^16, c=16, t=1: 0.94-1.01x the plain
+# MSM with them, 0.77x without; docs/perf/kernels.md). So windows are cut into slices whose gather
 # stays under this, and the model charges each extra slice its bucket reduction.
 _GATHER_MAX = 24 << 20
 # plain_cost's unit is a G1 coordinate multiplication; a G2 MSM's multiplications are in Fq2,

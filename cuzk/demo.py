@@ -53,10 +53,11 @@ class DemoStages:
     description: str = ""
 
 
-def real_stages(size: str = "small", device: str = "auto") -> DemoStages:
+def real_stages(size: str = "small", device: str = "auto", *, warm_up: bool = False) -> DemoStages:
     """The real stages: ``porep_like`` at ``size``, :class:`Synthesizer`, development setup, :class:`GpuProver`.
 
-    This is the one place ``cuzk demo``/``cuzk bench`` name the proving stack.
+    This is the one place ``cuzk demo``/``cuzk bench`` name the proving stack. ``warm_up``: the
+    prover warms its kernels up on a background thread (``GpuProver(warm_up=True)``).
 
     Raises:
         cuzk.errors.InputError: unknown size.
@@ -65,6 +66,7 @@ def real_stages(size: str = "small", device: str = "auto") -> DemoStages:
     if size not in SIZES:
         raise InputError(f"unknown demo size {size!r}; choose one of {sorted(SIZES)}")
     try:
+        from cuzk import curves
         from cuzk.circuits import porep_like
         from cuzk.groth16 import setup, verify
         from cuzk.prover import GpuProver
@@ -76,10 +78,14 @@ def real_stages(size: str = "small", device: str = "auto") -> DemoStages:
     circuit = porep_like(**SIZES[size])
     synth = Synthesizer(circuit)
     pk, vk = setup(synth.r1cs)
-    prover = GpuProver(pk, device=device)
+    prover = GpuProver(pk, device=device, warm_up=warm_up)
+
+    # on the CPU the input accumulation runs on the prover's MSM kernels (compiled for its proofs
+    # already), so checking the first proof compiles no point arithmetic of its own
+    msm = curves.get(pk.curve).kernels.msm_g1 if getattr(prover, "device", None) == "cpu" else None
 
     def check(inputs: dict, proof) -> bool:
-        return bool(verify(vk, circuit.public_inputs(inputs), proof))
+        return bool(verify(vk, circuit.public_inputs(inputs), proof, msm=msm))
 
     return DemoStages(synth, prover, lambda k: circuit.sample_inputs(seed=k), check,
                       f"porep_like {SIZES[size]} on {getattr(prover, 'device', device)}")

@@ -76,6 +76,11 @@ class GpuProver:
             (for the same r, s). The CUDA backend ignores it (its MSMs keep the key's points on
             the device, where a table would multiply the key's device memory); so does the
             ``on_oom`` fallback.
+        warm_up: CPU backend: start compiling (cold Numba cache) or loading (warm) the kernels of
+            a proof on a background thread ``cuzk-warmup`` (:mod:`cuzk.groth16.warmup`), so what
+            the caller does before the first proof overlaps it; that proof waits for a kernel
+            the thread is compiling, never compiles one twice. ``prover.warm_up_future`` holds
+            its Future (None when off). Default False.
 
     Raises:
         InputError: a bad argument (``precompute`` included).
@@ -86,7 +91,7 @@ class GpuProver:
 
     def __init__(self, pk: ProvingKey, device: str = "auto", *, device_id: int = 0, threads=None,
                  verify: bool = True, check: bool = True, g2_msm: str = "device", on_oom: str = "cpu",
-                 precompute=None):
+                 precompute=None, warm_up: bool = False):
         if not isinstance(pk, ProvingKey):
             raise InputError(f"GpuProver needs a cuzk.groth16.ProvingKey, got {type(pk).__name__}")
         if device not in _DEVICES:
@@ -117,6 +122,11 @@ class GpuProver:
         self.on_oom = on_oom
         self._g2_backend = "cpu" if g2_msm == "cpu" and device != "cpu" else None
         self._backend = load_backend(device, pk.curve)
+        self.warm_up_future = None
+        if warm_up and device == "cpu":  # before the vk's lines and tables: they compile too
+            from cuzk.groth16.warmup import start_warm_up
+
+            self.warm_up_future = start_warm_up(pk, verify=verify, threads=threads)
         self._pvk = prepare_verifying_key(pk.vk)
         #: the fixed-base tables the CPU MSMs use (None: plain MSMs)
         self.tables = tables_for(pk, precompute, threads) if device == "cpu" else None

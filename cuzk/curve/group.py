@@ -23,6 +23,7 @@ from cuzk.curve.coords import mont_array, mont_ints, scalar_limbs, scalars_array
 from cuzk.curve.params import G1_PARAMS, G2_PARAMS, CurveParams
 from cuzk.errors import FieldValueError, InputError
 from cuzk.field.conversions import check_count, first_unreduced
+from cuzk.field.jit import readonly
 from cuzk.field.params import FQ, FieldParams
 
 __all__ = ["Group", "G1", "G2"]
@@ -72,7 +73,7 @@ class Group:
         if bad is not None:
             i = bad // (rows.shape[0] // arr.shape[0])
             raise FieldValueError(f"{self.name} {what}: point {i} has a coordinate >= p (not a reduced Fq element)")
-        return arr
+        return readonly(arr)  # kernel inputs are read-only arrays: one specialization per kernel
 
     def _count(self, n) -> int:
         return check_count(n, f"{self.name}: a number of points")
@@ -186,7 +187,7 @@ class Group:
         k = int(k)
         limbs = scalar_limbs(abs(k))
         jac = self._jac_buffer(a.shape[0])
-        self.kernels.mul_many(a, np.ascontiguousarray(np.broadcast_to(limbs, (a.shape[0], limbs.shape[0]))), jac)
+        self.kernels.mul_many(a, readonly(np.ascontiguousarray(np.broadcast_to(limbs, (a.shape[0], limbs.shape[0])))), jac)
         out = self._affine(jac, False)
         if k < 0:
             out = self.neg(out)
@@ -200,7 +201,7 @@ class Group:
         if ks.ndim != 2 or ks.shape[0] != a.shape[0]:
             raise FieldValueError(f"{self.name}.mul_many: need one scalar per point, got {ks.shape} for {a.shape[0]} points")
         jac = self._jac_buffer(a.shape[0])
-        self.kernels.mul_many(a, np.ascontiguousarray(ks), jac)
+        self.kernels.mul_many(a, readonly(np.ascontiguousarray(ks)), jac)
         return self._affine(jac, False)
 
     def sum(self, points) -> np.ndarray:

@@ -22,6 +22,7 @@ import numpy as np
 from cuzk.errors import FieldValueError
 from cuzk.field import conversions as conv
 from cuzk.field import fq, fq_array, fr, fr_array
+from cuzk.field.jit import readonly
 from cuzk.field.params import FQ, FR, FieldParams
 
 __all__ = ["PrimeField", "Fr", "Fq"]
@@ -67,7 +68,7 @@ class PrimeField:
         i = conv.first_unreduced(a, self.params)
         if i is not None:
             raise FieldValueError(f"{self.name} {what}: row {i} is not reduced (value >= modulus)")
-        return a
+        return readonly(a)  # kernel inputs are read-only arrays: one specialization per kernel
 
     def _count(self, n) -> int:
         return conv.check_count(n, f"{self.name}: a count of elements")
@@ -114,7 +115,7 @@ class PrimeField:
         >>> Fr.from_ints([1]).tolist() == Fr.one(1).tolist()
         True
         """
-        return self._v.vto_mont(self.ints_to_limbs(values))
+        return self._v.vto_mont(readonly(self.ints_to_limbs(values)))
 
     def to_ints(self, arr: np.ndarray) -> list[int]:
         """Montgomery array -> canonical Python ints.
@@ -131,7 +132,7 @@ class PrimeField:
         >>> Fr.to_ints(Fr.from_bytes(bytes(31) + b"\\x2a"))
         [42]
         """
-        return self._v.vto_mont(conv.bytes_to_limbs(data, self.params, byteorder))
+        return self._v.vto_mont(readonly(conv.bytes_to_limbs(data, self.params, byteorder)))
 
     def to_bytes(self, arr: np.ndarray, byteorder: str = "big") -> np.ndarray:
         """Montgomery array -> ``(n, nbytes)`` uint8 canonical encodings (``.tobytes()`` joins them).
@@ -251,7 +252,7 @@ class PrimeField:
         except TypeError:
             raise FieldValueError(f"{self.name} exponent must be an integer, got {type(e).__name__}") from None
         if e < 0:
-            a, e = self._v.batch_inverse(a), -e
+            a, e = readonly(self._v.batch_inverse(a)), -e
         return self._v.vpow(a, conv.int_to_exponent(e))
 
     def sqrt(self, a) -> tuple[np.ndarray, np.ndarray]:

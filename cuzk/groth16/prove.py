@@ -238,13 +238,32 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
     if b2 is not None:
         b2_sum = b2.result()
 
-    g1_a = G1.add(G1.add(vk.alpha_g1, a_sum), G1.mul(vk.delta_g1, r))
-    g2_b = G2.add(G2.add(vk.beta_g2, b2_sum), G2.mul(vk.delta_g2, s))
-    g1_b = G1.add(G1.add(vk.beta_g1, b1_sum), G1.mul(vk.delta_g1, s))
-    rs = r * s % Fr.modulus
-    g1_c = G1.add(G1.add(l_sum, h_sum), G1.add(G1.mul(g1_a, s), G1.mul(g1_b, r)))
-    g1_c = G1.add(g1_c, G1.neg(G1.mul(vk.delta_g1, rs)))
+    g1 = _combiner(cv, G1, kern, "msm_g1")
+    g2 = _combiner(cv, G2, g2_kern, "msm_g2")
+    g1_a = g1([vk.alpha_g1, a_sum, vk.delta_g1], [1, 1, r])
+    g2_b = g2([vk.beta_g2, b2_sum, vk.delta_g2], [1, 1, s])
+    g1_b = g1([vk.beta_g1, b1_sum, vk.delta_g1], [1, 1, s])
+    g1_c = g1([l_sum, h_sum, g1_a, g1_b, vk.delta_g1], [1, 1, s, r, -r * s % Fr.modulus])
     return Proof(a=g1_a, b=g2_b, c=g1_c, curve=pk.curve)
+
+
+def _combiner(cv, group, kern, msm_name: str):
+    """``(points, ints) -> Σ k_i·P_i`` for the proof's last few terms (affine, canonical like any
+    group result). With the CPU kernels it is a small MSM on the kernels the proof's own MSMs
+    have just run, so a cold start compiles no separate point arithmetic for it (issue 18,
+    docs/perf/cold-start.md); with another backend (CUDA) it is the group's own operations on
+    the host. Both give the same point, hence the same proof bytes."""
+    if kern is cv.kernels:
+        msm, fr = getattr(kern, msm_name), cv.Fr
+        return lambda points, ks: msm(np.stack(points), fr.ints_to_limbs(ks))
+
+    def host(points, ks):
+        acc = points[0] if ks[0] == 1 else group.mul(points[0], ks[0])
+        for p, k in zip(points[1:], ks[1:]):
+            acc = group.add(acc, p if k == 1 else group.mul(p, k))
+        return acc
+
+    return host
 
 
 def prove(pk: ProvingKey, synthesized, r: int | None = None, s: int | None = None, *, backend="cpu",
@@ -266,7 +285,9 @@ def prove(pk: ProvingKey, synthesized, r: int | None = None, s: int | None = Non
                          g2_backend=g2_backend)
     if verify:
         pvk = prepared_vk or prepare_verifying_key(pk.vk)
-        if not _verify(pvk, list(synthesized.public_inputs), proof):
+        cpu = curves.get(pk.curve).kernels
+        msm = cpu.msm_g1 if load_backend(backend, pk.curve) is cpu else None  # kernels the proof compiled
+        if not _verify(pvk, list(synthesized.public_inputs), proof, msm=msm):
             raise ProofVerificationError(
                 "the proof does not verify: the witness does not satisfy the circuit or a kernel produced a wrong result"
             )

@@ -87,19 +87,26 @@ def _as_proof(proof, vk: VerifyingKey) -> Proof:
     return proof
 
 
-def _input_acc(g1, vk: VerifyingKey, xs: list[int]) -> np.ndarray:
+def _input_acc(bundle, vk: VerifyingKey, xs: list[int], msm=None) -> np.ndarray:
     if not xs:
         return vk.ic[0]
+    if msm is not None:
+        return msm(vk.ic, bundle.Fr.ints_to_limbs([1] + xs))
+    g1 = bundle.G1
     return g1.add(vk.ic[0], g1.linear_combination(vk.ic[1:], xs))
 
 
-def verify(vk, public_inputs, proof) -> bool:
+def verify(vk, public_inputs, proof, *, msm=None) -> bool:
     """True iff ``proof`` is valid for ``public_inputs`` under ``vk``.
 
     Args:
         vk: a :class:`VerifyingKey` or :class:`PreparedVerifyingKey` (faster when reused).
         public_inputs: ints in [0, r), as many as the circuit's public inputs.
         proof: a :class:`Proof` or its bellperson bytes (:meth:`Proof.to_bytes`).
+        msm: optional G1 MSM ``(points, scalars) -> point`` (``cuzk.kernels.cpu.msm_g1``'s
+            signature) for Σ x_i·IC_i instead of the group's own operations: the CPU prover
+            passes its kernels, compiled already, so its first proof compiles no more point
+            arithmetic (docs/perf/cold-start.md). The result is the same.
 
     Raises:
         InputError: wrong number or range of public inputs.
@@ -111,7 +118,7 @@ def verify(vk, public_inputs, proof) -> bool:
     G1 = c.G1  # noqa: N806 (the group's name)
     xs = _check_inputs(pvk.vk, public_inputs, c.spec.fr.modulus)
     pr = _as_proof(proof, pvk.vk)
-    acc = _input_acc(G1, pvk.vk, xs)
+    acc = _input_acc(c, pvk.vk, xs, msm)
     return c.pairing.pairing_check(
         [(pr.a, pr.b), (pvk.neg_alpha_g1, pvk.beta), (G1.neg(acc), pvk.gamma), (G1.neg(pr.c), pvk.delta)]
     )
@@ -146,7 +153,7 @@ def verify_batch(vk, items, rng=None) -> bool:
         rhos.append(rho)
         sum_rho += rho
         pairs.append((G1.mul(pr.a, rho), pr.b))
-        acc_terms.append(_input_acc(G1, pvk.vk, xs))
+        acc_terms.append(_input_acc(cv, pvk.vk, xs))
         c_terms.append(pr.c)
     acc = G1.linear_combination(np.stack(acc_terms), rhos)
     c = G1.linear_combination(np.stack(c_terms), rhos)

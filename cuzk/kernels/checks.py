@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from cuzk.errors import FieldValueError, InputError
+from cuzk.field.jit import readonly
 
 __all__ = ["check_field_rows", "check_points", "first_unreduced", "modulus_limbs"]
 
@@ -53,12 +54,14 @@ def _check_dtype_shape(arr, name, tail, err):
 def check_field_rows(arr, name: str, tail: tuple, modulus: int) -> np.ndarray:
     """Validate an (n, *tail) uint64 array whose last axis holds limbs of elements < modulus.
 
-    Returns the array, C-contiguous (copied only if it was not).
+    Returns the array C-contiguous (copied only if it was not) and read-only (a view when it was
+    writable): kernels read it, and one array type means one compiled specialization of each
+    (``cuzk.field.jit.readonly``).
 
     Raises:
         FieldValueError: wrong type, dtype or shape, or a limb row >= modulus.
     """
-    arr = _check_dtype_shape(arr, name, tail, FieldValueError)
+    arr = readonly(_check_dtype_shape(arr, name, tail, FieldValueError))
     L = tail[-1]
     bad = first_unreduced(arr.reshape(-1, L), modulus_limbs(modulus, L))
     if bad >= 0:

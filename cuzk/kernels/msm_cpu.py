@@ -33,6 +33,7 @@ import numpy as np
 
 from cuzk.curve.params import G1_PARAMS, G2_PARAMS, CurveParams
 from cuzk.errors import InputError
+from cuzk.field.jit import readonly
 from cuzk.field.params import FQ, FQ2_NONRESIDUE, FR, FieldParams
 from cuzk.kernels import glv, glv_kernels, msm_kernels_g1, msm_kernels_g2
 from cuzk.kernels.checks import check_field_rows, check_points
@@ -203,6 +204,7 @@ def msm(group, points, scalars, threads=None, *, method=None, window=None, endo=
     bounds = [k * rows // slices for k in range(slices + 1)]
     sums = np.zeros((slices * nwin, 4) + coord, np.uint64)
     nb_top, affine = 1 << top_bits(c, bits), method == "affine"
+    pts = readonly(pts)  # the key's read-only points or the split's fresh ones: one window_into
     tasks = [(kernels.window_into, (pts, digits, w, c, nb_top, affine, bounds[s], bounds[s + 1], sums, s * nwin + w))
              for w in range(nwin) for s in range(slices)]
     run_phases(width, [prep, tasks])
@@ -230,7 +232,7 @@ def _prepare(kernels, plan, points, scalars, lo, hi, parts, pts, skip, c, digits
     kernels.endo_expand(points, plan.ex, plan.ey, neg, lo, hi, pts)
     n = points.shape[0]
     for j in range(plan.dim):
-        signed_digits_range(mags, c, skip, j * n + lo, j * n + hi, digits)
+        signed_digits_range(readonly(mags), c, skip, j * n + lo, j * n + hi, digits)  # as the unsplit path's
 
 
 def choose_window_for(n: int, method: str, fq_bits: int = FQ.bits, bits: int = SCALAR_BITS) -> int:

@@ -28,6 +28,7 @@ from types import ModuleType
 import numpy as np
 
 from cuzk.errors import FieldValueError
+from cuzk.field.jit import readonly
 from cuzk.field.params import FR, FieldParams
 from cuzk.kernels import ntt_kernels as _bls12_381_kernels
 from cuzk.kernels.checks import check_field_rows
@@ -94,16 +95,18 @@ class CpuNtt:
         self.field = field
         self.kernels = kernels
         self.limbs = field.limbs
-        self._empty = np.zeros((0, field.limbs), dtype=np.uint64)
+        self._empty = readonly(np.zeros((0, field.limbs), dtype=np.uint64))
+        self._one_row = readonly(kernels.F_ONE_ROW)
 
     def __repr__(self) -> str:
         return f"CpuNtt(r=0x{self.field.modulus:x})"
 
     # ---------------------------------------------------------------- rows and tables
     def mont_row(self, x: int) -> np.ndarray:
-        """A canonical int as a (1, L) uint64 Montgomery row (what the kernels load)."""
+        """A canonical int as a (1, L) uint64 Montgomery row (what the kernels load), read-only
+        like every table the kernels read (one specialization each: ``cuzk.field.jit.readonly``)."""
         v = x * self.field.r % self.field.modulus
-        return np.array([[(v >> (64 * k)) & (2**64 - 1) for k in range(self.limbs)]], dtype=np.uint64)
+        return readonly(np.array([[(v >> (64 * k)) & (2**64 - 1) for k in range(self.limbs)]], dtype=np.uint64))
 
     def powers(self, x: int, n: int, scale: int = 1) -> np.ndarray:
         """``[scale·x^0, ..., scale·x^(n-1)]`` as (n, L) Montgomery rows (twiddles, cosets, setup)."""
@@ -145,7 +148,7 @@ class CpuNtt:
             if inverse:
                 c = pow(1 << log_n, -1, r)
                 return self.kernels.powers(self.mont_row(c), self.mont_row(pow(shift, -1, r)), 1 << log_n)
-            return self.kernels.powers(self.kernels.F_ONE_ROW, self.mont_row(shift), 1 << log_n)
+            return self.kernels.powers(self._one_row, self.mont_row(shift), 1 << log_n)
 
         return _TABLES.get(("coset", r, log_n, shift, inverse), make)
 
@@ -186,7 +189,7 @@ class CpuNtt:
                 post, post_each = self._coset_table(log_n, shift, True), True
         pre_on = pre.shape[0] > 0
         if pre.shape[0] == 0:
-            pre = K.F_ONE_ROW  # never read; keeps one array type for Numba
+            pre = self._one_row  # never read; keeps one array type for Numba
         out = np.empty_like(values)
         # T = 2^log_t independent chunks (each >= one leaf), then log_t shared top stages
         log_t = 0 if log_n < MIN_PARALLEL_LOG else min(threads.bit_length() - 1, log_n - K.LEAF_LOG)

@@ -21,6 +21,7 @@ __all__ = ["signed_digits", "signed_digits_range", "num_windows", "top_bits", "S
 
 SCALAR_BITS = 255  # Fr scalars are < r < 2^255
 _ONE = np.uint64(1)
+_ZERO = np.int64(0)
 
 
 def num_windows(c: int, bits: int = SCALAR_BITS) -> int:
@@ -39,7 +40,7 @@ def signed_digits(scalars, c, nwin, skip):
     """(nwin, n) int32 signed digits of canonical scalars (n, 4); rows with skip[i] are zero."""
     n = scalars.shape[0]
     out = np.zeros((nwin, n), np.int32)
-    signed_digits_range(scalars, c, skip, 0, n, out)
+    signed_digits_range(scalars, c, skip, _ZERO, n, out)  # int64, not a literal: one specialization
     return out
 
 

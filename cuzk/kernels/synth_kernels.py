@@ -16,6 +16,7 @@ trusts its program: ``cuzk.synth.kernels.validate_program`` checks a loaded one 
 import numpy as np
 from numba import njit, prange
 
+from cuzk.field.jit import I0
 from cuzk.field import fr
 
 __all__ = [
@@ -43,7 +44,7 @@ _M0, _M1, _M2, _M3 = (np.uint64(fr.R0), np.uint64(fr.R1), np.uint64(fr.R2), np.u
 def run_witness(code, consts, inputs, n_slots):
     """Execute a witness program; returns the ``(n_slots, 4)`` register file (reg 0 = one)."""
     reg = np.zeros((n_slots, L), dtype=np.uint64)
-    fr.store(reg, 0, fr.one())
+    fr.store(reg, I0, fr.one())
     pc = 0
     n = code.shape[0]
     while pc < n:
@@ -107,7 +108,7 @@ def _matvec_rows(indptr, indices, data, z, out, lo, hi):
     for r in range(lo, hi):
         acc = fr.zero()
         for k in range(indptr[r], indptr[r + 1]):
-            v = fr.load(z, indices[k])
+            v = fr.load(z, np.int64(indices[k]))  # int64 rows everywhere: one fr.load specialization
             if not (data[k, 0] == _M0 and data[k, 1] == _M1 and data[k, 2] == _M2 and data[k, 3] == _M3):
                 v = fr.mul(fr.load(data, k), v)
             acc = fr.add(acc, v)
@@ -119,7 +120,7 @@ def csr_matvec(indptr, indices, data, z):
     """``M · z`` for a CSR matrix with Montgomery Fr coefficients; one thread."""
     rows = indptr.shape[0] - 1
     out = np.empty((rows, L), dtype=np.uint64)
-    _matvec_rows(indptr, indices, data, z, out, 0, rows)
+    _matvec_rows(indptr, indices, data, z, out, I0, rows)
     return out
 
 
@@ -152,7 +153,7 @@ def columns_at(indptr, indices, data, lag, out):
     for row in range(indptr.shape[0] - 1):
         lr = fr.load(lag, row)
         for k in range(indptr[row], indptr[row + 1]):
-            col = indices[k]
+            col = np.int64(indices[k])
             fr.store(out, col, fr.add(fr.load(out, col), fr.mul(fr.load(data, k), lr)))
 
 

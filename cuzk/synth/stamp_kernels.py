@@ -43,8 +43,12 @@ def sort_rows(indptr, cols, coef):
         lo, hi = indptr[r], indptr[r + 1]
         if hi - lo > 32:
             order = np.argsort(cols[lo:hi])
-            cols[lo:hi] = cols[lo:hi][order]
-            coef[lo:hi] = coef[lo:hi][order]
+            # permuted through copies, element by element: a slice assignment would compile
+            # Numba's shape-mismatch error (string formatting: seconds of every cold start)
+            c, v = cols[lo:hi].copy(), coef[lo:hi].copy()
+            for k in range(hi - lo):
+                cols[lo + k] = c[order[k]]
+                coef[lo + k] = v[order[k]]
             continue
         for i in range(lo + 1, hi):
             c, v, j = cols[i], coef[i], i - 1

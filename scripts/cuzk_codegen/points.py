@@ -65,7 +65,9 @@ affine ``(x, y)`` with the identity as all-zero limbs, Jacobian ``(X, Y, Z)`` = 
 XYZZ ``(X, Y, ZZ, ZZZ)`` = (X/ZZ, Y/ZZZ) with ZZ³ = ZZZ²; projective identity has Z = ZZ = ZZZ = 0.
 Every add handles the identity, P + P and P + (−P). Formulas (a = 0): EFD
 shortw-jacobian-0 dbl-2009-l / add-2007-bl / madd-2007-bl; shortw-xyzz dbl-2008-s-1 /
-mdbl-2008-s-1 / add-2008-s / madd-2008-s. Every function is ``@njit(cache=True, nogil=True)``.
+mdbl-2008-s-1 / add-2008-s / madd-2008-s. Point formulas are ``@jit_kernel(cache=True,
+nogil=True)`` (``@njit`` without the Python-call wrappers, ``cuzk.field.jit``), array kernels
+``@njit(cache=True, nogil=True)``.
 
 Call them from other kernels; from Python use the array kernels (``*_many``), since tuples of
 Python ints re-enter Numba with mixed int64/uint64 types (NUMBA_NOTES pitfall 2):
@@ -121,32 +123,32 @@ OK, BAD_FLAGS, BAD_INFINITY, X_NOT_CANONICAL, Y_NOT_CANONICAL, NOT_ON_CURVE, NOT
 
 ZCASH_HOOK_FUNCS = string.Template('''
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _read_coord(row, off, mask):
 ${READ}
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _write_coord(row, off, a):
 ${WRITE}
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _y_is_larger(y):
 ${LARGER}
 ''')
 
 SUBGROUP_BY_ENDO = '''\
 # ---------------------------------------------------------------- subgroup membership
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def endomorphism(p):
     """(endo_x·frob(x), endo_y·frob(y)): G1's φ (cube-root β), G2's ψ (untwist-Frobenius-twist)."""
     if aff_is_identity(p):
         return p
-    return (F.mul(_frob(p[0]), F.load(_ENDO_X, 0)), F.mul(_frob(p[1]), F.load(_ENDO_Y, 0)))
+    return (F.mul(_frob(p[0]), F.load(_ENDO_X, I0)), F.mul(_frob(p[1]), F.load(_ENDO_Y, I0)))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_in_subgroup(p):
     """Membership of an on-curve affine P in the order-r subgroup via the endomorphism test
     endo(P) == ±scalar^power·P: ${CRITERION}."""
@@ -162,7 +164,7 @@ def aff_in_subgroup(p):
 
 SUBGROUP_COFACTOR_ONE = '''\
 # ---------------------------------------------------------------- subgroup membership
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_in_subgroup(p):
     """Always True for an on-curve P: the cofactor is 1, so the curve's points ARE the subgroup."""
     return True
@@ -170,7 +172,7 @@ def aff_in_subgroup(p):
 
 BY_ORDER = '''
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_in_subgroup_by_order(p):
     """The definition: r·P is the identity (slower; the reference for :func:`aff_in_subgroup`)."""
     return jac_is_identity(aff_mul(p, _ORDER))
@@ -219,13 +221,15 @@ def render_points(t: Target, name: str) -> str:
     out.append("\nimport numpy as np\nfrom numba import njit, prange\n\nfrom cuzk.curve.coords import mont_array, scalar_limbs\n")
     if zcash:
         out.append("from cuzk.curve.fq_bytes import ALL_BITS, FLAG_BITS_CLEAR, gt_half, limbs_are_zero, lt_modulus, read_be, write_be\n")
+    out.append("from cuzk.field.jit import I0, I1, I2, I3, jit_kernel\n")
     out.append(f"from {L.curve_params} import {title}_PARAMS as _C\nfrom {L.field_params} import FQ as _FQ\n")
     out.append(f"from {L.field_pkg} import fq as FB\nfrom {L.field_pkg} import {field} as F\n\n")
     out.append("__all__ = [\n" + "".join(f"    {line}\n" for line in _names(endo, zcash)) + "]\n\n")
     out.append(f"DEGREE = {degree}\n")
     if zcash:
         out.append(f"COORD_BYTES = {t.spec.encoding.fq_bytes * degree}  # one coordinate in the zcash format\n")
-    out.append("\n# Constants as read-only Montgomery arrays; kernels read them with F.load(_X, 0).\n")
+        out.append("_Y_OFFSET = np.int64(COORD_BYTES)  # where y starts in an uncompressed row (int64: see I0)\n")
+    out.append("\n# Constants as read-only Montgomery arrays; kernels read them with F.load(_X, I0).\n")
     out.append("_B = mont_array([_C.b], DEGREE, _FQ)\n_GEN_X = mont_array([_C.generator[0]], DEGREE, _FQ)\n")
     out.append("_GEN_Y = mont_array([_C.generator[1]], DEGREE, _FQ)\n")
     if endo:
@@ -234,7 +238,7 @@ def render_points(t: Target, name: str) -> str:
     if zcash:
         out.append(ZCASH_CONSTS)
     out.append("\n\n# ---------------------------------------------------------------- coordinate hooks (per group)\n")
-    out.append(f"@njit(cache=True, nogil=True)\ndef _frob(a):\n{FROB[degree]}\n")
+    out.append(f"@jit_kernel(cache=True, nogil=True)\ndef _frob(a):\n{FROB[degree]}\n")
     if zcash:
         hooks = {k: string.Template(v).substitute(FQ_BYTES=t.spec.encoding.fq_bytes) for k, v in ZCASH_HOOKS[degree].items()}
         out.append(ZCASH_HOOK_FUNCS.substitute(**hooks))

@@ -8,49 +8,49 @@ __all__ = ["ARRAYS", "ZCASH"]
 
 ARRAYS = '''\
 # ---------------------------------------------------------------- arrays
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def load_affine(arr, i):
     """Point ``i`` of an affine array, shape (n, 2, *coord)."""
     a = arr[i]
-    return (F.load(a, 0), F.load(a, 1))
+    return (F.load(a, I0), F.load(a, I1))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def store_affine(arr, i, p):
     a = arr[i]
-    F.store(a, 0, p[0])
-    F.store(a, 1, p[1])
+    F.store(a, I0, p[0])
+    F.store(a, I1, p[1])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def load_jac(arr, i):
     """Point ``i`` of a Jacobian array, shape (n, 3, *coord)."""
     a = arr[i]
-    return (F.load(a, 0), F.load(a, 1), F.load(a, 2))
+    return (F.load(a, I0), F.load(a, I1), F.load(a, I2))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def store_jac(arr, i, p):
     a = arr[i]
-    F.store(a, 0, p[0])
-    F.store(a, 1, p[1])
-    F.store(a, 2, p[2])
+    F.store(a, I0, p[0])
+    F.store(a, I1, p[1])
+    F.store(a, I2, p[2])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def load_xyzz(arr, i):
     """Point ``i`` of an XYZZ array, shape (n, 4, *coord)."""
     a = arr[i]
-    return (F.load(a, 0), F.load(a, 1), F.load(a, 2), F.load(a, 3))
+    return (F.load(a, I0), F.load(a, I1), F.load(a, I2), F.load(a, I3))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def store_xyzz(arr, i, p):
     a = arr[i]
-    F.store(a, 0, p[0])
-    F.store(a, 1, p[1])
-    F.store(a, 2, p[2])
-    F.store(a, 3, p[3])
+    F.store(a, I0, p[0])
+    F.store(a, I1, p[1])
+    F.store(a, I2, p[2])
+    F.store(a, I3, p[3])
 
 
 @njit(cache=True, nogil=True)
@@ -62,7 +62,7 @@ def batch_to_affine(jac, out):
     acc = F.one()
     for i in range(n):
         F.store(prefix, i, acc)
-        z = F.load(jac[i], 2)
+        z = F.load(jac[i], I2)
         if not F.is_zero(z):
             acc = F.mul(acc, z)
     inv = F.inv(acc)
@@ -104,7 +104,7 @@ def sum_many(points, out):
     acc = xyzz_identity()
     for i in range(points.shape[0]):
         acc = xyzz_madd(acc, load_affine(points, i))
-    store_jac(out, 0, xyzz_to_jac(acc))
+    store_jac(out, I0, xyzz_to_jac(acc))
 
 
 @njit(cache=True, nogil=True)
@@ -144,7 +144,7 @@ def first_outside_subgroup(points, lo, hi):
 
 ZCASH = '''\
 # ---------------------------------------------------------------- zcash encoding
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _decode_one(row, compressed, checked):
     flags = row[0]
     if ((flags & _C_FLAG) != _NO_BYTE) != compressed:
@@ -159,17 +159,17 @@ def _decode_one(row, compressed, checked):
         return OK, aff_identity()
     if not compressed and (flags & _S_FLAG) != _NO_BYTE:
         return BAD_FLAGS, aff_identity()
-    ok, x = _read_coord(row, 0, FLAG_BITS_CLEAR)
+    ok, x = _read_coord(row, I0, FLAG_BITS_CLEAR)
     if not ok:
         return X_NOT_CANONICAL, aff_identity()
     if compressed:
-        ok, y = F.sqrt(F.add(F.mul(F.sqr(x), x), F.load(_B, 0)))
+        ok, y = F.sqrt(F.add(F.mul(F.sqr(x), x), F.load(_B, I0)))
         if not ok:
             return NOT_ON_CURVE, aff_identity()
         if _y_is_larger(y) != ((flags & _S_FLAG) != _NO_BYTE):
             y = F.neg(y)
     else:
-        ok, y = _read_coord(row, COORD_BYTES, ALL_BITS)
+        ok, y = _read_coord(row, _Y_OFFSET, ALL_BITS)
         if not ok:
             return Y_NOT_CANONICAL, aff_identity()
         if not _satisfies_equation(x, y):
@@ -212,11 +212,11 @@ def encode_many(points, compressed, buf):
         if aff_is_identity(p):
             row[0] = (_C_FLAG | _I_FLAG) if compressed else _I_FLAG
             continue
-        _write_coord(row, 0, p[0])
+        _write_coord(row, I0, p[0])
         if compressed:
             row[0] = row[0] | _C_FLAG
             if _y_is_larger(p[1]):
                 row[0] = row[0] | _S_FLAG
         else:
-            _write_coord(row, COORD_BYTES, p[1])
+            _write_coord(row, _Y_OFFSET, p[1])
 '''

@@ -8,39 +8,39 @@ __all__ = ["FORMULAS"]
 
 FORMULAS = '''\
 # ---------------------------------------------------------------- affine
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_identity():
     """The identity in affine form: all-zero limbs."""
     return (F.zero(), F.zero())
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_is_identity(p):
     return F.is_zero(p[0]) and F.is_zero(p[1])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_generator():
-    return (F.load(_GEN_X, 0), F.load(_GEN_Y, 0))
+    return (F.load(_GEN_X, I0), F.load(_GEN_Y, I0))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_neg(p):
     # neg(0) = 0, so the identity maps to itself
     return (p[0], F.neg(p[1]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_eq(p, q):
     return F.eq(p[0], q[0]) and F.eq(p[1], q[1])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _satisfies_equation(x, y):
-    return F.eq(F.sqr(y), F.add(F.mul(F.sqr(x), x), F.load(_B, 0)))
+    return F.eq(F.sqr(y), F.add(F.mul(F.sqr(x), x), F.load(_B, I0)))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_is_on_curve(p):
     """y² = x³ + b, or the identity (all zeros, which is not itself a solution)."""
     if aff_is_identity(p):
@@ -49,29 +49,29 @@ def aff_is_on_curve(p):
 
 
 # ---------------------------------------------------------------- Jacobian
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_identity():
     return (F.one(), F.one(), F.zero())
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_is_identity(p):
     return F.is_zero(p[2])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_from_affine(p):
     if aff_is_identity(p):
         return jac_identity()
     return (p[0], p[1], F.one())
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_neg(p):
     return (p[0], F.neg(p[1]), p[2])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_dbl(p):
     """2P (dbl-2009-l); Z = 0 stays 0, so the identity needs no branch."""
     X, Y, Z = p
@@ -86,7 +86,7 @@ def jac_dbl(p):
     return (X3, Y3, Z3)
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_add(p, q):
     """P + Q, both Jacobian (add-2007-bl)."""
     if jac_is_identity(p):
@@ -116,7 +116,7 @@ def jac_add(p, q):
     return (X3, Y3, Z3)
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_madd(p, q):
     """P + Q, P Jacobian, Q affine (madd-2007-bl)."""
     if aff_is_identity(q):
@@ -143,7 +143,7 @@ def jac_madd(p, q):
     return (X3, Y3, Z3)
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_eq(p, q):
     """Projective equality: X1·Z2² = X2·Z1² and Y1·Z2³ = Y2·Z1³."""
     ip = jac_is_identity(p)
@@ -157,7 +157,7 @@ def jac_eq(p, q):
     return F.eq(F.mul(p[1], F.mul(Z2Z2, q[2])), F.mul(q[1], F.mul(Z1Z1, p[2])))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_eq_affine(p, q):
     ip = jac_is_identity(p)
     iq = aff_is_identity(q)
@@ -167,7 +167,7 @@ def jac_eq_affine(p, q):
     return F.eq(p[0], F.mul(q[0], Z1Z1)) and F.eq(p[1], F.mul(q[1], F.mul(Z1Z1, p[2])))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_to_affine(p):
     """One inversion; the identity maps to all-zero limbs."""
     if jac_is_identity(p):
@@ -177,7 +177,7 @@ def jac_to_affine(p):
     return (F.mul(p[0], zi2), F.mul(p[1], F.mul(zi2, zi)))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_mul(p, k):
     """k·P by double-and-add, ``k`` a 1-D uint64 array of little-endian canonical limbs."""
     acc = jac_identity()
@@ -191,7 +191,7 @@ def jac_mul(p, k):
     return acc
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_mul(p, k):
     """k·P for affine P (mixed additions); returns Jacobian."""
     acc = jac_identity()
@@ -206,29 +206,29 @@ def aff_mul(p, k):
 
 
 # ---------------------------------------------------------------- XYZZ
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_identity():
     return (F.one(), F.one(), F.zero(), F.zero())
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_is_identity(p):
     return F.is_zero(p[2])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_from_affine(p):
     if aff_is_identity(p):
         return xyzz_identity()
     return (p[0], p[1], F.one(), F.one())
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_neg(p):
     return (p[0], F.neg(p[1]), p[2], p[3])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_dbl(p):
     """2P (dbl-2008-s-1); ZZ = ZZZ = 0 stays 0."""
     X1, Y1, ZZ1, ZZZ1 = p
@@ -243,7 +243,7 @@ def xyzz_dbl(p):
     return (X3, Y3, F.mul(V, ZZ1), F.mul(W, ZZZ1))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_mdbl(q):
     """2Q for affine Q, result XYZZ (mdbl-2008-s-1)."""
     if aff_is_identity(q):
@@ -259,7 +259,7 @@ def xyzz_mdbl(q):
     return (X3, Y3, V, W)
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_add(p, q):
     """P + Q, both XYZZ (add-2008-s)."""
     if xyzz_is_identity(p):
@@ -286,7 +286,7 @@ def xyzz_add(p, q):
     return (X3, Y3, F.mul(F.mul(ZZ1, ZZ2), PP), F.mul(F.mul(ZZZ1, ZZZ2), PPP))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_madd(p, q):
     """P + Q, P XYZZ, Q affine (madd-2008-s)."""
     if aff_is_identity(q):
@@ -308,7 +308,7 @@ def xyzz_madd(p, q):
     return (X3, Y3, F.mul(ZZ1, PP), F.mul(ZZZ1, PPP))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_eq(p, q):
     ip = xyzz_is_identity(p)
     iq = xyzz_is_identity(q)
@@ -317,7 +317,7 @@ def xyzz_eq(p, q):
     return F.eq(F.mul(p[0], q[2]), F.mul(q[0], p[2])) and F.eq(F.mul(p[1], q[3]), F.mul(q[1], p[3]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_to_affine(p):
     """x = X/ZZ, y = Y/ZZZ with one inversion of ZZ·ZZZ."""
     if xyzz_is_identity(p):
@@ -326,7 +326,7 @@ def xyzz_to_affine(p):
     return (F.mul(p[0], F.mul(t, p[3])), F.mul(p[1], F.mul(t, p[2])))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_to_jac(p):
     """Jacobian with Z = ZZZ: X·ZZ², Y·ZZZ² (no inversion)."""
     if xyzz_is_identity(p):
@@ -334,7 +334,7 @@ def xyzz_to_jac(p):
     return (F.mul(p[0], F.sqr(p[2])), F.mul(p[1], F.sqr(p[3])), p[3])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_to_xyzz(p):
     if jac_is_identity(p):
         return xyzz_identity()

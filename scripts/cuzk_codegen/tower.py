@@ -25,7 +25,8 @@ FQ2 = string.Template('''\
 """${TITLE} Fq2 = Fq[u] / (u^2 + ${K}): kernels over pairs ``(c0, c1)`` of Fq elements (value c0 + c1*u).
 
 Elements are tuples of two ``UniTuple(uint64, ${L})`` Montgomery Fq elements; arrays of them
-have shape ``(n, 2, ${L})``. Every function is ``@njit(cache=True, nogil=True)``; see
+have shape ``(n, 2, ${L})``. Every function is ``@jit_kernel(cache=True, nogil=True)`` (``@njit`` without the
+Python-call wrappers, ``cuzk.field.jit``); see
 docs/kernel-contracts.md.
 
     >>> from numba import njit
@@ -36,8 +37,8 @@ ${DOCTEST}
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from cuzk.field.jit import jit_kernel
 from ${FIELD_PKG} import fq
 from ${FIELD_PARAMS} import FQ
 
@@ -50,37 +51,37 @@ __all__ = [
 HALF = tuple(np.uint64((FQ.to_mont_int((FQ.modulus + 1) // 2) >> (64 * k)) & 0xFFFFFFFFFFFFFFFF) for k in range(FQ.limbs))
 ${INV_K_CONST}
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def zero():
     """The additive identity."""
     return (fq.zero(), fq.zero())
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def one():
     """The multiplicative identity."""
     return (fq.one(), fq.zero())
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def add(a, b):
     """a + b."""
     return (fq.add(a[0], b[0]), fq.add(a[1], b[1]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def sub(a, b):
     """a - b."""
     return (fq.sub(a[0], b[0]), fq.sub(a[1], b[1]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def neg(a):
     """-a."""
     return (fq.neg(a[0]), fq.neg(a[1]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def dbl(a):
     """2a."""
     return (fq.dbl(a[0]), fq.dbl(a[1]))
@@ -92,26 +93,26 @@ ${MUL}
 ${SQR}
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def conj(a):
     """c0 - c1 u."""
     return (a[0], fq.neg(a[1]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def frobenius(a):
     """${FROB_DOC}"""
     return conj(a)
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def inv(a):
     """a^-1 = conj(a) / (c0^2 + ${K_TXT}c1^2); inv(zero()) == zero()."""
     t = fq.inv(fq.add(fq.sqr(a[0]), ${K_SQR_A1}))
     return (fq.mul(a[0], t), fq.neg(fq.mul(a[1], t)))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def mul_by_fq(a, s):
     """a * s for s in Fq."""
     return (fq.mul(a[0], s), fq.mul(a[1], s))
@@ -119,19 +120,19 @@ def mul_by_fq(a, s):
 
 ${MUL_BY_NONRESIDUE}
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def is_zero(a):
     """True for zero."""
     return fq.is_zero(a[0]) and fq.is_zero(a[1])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def eq(a, b):
     """Equality."""
     return fq.eq(a[0], b[0]) and fq.eq(a[1], b[1])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def pow_(a, e):
     """a^e, e a 1-D uint64 array of little-endian limbs."""
     r = one()
@@ -149,7 +150,7 @@ def pow_(a, e):
     return r
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def sqrt(a):
     """(ok, r) with r^2 == a; ok False (r zero) for non-squares.
 
@@ -177,7 +178,7 @@ ${SQRT_REAL}
     return True, r
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def load(arr, i):
     """Row i of an (n, 2, ${L}) uint64 array as an element."""
     return (
@@ -186,7 +187,7 @@ def load(arr, i):
     )
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def store(arr, i, v):
     """Write element v into row i of an (n, 2, ${L}) uint64 array."""
     for j in range(2):
@@ -208,7 +209,7 @@ def _beta_parts(k: int) -> dict:
     """The template pieces that depend on u² = −k (k = 1: the text from before β was a parameter)."""
     if k == 1:
         return dict(
-            MUL=('@njit(cache=True, nogil=True)\ndef mul(a, b):\n'
+            MUL=('@jit_kernel(cache=True, nogil=True)\ndef mul(a, b):\n'
                  '    """a * b by Karatsuba with lazy reduction: three 2L-limb products, two Montgomery reductions.\n\n'
                  '    c0 = a0 b0 - a1 b1 (plus p^2 when negative: < p^2) and c1 = (a0 + a1)(b0 + b1) - a0 b0 - a1 b1\n'
                  '    = a0 b1 + a1 b0 (< 2p^2, exact on wrapping limbs) are reduced once each (both < p R).\n'
@@ -219,7 +220,7 @@ def _beta_parts(k: int) -> dict:
             K="1", K_TXT="", K_V1="v1", K_SQR_A1="fq.sqr(a[1])", K_SQR_A1_SQRT="fq.sqr(a1)",
             DOCTEST=("    >>> @njit\n    ... def u_squared_is_minus_one():\n    ...     u = (fq.zero(), fq.one())\n"
                      "    ...     return fq2.eq(fq2.mul(u, u), fq2.neg(fq2.one()))\n    >>> u_squared_is_minus_one()\n    True"),
-            SQR=('@njit(cache=True, nogil=True)\ndef sqr(a):\n'
+            SQR=('@jit_kernel(cache=True, nogil=True)\ndef sqr(a):\n'
                  '    """a^2 = (c0 + c1)(c0 - c1) + 2 c0 c1 u: two Fq multiplications."""\n'
                  '    c0 = fq.mul(fq.add(a[0], a[1]), fq.sub(a[0], a[1]))\n    t = fq.mul(a[0], a[1])\n    return (c0, fq.add(t, t))'),
             SQRT_REAL=("        ok, s = fq.sqrt(fq.neg(a0))  # -a0 is a square when a0 is not (-1 is not a square)\n"
@@ -227,7 +228,7 @@ def _beta_parts(k: int) -> dict:
             INV_K_CONST="", FROB_DOC="a^p; for u^2 = -1 and p = 3 mod 4 this is the conjugate.",
         )
     return dict(
-        MUL=('@njit(cache=True, nogil=True)\ndef mul(a, b):\n'
+        MUL=('@jit_kernel(cache=True, nogil=True)\ndef mul(a, b):\n'
              '    """a * b by Karatsuba: three Fq multiplications."""\n'
              '    v0 = fq.mul(a[0], b[0])\n    v1 = fq.mul(a[1], b[1])\n'
              '    s = fq.mul(fq.add(a[0], a[1]), fq.add(b[0], b[1]))\n'
@@ -241,7 +242,7 @@ def _beta_parts(k: int) -> dict:
         INV_K_CONST=(f"# 1/{k} in Montgomery form, for the square root of a non-square c0\n"
                      f"INV_K = tuple(np.uint64((FQ.to_mont_int(pow({k}, -1, FQ.modulus)) >> (64 * k)) & 0xFFFFFFFFFFFFFFFF)"
                      " for k in range(FQ.limbs))\n"),
-        SQR=('@njit(cache=True, nogil=True)\ndef sqr(a):\n'
+        SQR=('@jit_kernel(cache=True, nogil=True)\ndef sqr(a):\n'
              f'    """a^2 = (c0^2 - {k} c1^2) + 2 c0 c1 u: three Fq multiplications."""\n'
              f'    c0 = fq.sub(fq.sqr(a[0]), {_small_multiple("fq.sqr(a[1])", k)})\n'
              '    t = fq.mul(a[0], a[1])\n    return (c0, fq.add(t, t))'),
@@ -253,7 +254,7 @@ def _beta_parts(k: int) -> dict:
 def _mul_by_nonresidue(xi: tuple[int, int], p: int, k: int = 1) -> str:
     """``mul_by_nonresidue``: a·ξ for ξ = c0 + c1·u, u² = −k: (c0·a0 − k·c1·a1) + (c0·a1 + c1·a0)u."""
     c0, c1 = xi
-    head = "@njit(cache=True, nogil=True)\ndef mul_by_nonresidue(a):\n"
+    head = "@jit_kernel(cache=True, nogil=True)\ndef mul_by_nonresidue(a):\n"
     if c0 == 0 and c1 == 1:
         # ξ = u: a·u = −k·a1 + a0 u, additions only
         doc = f'    """a * u, the Fq6 non-residue: -{k} c1 + c0 u."""\n'

@@ -2,7 +2,8 @@
 """BLS12-377 Fq2 = Fq[u] / (u^2 + 5): kernels over pairs ``(c0, c1)`` of Fq elements (value c0 + c1*u).
 
 Elements are tuples of two ``UniTuple(uint64, 6)`` Montgomery Fq elements; arrays of them
-have shape ``(n, 2, 6)``. Every function is ``@njit(cache=True, nogil=True)``; see
+have shape ``(n, 2, 6)``. Every function is ``@jit_kernel(cache=True, nogil=True)`` (``@njit`` without the
+Python-call wrappers, ``cuzk.field.jit``); see
 docs/kernel-contracts.md.
 
     >>> from numba import njit
@@ -18,8 +19,8 @@ docs/kernel-contracts.md.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from cuzk.field.jit import jit_kernel
 from cuzk.curves.bls12_377 import fq
 from cuzk.curves.bls12_377.params import FQ
 
@@ -34,43 +35,43 @@ HALF = tuple(np.uint64((FQ.to_mont_int((FQ.modulus + 1) // 2) >> (64 * k)) & 0xF
 INV_K = tuple(np.uint64((FQ.to_mont_int(pow(5, -1, FQ.modulus)) >> (64 * k)) & 0xFFFFFFFFFFFFFFFF) for k in range(FQ.limbs))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def zero():
     """The additive identity."""
     return (fq.zero(), fq.zero())
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def one():
     """The multiplicative identity."""
     return (fq.one(), fq.zero())
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def add(a, b):
     """a + b."""
     return (fq.add(a[0], b[0]), fq.add(a[1], b[1]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def sub(a, b):
     """a - b."""
     return (fq.sub(a[0], b[0]), fq.sub(a[1], b[1]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def neg(a):
     """-a."""
     return (fq.neg(a[0]), fq.neg(a[1]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def dbl(a):
     """2a."""
     return (fq.dbl(a[0]), fq.dbl(a[1]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def mul(a, b):
     """a * b by Karatsuba: three Fq multiplications."""
     v0 = fq.mul(a[0], b[0])
@@ -79,7 +80,7 @@ def mul(a, b):
     return (fq.sub(v0, fq.add(fq.dbl(fq.dbl(v1)), v1)), fq.sub(fq.sub(s, v0), v1))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def sqr(a):
     """a^2 = (c0^2 - 5 c1^2) + 2 c0 c1 u: three Fq multiplications."""
     c0 = fq.sub(fq.sqr(a[0]), fq.add(fq.dbl(fq.dbl(fq.sqr(a[1]))), fq.sqr(a[1])))
@@ -87,50 +88,50 @@ def sqr(a):
     return (c0, fq.add(t, t))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def conj(a):
     """c0 - c1 u."""
     return (a[0], fq.neg(a[1]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def frobenius(a):
     """a^p: the conjugate (u^p = (-5)^((p-1)/2) u = -u, -5 being a non-square)."""
     return conj(a)
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def inv(a):
     """a^-1 = conj(a) / (c0^2 + 5c1^2); inv(zero()) == zero()."""
     t = fq.inv(fq.add(fq.sqr(a[0]), fq.add(fq.dbl(fq.dbl(fq.sqr(a[1]))), fq.sqr(a[1]))))
     return (fq.mul(a[0], t), fq.neg(fq.mul(a[1], t)))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def mul_by_fq(a, s):
     """a * s for s in Fq."""
     return (fq.mul(a[0], s), fq.mul(a[1], s))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def mul_by_nonresidue(a):
     """a * u, the Fq6 non-residue: -5 c1 + c0 u."""
     return (fq.neg(fq.add(fq.dbl(fq.dbl(a[1])), a[1])), a[0])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def is_zero(a):
     """True for zero."""
     return fq.is_zero(a[0]) and fq.is_zero(a[1])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def eq(a, b):
     """Equality."""
     return fq.eq(a[0], b[0]) and fq.eq(a[1], b[1])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def pow_(a, e):
     """a^e, e a 1-D uint64 array of little-endian limbs."""
     r = one()
@@ -148,7 +149,7 @@ def pow_(a, e):
     return r
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def sqrt(a):
     """(ok, r) with r^2 == a; ok False (r zero) for non-squares.
 
@@ -178,7 +179,7 @@ def sqrt(a):
     return True, r
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def load(arr, i):
     """Row i of an (n, 2, 6) uint64 array as an element."""
     return (
@@ -187,7 +188,7 @@ def load(arr, i):
     )
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def store(arr, i, v):
     """Write element v into row i of an (n, 2, 6) uint64 array."""
     for j in range(2):

@@ -5,7 +5,7 @@ An element is ``(c0, c1)`` = c0 + c1*w with ``c0, c1`` Fq6 elements (``cuzk.curv
 as a flat list of Fq2 coefficients it is sum_j c0[j] w^(2j) + c1[j] w^(2j+1) (w^6 = xi = 9 + u).
 Arrays hold elements as ``(n, 2, 3, 2, 4)`` uint64 Montgomery; a single element, as returned by
 :func:`cuzk.curves.bn254.pairing.pairing`, is ``(2, 3, 2, 4)``. Kernels are
-``@njit(cache=True, nogil=True)``; :func:`to_ints` / :func:`from_ints` convert at the edge.
+``@jit_kernel(cache=True, nogil=True)``; :func:`to_ints` / :func:`from_ints` convert at the edge.
 
 Kernels are called from other ``@njit`` code; ``load_one`` / ``store_one`` move between arrays
 and tuples.
@@ -24,9 +24,9 @@ and tuples.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from cuzk.errors import FieldValueError
+from cuzk.field.jit import I0, I1, jit_kernel
 from cuzk.curves.bn254 import fq2, fq6
 from cuzk.curves.bn254.params import FQ as _F
 
@@ -67,37 +67,37 @@ _U63 = np.uint64(63)
 _U1 = np.uint64(1)
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def zero():
     """The additive identity."""
     return (fq6.zero(), fq6.zero())
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def one():
     """The multiplicative identity."""
     return (fq6.one(), fq6.zero())
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def add(a, b):
     """a + b."""
     return (fq6.add(a[0], b[0]), fq6.add(a[1], b[1]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def sub(a, b):
     """a - b."""
     return (fq6.sub(a[0], b[0]), fq6.sub(a[1], b[1]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def neg(a):
     """-a."""
     return (fq6.neg(a[0]), fq6.neg(a[1]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def mul(a, b):
     """a * b: Karatsuba over Fq6 (3 Fq6 multiplications); w^2 = v folds a1b1 into c0."""
     t0 = fq6.mul(a[0], b[0])
@@ -106,7 +106,7 @@ def mul(a, b):
     return (fq6.add(t0, fq6.mul_by_nonresidue(t1)), fq6.sub(fq6.sub(s, t0), t1))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def sqr(a):
     """a^2 by complex squaring (2 Fq6 multiplications).
 
@@ -118,7 +118,7 @@ def sqr(a):
     return (fq6.sub(fq6.sub(s, t), fq6.mul_by_nonresidue(t)), fq6.dbl(t))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def inv(a):
     """a^-1 = (a0 - a1 w) / (a0^2 - v a1^2); inv(zero()) == zero()."""
     a0, a1 = a
@@ -126,13 +126,13 @@ def inv(a):
     return (fq6.mul(a0, d), fq6.neg(fq6.mul(a1, d)))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def conj(a):
     """a^(p^6): w -> -w. Equals a^-1 for elements of the cyclotomic subgroup (pairing values)."""
     return (a[0], fq6.neg(a[1]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def mul_by_014(a, c0, c1, c4):
     """a * (c0 + c1 v + c4 v w): a Miller-loop line on an M-type twist (13 Fq2 multiplications, not 18).
 
@@ -145,7 +145,7 @@ def mul_by_014(a, c0, c1, c4):
     return (fq6.add(t0, fq6.mul_by_nonresidue(t1)), fq6.sub(fq6.sub(s, t0), t1))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def mul_by_034(a, c0, c3, c4):
     """a * (c0 + c3 w + c4 v w): a Miller-loop line on a D-type twist (13 Fq2 multiplications).
 
@@ -159,14 +159,14 @@ def mul_by_034(a, c0, c3, c4):
     return (fq6.add(t0, fq6.mul_by_nonresidue(t1)), fq6.sub(fq6.sub(s, t0), t1))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def frobenius_map(a, k):
     """a^(p^k) for any integer k >= 0 (the map has order 12)."""
     i = k % _TWELVE
     return (fq6.frobenius_map(a[0], i), fq6.mul_by_fq2(fq6.frobenius_map(a[1], i), FROB_W[i]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _fq4_sqr(a, b):
     # (a + b s)^2 in Fq4 = Fq2[s]/(s^2 - xi): (a^2 + xi b^2, 2ab), 2ab = (a + b)^2 - a^2 - b^2.
     a2 = fq2.sqr(a)
@@ -174,7 +174,7 @@ def _fq4_sqr(a, b):
     return (fq2.add(a2, fq2.mul_by_nonresidue(b2)), fq2.sub(fq2.sub(fq2.sqr(fq2.add(a, b)), a2), b2))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def cyclotomic_sqr(a):
     """a^2 for a in the cyclotomic subgroup (order dividing p^4 - p^2 + 1); 9 Fq2 squarings.
 
@@ -198,7 +198,7 @@ def cyclotomic_sqr(a):
     return ((h0, h2, h4), (h1, h3, h5))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _square_and_multiply(a, e, cyclotomic):
     # one loop for both powers: the squaring is the only difference (Granger–Scott needs a in
     # the cyclotomic subgroup); the branch is negligible next to an Fq12 squaring
@@ -216,63 +216,63 @@ def _square_and_multiply(a, e, cyclotomic):
     return r
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def cyclotomic_exp(a, e):
     """a^e for a in the cyclotomic subgroup; e a uint64 array of little-endian limbs (e >= 0)."""
     return _square_and_multiply(a, e, True)
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def pow_(a, e):
     """a^e for any a; e a uint64 array of little-endian limbs (e >= 0); pow_(a, [0]) == one()."""
     return _square_and_multiply(a, e, False)
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def is_zero(a):
     """True for the zero element."""
     return fq6.is_zero(a[0]) and fq6.is_zero(a[1])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def is_one(a):
     """True for the multiplicative identity (the neutral element of GT)."""
     return fq6.eq(a[0], fq6.one()) and fq6.is_zero(a[1])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def eq(a, b):
     """Equality (both operands reduced)."""
     return fq6.eq(a[0], b[0]) and fq6.eq(a[1], b[1])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def load(arr, i):
     """Row i of an (n, 2, 3, 2, 4) uint64 array as an element."""
     row = arr[i]
-    return (fq6.load(row, 0), fq6.load(row, 1))
+    return (fq6.load(row, I0), fq6.load(row, I1))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def store(arr, i, v):
     """Write element v into row i of an (n, 2, 3, 2, 4) uint64 array."""
     row = arr[i]
-    fq6.store(row, 0, v[0])
-    fq6.store(row, 1, v[1])
+    fq6.store(row, I0, v[0])
+    fq6.store(row, I1, v[1])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def load_one(arr):
     """A single (2, 3, 2, 4) uint64 array as an element."""
-    return (fq6.load(arr, 0), fq6.load(arr, 1))
+    return (fq6.load(arr, I0), fq6.load(arr, I1))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def store_one(v):
     """An element as a new (2, 3, 2, 4) uint64 array."""
     out = np.empty(SHAPE, dtype=np.uint64)
-    fq6.store(out, 0, v[0])
-    fq6.store(out, 1, v[1])
+    fq6.store(out, I0, v[0])
+    fq6.store(out, I1, v[1])
     return out
 
 

@@ -6,7 +6,9 @@ affine ``(x, y)`` with the identity as all-zero limbs, Jacobian ``(X, Y, Z)`` = 
 XYZZ ``(X, Y, ZZ, ZZZ)`` = (X/ZZ, Y/ZZZ) with ZZ³ = ZZZ²; projective identity has Z = ZZ = ZZZ = 0.
 Every add handles the identity, P + P and P + (−P). Formulas (a = 0): EFD
 shortw-jacobian-0 dbl-2009-l / add-2007-bl / madd-2007-bl; shortw-xyzz dbl-2008-s-1 /
-mdbl-2008-s-1 / add-2008-s / madd-2008-s. Every function is ``@njit(cache=True, nogil=True)``.
+mdbl-2008-s-1 / add-2008-s / madd-2008-s. Point formulas are ``@jit_kernel(cache=True,
+nogil=True)`` (``@njit`` without the Python-call wrappers, ``cuzk.field.jit``), array kernels
+``@njit(cache=True, nogil=True)``.
 
 Call them from other kernels; from Python use the array kernels (``*_many``), since tuples of
 Python ints re-enter Numba with mixed int64/uint64 types (NUMBA_NOTES pitfall 2):
@@ -24,6 +26,7 @@ import numpy as np
 from numba import njit, prange
 
 from cuzk.curve.coords import mont_array, scalar_limbs
+from cuzk.field.jit import I0, I1, I2, I3, jit_kernel
 from cuzk.curves.bn254.params import G2_PARAMS as _C
 from cuzk.curves.bn254.params import FQ as _FQ
 from cuzk.curves.bn254 import fq as FB
@@ -44,7 +47,7 @@ __all__ = [
 
 DEGREE = 2
 
-# Constants as read-only Montgomery arrays; kernels read them with F.load(_X, 0).
+# Constants as read-only Montgomery arrays; kernels read them with F.load(_X, I0).
 _B = mont_array([_C.b], DEGREE, _FQ)
 _GEN_X = mont_array([_C.generator[0]], DEGREE, _FQ)
 _GEN_Y = mont_array([_C.generator[1]], DEGREE, _FQ)
@@ -58,45 +61,45 @@ _ONE = np.uint64(1)
 
 
 # ---------------------------------------------------------------- coordinate hooks (per group)
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _frob(a):
     return F.conj(a)
 
 
 # ---------------------------------------------------------------- affine
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_identity():
     """The identity in affine form: all-zero limbs."""
     return (F.zero(), F.zero())
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_is_identity(p):
     return F.is_zero(p[0]) and F.is_zero(p[1])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_generator():
-    return (F.load(_GEN_X, 0), F.load(_GEN_Y, 0))
+    return (F.load(_GEN_X, I0), F.load(_GEN_Y, I0))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_neg(p):
     # neg(0) = 0, so the identity maps to itself
     return (p[0], F.neg(p[1]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_eq(p, q):
     return F.eq(p[0], q[0]) and F.eq(p[1], q[1])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _satisfies_equation(x, y):
-    return F.eq(F.sqr(y), F.add(F.mul(F.sqr(x), x), F.load(_B, 0)))
+    return F.eq(F.sqr(y), F.add(F.mul(F.sqr(x), x), F.load(_B, I0)))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_is_on_curve(p):
     """y² = x³ + b, or the identity (all zeros, which is not itself a solution)."""
     if aff_is_identity(p):
@@ -105,29 +108,29 @@ def aff_is_on_curve(p):
 
 
 # ---------------------------------------------------------------- Jacobian
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_identity():
     return (F.one(), F.one(), F.zero())
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_is_identity(p):
     return F.is_zero(p[2])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_from_affine(p):
     if aff_is_identity(p):
         return jac_identity()
     return (p[0], p[1], F.one())
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_neg(p):
     return (p[0], F.neg(p[1]), p[2])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_dbl(p):
     """2P (dbl-2009-l); Z = 0 stays 0, so the identity needs no branch."""
     X, Y, Z = p
@@ -142,7 +145,7 @@ def jac_dbl(p):
     return (X3, Y3, Z3)
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_add(p, q):
     """P + Q, both Jacobian (add-2007-bl)."""
     if jac_is_identity(p):
@@ -172,7 +175,7 @@ def jac_add(p, q):
     return (X3, Y3, Z3)
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_madd(p, q):
     """P + Q, P Jacobian, Q affine (madd-2007-bl)."""
     if aff_is_identity(q):
@@ -199,7 +202,7 @@ def jac_madd(p, q):
     return (X3, Y3, Z3)
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_eq(p, q):
     """Projective equality: X1·Z2² = X2·Z1² and Y1·Z2³ = Y2·Z1³."""
     ip = jac_is_identity(p)
@@ -213,7 +216,7 @@ def jac_eq(p, q):
     return F.eq(F.mul(p[1], F.mul(Z2Z2, q[2])), F.mul(q[1], F.mul(Z1Z1, p[2])))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_eq_affine(p, q):
     ip = jac_is_identity(p)
     iq = aff_is_identity(q)
@@ -223,7 +226,7 @@ def jac_eq_affine(p, q):
     return F.eq(p[0], F.mul(q[0], Z1Z1)) and F.eq(p[1], F.mul(q[1], F.mul(Z1Z1, p[2])))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_to_affine(p):
     """One inversion; the identity maps to all-zero limbs."""
     if jac_is_identity(p):
@@ -233,7 +236,7 @@ def jac_to_affine(p):
     return (F.mul(p[0], zi2), F.mul(p[1], F.mul(zi2, zi)))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_mul(p, k):
     """k·P by double-and-add, ``k`` a 1-D uint64 array of little-endian canonical limbs."""
     acc = jac_identity()
@@ -247,7 +250,7 @@ def jac_mul(p, k):
     return acc
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_mul(p, k):
     """k·P for affine P (mixed additions); returns Jacobian."""
     acc = jac_identity()
@@ -262,29 +265,29 @@ def aff_mul(p, k):
 
 
 # ---------------------------------------------------------------- XYZZ
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_identity():
     return (F.one(), F.one(), F.zero(), F.zero())
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_is_identity(p):
     return F.is_zero(p[2])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_from_affine(p):
     if aff_is_identity(p):
         return xyzz_identity()
     return (p[0], p[1], F.one(), F.one())
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_neg(p):
     return (p[0], F.neg(p[1]), p[2], p[3])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_dbl(p):
     """2P (dbl-2008-s-1); ZZ = ZZZ = 0 stays 0."""
     X1, Y1, ZZ1, ZZZ1 = p
@@ -299,7 +302,7 @@ def xyzz_dbl(p):
     return (X3, Y3, F.mul(V, ZZ1), F.mul(W, ZZZ1))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_mdbl(q):
     """2Q for affine Q, result XYZZ (mdbl-2008-s-1)."""
     if aff_is_identity(q):
@@ -315,7 +318,7 @@ def xyzz_mdbl(q):
     return (X3, Y3, V, W)
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_add(p, q):
     """P + Q, both XYZZ (add-2008-s)."""
     if xyzz_is_identity(p):
@@ -342,7 +345,7 @@ def xyzz_add(p, q):
     return (X3, Y3, F.mul(F.mul(ZZ1, ZZ2), PP), F.mul(F.mul(ZZZ1, ZZZ2), PPP))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_madd(p, q):
     """P + Q, P XYZZ, Q affine (madd-2008-s)."""
     if aff_is_identity(q):
@@ -364,7 +367,7 @@ def xyzz_madd(p, q):
     return (X3, Y3, F.mul(ZZ1, PP), F.mul(ZZZ1, PPP))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_eq(p, q):
     ip = xyzz_is_identity(p)
     iq = xyzz_is_identity(q)
@@ -373,7 +376,7 @@ def xyzz_eq(p, q):
     return F.eq(F.mul(p[0], q[2]), F.mul(q[0], p[2])) and F.eq(F.mul(p[1], q[3]), F.mul(q[1], p[3]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_to_affine(p):
     """x = X/ZZ, y = Y/ZZZ with one inversion of ZZ·ZZZ."""
     if xyzz_is_identity(p):
@@ -382,7 +385,7 @@ def xyzz_to_affine(p):
     return (F.mul(p[0], F.mul(t, p[3])), F.mul(p[1], F.mul(t, p[2])))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def xyzz_to_jac(p):
     """Jacobian with Z = ZZZ: X·ZZ², Y·ZZZ² (no inversion)."""
     if xyzz_is_identity(p):
@@ -390,7 +393,7 @@ def xyzz_to_jac(p):
     return (F.mul(p[0], F.sqr(p[2])), F.mul(p[1], F.sqr(p[3])), p[3])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def jac_to_xyzz(p):
     if jac_is_identity(p):
         return xyzz_identity()
@@ -399,15 +402,15 @@ def jac_to_xyzz(p):
 
 
 # ---------------------------------------------------------------- subgroup membership
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def endomorphism(p):
     """(endo_x·frob(x), endo_y·frob(y)): G1's φ (cube-root β), G2's ψ (untwist-Frobenius-twist)."""
     if aff_is_identity(p):
         return p
-    return (F.mul(_frob(p[0]), F.load(_ENDO_X, 0)), F.mul(_frob(p[1]), F.load(_ENDO_Y, 0)))
+    return (F.mul(_frob(p[0]), F.load(_ENDO_X, I0)), F.mul(_frob(p[1]), F.load(_ENDO_Y, I0)))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_in_subgroup(p):
     """Membership of an on-curve affine P in the order-r subgroup via the endomorphism test
     endo(P) == ±scalar^power·P: ψ(P) = 6x²·P, a 127-bit multiple instead of the 254-bit r·P."""
@@ -421,56 +424,56 @@ def aff_in_subgroup(p):
     return jac_eq_affine(q, endomorphism(p))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def aff_in_subgroup_by_order(p):
     """The definition: r·P is the identity (slower; the reference for :func:`aff_in_subgroup`)."""
     return jac_is_identity(aff_mul(p, _ORDER))
 
 
 # ---------------------------------------------------------------- arrays
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def load_affine(arr, i):
     """Point ``i`` of an affine array, shape (n, 2, *coord)."""
     a = arr[i]
-    return (F.load(a, 0), F.load(a, 1))
+    return (F.load(a, I0), F.load(a, I1))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def store_affine(arr, i, p):
     a = arr[i]
-    F.store(a, 0, p[0])
-    F.store(a, 1, p[1])
+    F.store(a, I0, p[0])
+    F.store(a, I1, p[1])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def load_jac(arr, i):
     """Point ``i`` of a Jacobian array, shape (n, 3, *coord)."""
     a = arr[i]
-    return (F.load(a, 0), F.load(a, 1), F.load(a, 2))
+    return (F.load(a, I0), F.load(a, I1), F.load(a, I2))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def store_jac(arr, i, p):
     a = arr[i]
-    F.store(a, 0, p[0])
-    F.store(a, 1, p[1])
-    F.store(a, 2, p[2])
+    F.store(a, I0, p[0])
+    F.store(a, I1, p[1])
+    F.store(a, I2, p[2])
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def load_xyzz(arr, i):
     """Point ``i`` of an XYZZ array, shape (n, 4, *coord)."""
     a = arr[i]
-    return (F.load(a, 0), F.load(a, 1), F.load(a, 2), F.load(a, 3))
+    return (F.load(a, I0), F.load(a, I1), F.load(a, I2), F.load(a, I3))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def store_xyzz(arr, i, p):
     a = arr[i]
-    F.store(a, 0, p[0])
-    F.store(a, 1, p[1])
-    F.store(a, 2, p[2])
-    F.store(a, 3, p[3])
+    F.store(a, I0, p[0])
+    F.store(a, I1, p[1])
+    F.store(a, I2, p[2])
+    F.store(a, I3, p[3])
 
 
 @njit(cache=True, nogil=True)
@@ -482,7 +485,7 @@ def batch_to_affine(jac, out):
     acc = F.one()
     for i in range(n):
         F.store(prefix, i, acc)
-        z = F.load(jac[i], 2)
+        z = F.load(jac[i], I2)
         if not F.is_zero(z):
             acc = F.mul(acc, z)
     inv = F.inv(acc)
@@ -524,7 +527,7 @@ def sum_many(points, out):
     acc = xyzz_identity()
     for i in range(points.shape[0]):
         acc = xyzz_madd(acc, load_affine(points, i))
-    store_jac(out, 0, xyzz_to_jac(acc))
+    store_jac(out, I0, xyzz_to_jac(acc))
 
 
 @njit(cache=True, nogil=True)

@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 
 from cuzk.curves.bn254 import g1 as C
+from cuzk.field.jit import I0, jit_kernel
 
 __all__ = [
     "window_affine", "window_xyzz", "window_into", "combine", "combine_slices", "endo_expand",
@@ -37,7 +38,7 @@ KEEP = 4  # fixed base: digit 0 (or an identity table entry), the accumulator st
 SET = 5  # fixed base: the accumulator is the identity and becomes the table point
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _chord(p, q, inv_dx):
     """P + Q for affine P != ±Q given 1/(x_Q − x_P): λ = (y_Q − y_P)/(x_Q − x_P)."""
     lam = F.mul(F.sub(q[1], p[1]), inv_dx)
@@ -45,7 +46,7 @@ def _chord(p, q, inv_dx):
     return (x3, F.sub(F.mul(lam, F.sub(p[0], x3)), p[1]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _tangent(p, inv_2y):
     """2P for affine P (y != 0) given 1/(2y): λ = 3x²/(2y)."""
     xx = F.sqr(p[0])
@@ -54,7 +55,7 @@ def _tangent(p, inv_2y):
     return (x3, F.sub(F.mul(lam, F.sub(p[0], x3)), p[1]))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _flush(pts, kind, src, dst, den, pref, k):
     """Execute the k scheduled pairs: one inversion for all denominators, then the sums.
 
@@ -85,11 +86,12 @@ def _flush(pts, kind, src, dst, den, pref, k):
             C.store_affine(pts, dst[j], C.aff_identity())
 
 
-@njit(cache=True, nogil=True)
+# One caller: inlined into it (Numba IR), so no library of its own is compiled and optimized (cold start)
+@jit_kernel(cache=True, nogil=True, inline="always")
 def _round(pts, start, length, b0, b1, kind, src, dst, den, pref):
     """One in-place round over buckets [b0, b1): bucket b's length[b] points at start[b] become
     ceil(length[b]/2). Updates ``length``; returns whether some bucket still holds several points."""
-    k = 0
+    k = I0  # int64 from the start: a literal 0 here made Numba compile _flush for Literal[int](0) too
     more = False
     for b in range(b0, b1):
         m = length[b]
@@ -118,7 +120,7 @@ def _round(pts, start, length, b0, b1, kind, src, dst, den, pref):
             k += 1
             if k == CHUNK:
                 _flush(pts, kind, src, dst, den, pref, k)
-                k = 0
+                k = I0
         if m & 1 and m > 1:  # the odd element moves down behind the pair sums
             kind[k] = COPY
             src[k] = s + m - 1
@@ -126,7 +128,7 @@ def _round(pts, start, length, b0, b1, kind, src, dst, den, pref):
             k += 1
             if k == CHUNK:
                 _flush(pts, kind, src, dst, den, pref, k)
-                k = 0
+                k = I0
         length[b] = (m + 1) // 2
         if length[b] > 1:
             more = True
@@ -135,7 +137,8 @@ def _round(pts, start, length, b0, b1, kind, src, dst, den, pref):
     return more
 
 
-@njit(cache=True, nogil=True)
+# One caller: inlined into it (Numba IR), so no library of its own is compiled and optimized (cold start)
+@jit_kernel(cache=True, nogil=True, inline="always")
 def _running_sum(buckets_affine, start, length, nb):
     """Σ_b (b+1)·bucket[b] as XYZZ: running += bucket (high to low); acc += running."""
     running = C.xyzz_identity()
@@ -147,7 +150,8 @@ def _running_sum(buckets_affine, start, length, nb):
     return acc
 
 
-@njit(cache=True, nogil=True)
+# One caller: inlined into it (Numba IR), so no library of its own is compiled and optimized (cold start)
+@jit_kernel(cache=True, nogil=True, inline="always")
 def window_affine(points, digits, nb, lo, hi):
     """Σ_i digits[i]·points[i] over i in [lo, hi) for one window (|digits| <= nb), batch-affine
     buckets; XYZZ result."""
@@ -184,7 +188,8 @@ def window_affine(points, digits, nb, lo, hi):
     return _running_sum(pts, start, length, nb)
 
 
-@njit(cache=True, nogil=True)
+# One caller: inlined into it (Numba IR), so no library of its own is compiled and optimized (cold start)
+@jit_kernel(cache=True, nogil=True, inline="always")
 def window_xyzz(points, digits, nb, lo, hi):
     """Same sum as :func:`window_affine` with XYZZ buckets and mixed additions."""
     buckets = np.zeros((nb, 4, 4), np.uint64)  # ZZ = 0: every bucket starts at the identity
@@ -235,11 +240,11 @@ def combine_slices(sums, c, slices):
         for s in range(slices):
             acc = C.xyzz_add(acc, C.load_xyzz(sums, s * nwin + w))
     out = np.empty((1, 2, 4), np.uint64)
-    C.store_affine(out, 0, C.xyzz_to_affine(acc))
+    C.store_affine(out, I0, C.xyzz_to_affine(acc))
     return out[0]
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _frob(a):
     """Frobenius on a coordinate: the identity on Fq."""
     return a
@@ -252,8 +257,8 @@ def endo_expand(points, ex, ey, neg, lo, hi, out):
     (G1's φ, G2's ψ: ``cuzk.kernels.glv``). Identity rows stay identity."""
     n = points.shape[0]
     d = out.shape[0] // n
-    cx = F.load(ex, 0)
-    cy = F.load(ey, 0)
+    cx = F.load(ex, I0)
+    cy = F.load(ey, I0)
     for i in range(lo, hi):
         p = C.load_affine(points, i)
         if C.aff_is_identity(p):
@@ -271,7 +276,7 @@ def fixed_base_table(base, c, nwin):
     """Affine table[w·h + d − 1] = d·2^(c·w)·base for d in 1..h = 2^(c−1); base (1, 2, *coord)."""
     h = 1 << (c - 1)
     jac = np.empty((nwin * h, 3, 4), np.uint64)
-    step = C.jac_from_affine(C.load_affine(base, 0))
+    step = C.jac_from_affine(C.load_affine(base, I0))
     for w in range(nwin):
         acc = step
         for d in range(h):
@@ -284,7 +289,7 @@ def fixed_base_table(base, c, nwin):
     return out
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _table_point(table, digits, w, i, h):
     """±table entry for digits[w, i] (which must be non-zero)."""
     d = digits[w, i]

@@ -16,6 +16,7 @@ shared top stages over threads, and caches the tables.
 import numpy as np
 from numba import njit
 
+from cuzk.field.jit import I0, I2, jit_kernel
 from cuzk.curves.bn254.params import FR as _FR
 from cuzk.curves.bn254 import fr as F
 
@@ -30,7 +31,7 @@ LEAF_LOG = 10
 F_ONE_ROW = np.array([[(_FR.r >> (64 * k)) & 0xFFFFFFFFFFFFFFFF for k in range(L)]], dtype=np.uint64)  # Montgomery 1
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _rev(i, log_n):
     """Bit reversal of the low log_n bits of i (log_n <= 32), by swapping ever-larger groups."""
     i = ((i >> 1) & 0x55555555) | ((i & 0x55555555) << 1)
@@ -41,7 +42,7 @@ def _rev(i, log_n):
     return i >> (32 - log_n)
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def gather(src, dst, log_n, lo, hi, scale, scaled):
     """dst[i] = src[rev(i)] (times scale[rev(i)] when ``scaled``) for i in [lo, hi)."""
     for i in range(lo, hi):
@@ -52,7 +53,7 @@ def gather(src, dst, log_n, lo, hi, scale, scaled):
         F.store(dst, i, v)
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def stage(x, tw, base, m, j_lo, j_hi):
     """Butterflies j in [j_lo, j_hi) of the stage with half-size m on the block at ``base``."""
     for j in range(j_lo, j_hi):
@@ -62,7 +63,7 @@ def stage(x, tw, base, m, j_lo, j_hi):
         F.store(x, base + j + m, F.sub(u, v))
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def ntt_block(x, tw, lo, log_size):
     """All stages of a transform of x[lo : lo + 2^log_size] (input already bit-reversed)."""
     if log_size == 0:
@@ -76,23 +77,23 @@ def ntt_block(x, tw, lo, log_size):
             v = F.load(x, base + 1)
             F.store(x, base, F.add(u, v))
             F.store(x, base + 1, F.sub(u, v))
-        m = 2
+        m = I2  # int64 constants, not literals: one specialization of stage (see cuzk.field.jit)
         while m < size_leaf:
             for base in range(start, start + size_leaf, 2 * m):
-                stage(x, tw, base, m, 0, m)
+                stage(x, tw, base, m, I0, m)
             m *= 2
         # depth-first: finishing leaf b completes every enclosing block whose leaves are all done
         s = leaf
         while s < log_size and (b + 1) % (1 << (s + 1 - leaf)) == 0:
             block = 1 << (s + 1)
-            stage(x, tw, lo + (b + 1) * size_leaf - block, 1 << s, 0, 1 << s)
+            stage(x, tw, lo + (b + 1) * size_leaf - block, 1 << s, I0, 1 << s)
             s += 1
 
 
 @njit(cache=True, nogil=True)
 def scale(x, lo, hi, factors, per_element):
     """x[i] *= factors[i] (per_element) or factors[0], for i in [lo, hi)."""
-    c = F.load(factors, 0)
+    c = F.load(factors, I0)
     for i in range(lo, hi):
         x_i = F.load(x, i)
         F.store(x, i, F.mul(x_i, F.load(factors, i) if per_element else c))
@@ -118,8 +119,8 @@ def stage_part(x, tw, log_n, s, k, t):
 def powers(c, g, n):
     """Rows c * g^i for i < n (c, g: (1, L) Montgomery rows)."""
     out = np.empty((n, L), dtype=np.uint64)
-    acc = F.load(c, 0)
-    gg = F.load(g, 0)
+    acc = F.load(c, I0)
+    gg = F.load(g, I0)
     for i in range(n):
         F.store(out, i, acc)
         acc = F.mul(acc, gg)
@@ -134,7 +135,13 @@ def twiddle_table(w, log_n):
     if n < 2:
         return tw
     half = n // 2
-    tw[half:n] = powers(F_ONE_ROW, w, half)
+    # tw[half + j] = w^j, written in place (a slice assignment would compile Numba's
+    # shape-mismatch error path, string formatting included: seconds of cold start)
+    acc = F.load(F_ONE_ROW, I0)
+    ww = F.load(w, I0)
+    for j in range(half):
+        F.store(tw, half + j, acc)
+        acc = F.mul(acc, ww)
     m = half // 2
     while m >= 1:  # ω_{2m}^j = ω_{4m}^{2j}
         for j in range(m):
@@ -147,7 +154,7 @@ def twiddle_table(w, log_n):
 def h_pointwise(a, b, c, z):
     """(a·b − c)·z elementwise (z a (1, L) row)."""
     out = np.empty_like(a)
-    zz = F.load(z, 0)
+    zz = F.load(z, I0)
     for i in range(a.shape[0]):
         ab = F.mul(F.load(a, i), F.load(b, i))
         F.store(out, i, F.mul(F.sub(ab, F.load(c, i)), zz))

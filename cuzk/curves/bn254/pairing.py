@@ -33,6 +33,7 @@ import numpy as np
 from numba import njit
 
 from cuzk.curve.loop_digits import loop_digits
+from cuzk.field.jit import I0, I1, I2, I3, jit_kernel
 from cuzk.curves.bn254 import g1, g2
 from cuzk.curves.bn254.params import SEED as _SEED
 from cuzk.curves.bn254.params import G2_PARAMS
@@ -82,7 +83,8 @@ _GT_ONE = fq12.from_ints((((1, 0), (0, 0), (0, 0)), ((0, 0), (0, 0), (0, 0))))
 # of w (both die in the final exponentiation), is  c0 + (c1 xP) w^a + (c4 yP) w^b  with (a, b)
 # = (2, 3) on an M-type twist and the terms placed as in _ell on a D-type one; each step
 # stores (c0, c1, c4) and the loop multiplies f by that sparse element.
-@njit(cache=True, nogil=True)
+# (_doubling_step has one caller, _prepare_kernel: inlined into it, no library of its own.)
+@jit_kernel(cache=True, nogil=True, inline="always")
 def _doubling_step(t):
     # Tangent slope 3X^2/(2YZ); with Y^2 Z = X^3 + b'Z^3 the line is
     # (Y^2 - 3b'Z^2) - 3X^2 xP (.) + 2YZ yP (.). The point formulas are the usual homogeneous
@@ -105,7 +107,7 @@ def _doubling_step(t):
     return (x3, y3, z3), line
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _addition_step(t, q):
     # Chord through T and affine Q: theta = Y - yQ Z, lam = X - xQ Z (slope theta/lam); the
     # line times lam is (theta xQ - lam yQ) - theta xP (.) + lam yP (.). T + Q by the
@@ -128,7 +130,7 @@ def _addition_step(t, q):
     return (x3, y3, z3), line
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _psi(q):
     # the p-power Frobenius on the twist: (conj(x) psi_x, conj(y) psi_y)
     return (fq2.mul(fq2.conj(q[0]), _PSI_X), fq2.mul(fq2.conj(q[1]), _PSI_Y))
@@ -137,10 +139,10 @@ def _psi(q):
 @njit(cache=True, nogil=True)
 def _prepare_kernel(qarr, out):
     # qarr: (2, 2, L) affine Q; out: (N_LINES, 3, 2, L), the lines in the order the loop uses them
-    q = (fq2.load(qarr, 0), fq2.load(qarr, 1))
+    q = (fq2.load(qarr, I0), fq2.load(qarr, I1))
     neg_q = (q[0], fq2.neg(q[1]))
     t = (q[0], q[1], fq2.one())
-    k = 0
+    k = I0  # int64 from the start (a literal 0 compiles a Literal[int](0) copy of the callees)
     for i in range(LOOP_DIGITS.shape[0]):
         t, line = _doubling_step(t)
         fq6.store(out, k, line)
@@ -161,19 +163,20 @@ def _prepare_kernel(qarr, out):
         fq6.store(out, k + 1, line)
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _ell(f, lines, k, p):
     c0, c1, c4 = fq6.load(lines, k)
     return fq12.mul_by_034(f, fq2.mul_by_fq(c4, p[1]), fq2.mul_by_fq(c1, p[0]), c0)
 
 
-@njit(cache=True, nogil=True)
+# One caller: inlined into it (Numba IR), so no library of its own is compiled and optimized (cold start)
+@jit_kernel(cache=True, nogil=True, inline="always")
 def _miller_loop(ps, lines):
     # ps: (n, 2, L) G1 points, lines: (n, N_LINES, 3, 2, L); one shared accumulator f, so n
     # pairings cost n line multiplications per step but a single squaring.
     n = ps.shape[0]
     f = fq12.one()
-    k = 0
+    k = I0  # int64 from the start (a literal 0 compiles a Literal[int](0) copy of the callees)
     for i in range(LOOP_DIGITS.shape[0]):
         if i > 0:
             f = fq12.sqr(f)
@@ -194,7 +197,7 @@ def _miller_loop(ps, lines):
     return f
 
 
-@njit(cache=True, nogil=True)
+@jit_kernel(cache=True, nogil=True)
 def _exp_by_x(f):
     # f^x for f in the cyclotomic subgroup (where the inverse is the conjugate)
     r = f
@@ -210,11 +213,12 @@ def _exp_by_x(f):
     return r
 
 
-@njit(cache=True, nogil=True)
+# One caller: inlined into it (Numba IR), so no library of its own is compiled and optimized (cold start)
+@jit_kernel(cache=True, nogil=True, inline="always")
 def _final_exponentiation(f):
     # Easy part f^((p^6 - 1)(p^2 + 1)): lands in the cyclotomic subgroup.
     f = fq12.mul(fq12.conj(f), fq12.inv(f))
-    f = fq12.mul(fq12.frobenius_map(f, 2), f)
+    f = fq12.mul(fq12.frobenius_map(f, I2), f)
     # Hard part f^((p^4 - p^2 + 1)/r) = f^(l0 + l1 p + l2 p^2 + l3 p^3) with l3 = 1, l2 = 6x^2 + 1,
     # l1 = -36x^3 - 18x^2 - 12x + 1, l0 = -36x^3 - 30x^2 - 18x - 2 (Scott et al., "On the final
     # exponentiation for calculating pairings on ordinary elliptic curves", 2009): three
@@ -222,13 +226,13 @@ def _final_exponentiation(f):
     fx = _exp_by_x(f)
     fx2 = _exp_by_x(fx)
     fx3 = _exp_by_x(fx2)
-    y0 = fq12.mul(fq12.mul(fq12.frobenius_map(f, 1), fq12.frobenius_map(f, 2)), fq12.frobenius_map(f, 3))
+    y0 = fq12.mul(fq12.mul(fq12.frobenius_map(f, I1), fq12.frobenius_map(f, I2)), fq12.frobenius_map(f, I3))
     y1 = fq12.conj(f)
-    y2 = fq12.frobenius_map(fx2, 2)
-    y3 = fq12.conj(fq12.frobenius_map(fx, 1))
-    y4 = fq12.conj(fq12.mul(fx, fq12.frobenius_map(fx2, 1)))
+    y2 = fq12.frobenius_map(fx2, I2)
+    y3 = fq12.conj(fq12.frobenius_map(fx, I1))
+    y4 = fq12.conj(fq12.mul(fx, fq12.frobenius_map(fx2, I1)))
     y5 = fq12.conj(fx2)
-    y6 = fq12.conj(fq12.mul(fx3, fq12.frobenius_map(fx3, 1)))
+    y6 = fq12.conj(fq12.mul(fx3, fq12.frobenius_map(fx3, I1)))
     t0 = fq12.mul(fq12.mul(fq12.cyclotomic_sqr(y6), y4), y5)
     t1 = fq12.mul(fq12.mul(y3, y5), t0)
     t0 = fq12.mul(t0, y2)
@@ -250,12 +254,12 @@ def _final_kernel(farr):
 
 @njit(cache=True, nogil=True)
 def _g1_on_curve(p):
-    return g1.aff_is_on_curve((fq.load(p, 0), fq.load(p, 1)))
+    return g1.aff_is_on_curve((fq.load(p, I0), fq.load(p, I1)))
 
 
 @njit(cache=True, nogil=True)
 def _g2_on_curve(q):
-    return g2.aff_is_on_curve((fq2.load(q, 0), fq2.load(q, 1)))
+    return g2.aff_is_on_curve((fq2.load(q, I0), fq2.load(q, I1)))
 
 
 # ---------------------------------------------------------------- Python API

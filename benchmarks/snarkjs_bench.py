@@ -6,7 +6,9 @@ under ~/.cache/cuzk/snarkjs, the first build of a power-14 ptau takes a long tim
 clock, median of ``--runs``:
 
 * snarkjs: ``snarkjs groth16 prove c.zkey w.wtns proof.json public.json`` (a Node process);
-* cuzk CLI: ``python -m cuzk.cli_groth16 prove ...`` (a Python process: start-up, Numba cache
+* cuzk CLI: ``python -m cuzk.cli_groth16 prove ...`` (a Python process, with bytecode caches as
+  an installed Python has them even where the environment sets ``PYTHONDONTWRITEBYTECODE``; see
+  :func:`cli_env`, ``--no-pyc`` keeps the environment: start-up, Numba cache
   load, the zkey through the key cache: filled by one untimed warm-up run, so the timed runs map
   it and skip the point checks); with ``--no-cache``, the zkey read with every point checked each
   time; with ``--trusted``, read without the point checks;
@@ -57,9 +59,21 @@ def chain_length(log_m: int) -> int:
     return n
 
 
-def timed(cmd) -> float:
+def cli_env(pyc: bool = True) -> dict:
+    """The cuzk CLI processes' environment: with bytecode caches, as an installed Python runs
+    (``pip install`` byte-compiles; an editable install writes ``__pycache__`` on first import).
+    A sandbox that sets ``PYTHONDONTWRITEBYTECODE`` makes every process compile each of the
+    ~110 modules a prove imports from source again (0.3-0.4 s per process on the 2-core AMD
+    host); ``pyc=False`` keeps the inherited environment as it is."""
+    env = dict(os.environ)
+    if pyc:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def timed(cmd, env=None) -> float:
     t = time.perf_counter()
-    res = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+    res = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env)
     dt = time.perf_counter() - t
     if res.returncode != 0:
         raise RuntimeError(f"{cmd} failed: {res.stdout[-1000:]} {res.stderr[-1000:]}")
@@ -118,7 +132,8 @@ def cuzk_setup_artifacts(name: str, source: str, inputs: dict, log=None, curve: 
     return out
 
 
-def bench_size(log_m: int, runs: int, device: str, cuzk_setup: bool = False, curve: str = "bls12381") -> dict:
+def bench_size(log_m: int, runs: int, device: str, cuzk_setup: bool = False, curve: str = "bls12381",
+               pyc: bool = True) -> dict:
     from cuzk.formats import snarkjs as sj
     from cuzk.formats.snarkjs_json import write_proof_json, write_public_json
     from cuzk.prover import GpuProver
@@ -135,12 +150,13 @@ def bench_size(log_m: int, runs: int, device: str, cuzk_setup: bool = False, cur
         snark = [ceremony._BIN / "snarkjs", "groth16", "prove", zkey, wtns, proof, public]
         cli = [sys.executable, "-m", "cuzk.cli_groth16", "prove", zkey, wtns, proof, public, "--device", device,
                "--key-cache", Path(tmp) / "keys"]
-        timed(cli)  # untimed warm-up: Numba cache, page cache, and the key cache filled
+        env = cli_env(pyc)
+        timed(cli, env)  # untimed warm-up: Numba cache, bytecode, page cache, and the key cache filled
         timed(snark)
         out["snarkjs"] = statistics.median(timed(snark) for _ in range(runs))
-        out["cli"] = statistics.median(timed(cli) for _ in range(runs))
-        out["cli_checked"] = statistics.median(timed(cli + ["--no-cache"]) for _ in range(runs))
-        out["cli_trusted"] = statistics.median(timed(cli + ["--trusted"]) for _ in range(runs))
+        out["cli"] = statistics.median(timed(cli, env) for _ in range(runs))
+        out["cli_checked"] = statistics.median(timed(cli + ["--no-cache"], env) for _ in range(runs))
+        out["cli_trusted"] = statistics.median(timed(cli + ["--trusted"], env) for _ in range(runs))
         sj.read_zkey(zkey, checked=False)  # untimed: first-call dispatch and page cache
         t = time.perf_counter()
         pk = sj.read_zkey(zkey, checked=False)
@@ -211,6 +227,8 @@ def main(argv=None) -> int:
     ap.add_argument("--wasm", action="store_true", help="also time circom's WASM witness calculator (needs wasmtime)")
     ap.add_argument("--cuzk-setup", action="store_true",
                     help="sizes without a cached ptau: the .zkey comes from cuzk's snarkjs-convention dev setup")
+    ap.add_argument("--no-pyc", action="store_true",
+                    help="run the CLI processes with the inherited environment even if it disables bytecode caches")
     a = ap.parse_args(argv)
     ok, why = ceremony.toolchain_status()
     if not ok:
@@ -221,7 +239,7 @@ def main(argv=None) -> int:
           "snarkjs verifies cuzk | zkey from |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for log_m in (int(s) for s in a.sizes.split(",")):
-        r = bench_size(log_m, a.runs, a.device, a.cuzk_setup, a.curve)
+        r = bench_size(log_m, a.runs, a.device, a.cuzk_setup, a.curve, pyc=not a.no_pyc)
         print(f"| 2^{log_m} | {r['constraints']} | {r['snarkjs']:.2f} s | {r['cli']:.2f} s | "
               f"{r['cli'] / r['snarkjs']:.2f}× | {r['cli_checked']:.2f} s | {r['cli_trusted']:.2f} s | "
               f"{r['in_process']:.3f} s ({r['device']}, {r['curve']}) | {r['snarkjs'] / r['in_process']:.1f}× | "

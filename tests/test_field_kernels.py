@@ -330,3 +330,21 @@ def test_asm_text_in_python(name):
         sq = (x * x + (x * x * (R - pow(p, -1, R)) % R) * p) // R
         out = _run_asm_text(sqr_text, {n + 3: "a", n + 4: "k"}, {"a": xs + [0] * (2 * n), "k": list(consts)})
         assert sum(out[o] << (64 * k) for k, o in enumerate(sqr_order)) == sq < 2 * p
+
+
+def test_asm_blocks_clobber_the_flags():
+    """Every asm block tells LLVM it clobbers EFLAGS as "~{flags}" (what clang emits): LLVM
+    ignores GCC's "~{cc}", and then kept a borrow in CF across an asm block (a wrong Fq2
+    product on BN254, tests/test_field_lazy.py)."""
+    if not intrinsics.HAVE_ADX:
+        pytest.skip("CPU lacks BMI2/ADX")
+    mul = fq_bn254._mul_adx
+
+    @njit
+    def f(a, b):
+        return mul(a, b)
+
+    x = _limbs(3, FQ_BN254)
+    f(x, x)
+    llvm_ir = f.inspect_llvm(f.signatures[0])
+    assert "~{flags}" in llvm_ir and "~{cc}" not in llvm_ir

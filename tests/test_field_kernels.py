@@ -335,7 +335,7 @@ def test_asm_text_in_python(name):
 def test_asm_blocks_clobber_the_flags():
     """Every asm block tells LLVM it clobbers EFLAGS as "~{flags}" (what clang emits): LLVM
     ignores GCC's "~{cc}", and then kept a borrow in CF across an asm block (a wrong Fq2
-    product on BN254, tests/test_field_lazy.py)."""
+    product on BN254 when its lazy pieces were asm blocks: commit 3b6d785, since removed)."""
     if not intrinsics.HAVE_ADX:
         pytest.skip("CPU lacks BMI2/ADX")
     mul = fq_bn254._mul_adx

@@ -25,10 +25,7 @@ from numba.extending import intrinsic
 
 from cuzk.field import intrinsics as _intrinsics  # noqa: F401  (registers LLVM's asm parser on ADX CPUs)
 
-__all__ = [
-    "mont_asm_text", "mont_sqr_asm_text", "mul_wide_asm_text", "redc_asm_text", "a_fits_in_registers",
-    "mont_mul_adx", "mont_sqr_adx", "stack_copy", "const_ptr", "call_asm", "mont_consts",
-]
+__all__ = ["mont_asm_text", "mont_sqr_asm_text", "a_fits_in_registers", "mont_mul_adx", "mont_sqr_adx"]
 
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
@@ -212,85 +209,7 @@ def mont_sqr_asm_text(limbs: int) -> tuple[str, list[int]]:
     return "\n".join(s), T[:n]
 
 
-def mul_wide_asm_text(limbs: int) -> tuple[str, list[int]]:
-    """AT&T text of the 2L-limb schoolbook product a*b (no reduction: the lazy Fq2 product's
-    ``mul_wide``), and the output operands holding limbs L..2L-1 at the end.
-
-    Operands: ``$0..$(L+2)`` registers (outputs, early-clobber: an accumulator of L+1 limbs and
-    two scratch), ``$(L+3)`` a pointer to a0..a(L-1), ``$(L+4)`` a pointer to b0..b(L-1).
-    ``rdx`` is clobbered. Row i adds a*b_i to the accumulator (``adox`` low halves, ``adcx``
-    high halves, as the CIOS rounds of :func:`mont_asm_text` without their reduction); its low
-    limb is then final and is written over b_i, which no later row reads, so limbs 0..L-1
-    come back in b's slot and a, b and the accumulator never need more than L + 5 registers
-    (11 at L = 6: the 4-limb Fq of BN254 inlines it into its G2 formulas too). The
-    accumulator stays below 2^(64(L+1)) (t < 2^(64L) before a row, a*b_i < 2^(64(L+1)) - 2^(64L)),
-    so no carry leaves the top limb, for any a, b < 2^(64L) (an ``add_nr`` sum < 2p too).
-
-    >>> text, order = mul_wide_asm_text(6)
-    >>> text.count("mulxq"), len(order)
-    (36, 6)
-    """
-    n = limbs
-    assert n >= 2
-    T = list(range(n + 1))  # operand numbers of the accumulator t0..tL
-    S = [n + 1, n + 2]  # scratch (lo, hi)
-    ap, bp = f"${n + 3}", f"${n + 4}"
-    A = [f"{8 * j}({ap})" if j else f"({ap})" for j in range(n)]
-
-    def t(k):
-        return f"${T[k]}"
-
-    def b(i):
-        return f"{8 * i}({bp})" if i else f"({bp})"
-
-    lo = f"${S[0]}"
-    # row 0: t = a*b0 on one plain add chain
-    s = [f"movq {b(0)}, %rdx", f"mulxq {A[0]}, {t(0)}, {t(1)}"]
-    for j in range(1, n):
-        s += [f"mulxq {A[j]}, {lo}, {t(j + 1)}", f"{'addq' if j == 1 else 'adcq'} {lo}, {t(j)}"]
-    s += [f"adcq $$0, {t(n)}", f"movq {t(0)}, {b(0)}"]  # limb 0 is final
-    T = T[1:] + T[:1]  # the stored register becomes the next row's (zeroed) top limb
-    for i in range(1, n):
-        hi = f"${S[1]}"
-        s += [f"movq {b(i)}, %rdx", f"xorq {t(n)}, {t(n)}"]  # tL = 0 and CF = OF = 0
-        for j in range(n - 1):
-            s += [f"mulxq {A[j]}, {lo}, {hi}", f"adoxq {lo}, {t(j)}", f"adcxq {hi}, {t(j + 1)}"]
-        s += [f"mulxq {A[n - 1]}, {lo}, {hi}", f"adoxq {lo}, {t(n - 1)}", f"adcxq {t(n)}, {hi}", f"adoxq {t(n)}, {hi}"]
-        T[n], S[1] = S[1], T[n]  # hi + both carries is the new tL; the old zero tL is scratch
-        s.append(f"movq {t(0)}, {b(i)}")  # limb i is final
-        T = T[1:] + T[:1]
-    return "\n".join(s), T[:n]
-
-
-def redc_asm_text(limbs: int) -> tuple[str, list[int]]:
-    """AT&T text of the Montgomery reduction of a 2L-limb T < p*2^(64L) (the lazy Fq2 product's
-    ``redc_wide`` before its final subtraction), and the output operands holding t0..t(L-1).
-
-    Operands: ``$0..$(L+2)`` registers (outputs, early-clobber), ``$(L+3)`` a pointer to
-    T0..T(2L-1), ``$(L+4)`` a pointer to p0..p(L-1), inv. ``rdx`` is clobbered. The low half
-    goes through L reduction rounds (those of :func:`mont_asm_text`, which leave
-    (T_low + M p) / 2^(64L) <= p), then the high half T_high < p is added with one ``adc``
-    chain: t < 2p, so it fits L limbs and the caller subtracts p at most once (the same tail
-    as :func:`mont_sqr_asm_text`).
-
-    >>> text, order = redc_asm_text(6)
-    >>> text.count("mulxq"), text.count("imulq"), len(order)
-    (36, 6, 6)
-    """
-    n = limbs
-    assert n >= 2
-    T = list(range(n + 1))
-    tp, kp = f"${n + 3}", f"${n + 4}"
-    s = [f"movq {8 * k}({tp}), ${T[k]}" if k else f"movq ({tp}), ${T[k]}" for k in range(n)]
-    s.append(f"xorq ${T[n]}, ${T[n]}")  # the accumulator's top limb starts at zero
-    lo, hi = f"${n + 1}", f"${n + 2}"
-    for _ in range(n):
-        T = _reduce_round(s, T, lo, hi, kp)
-    s += [f"{'addq' if k == 0 else 'adcq'} {8 * (n + k)}({tp}), ${T[k]}" for k in range(n)]
-    return "\n".join(s), T[:n]
-
-
-def stack_copy(builder, tup, n, words):
+def _stack_copy(builder, tup, n, words):
     """Spill a UniTuple(uint64, n) into the start of a ``words``-word stack slot; returns an i64* to it."""
     slot = cgutils.alloca_once(builder, ir.ArrayType(_I64, words))
     for k in range(n):
@@ -298,24 +217,25 @@ def stack_copy(builder, tup, n, words):
     return builder.bitcast(slot, _I64.as_pointer())
 
 
-def mont_consts(modulus: int, inv: int, limbs: int) -> list[int]:
+def _check(modulus: int, inv: int, limbs: int) -> list[int]:
     """The constant block p0..p(L-1), inv, after checking the no-carry CIOS preconditions."""
     n = limbs
     assert modulus >> (64 * n - 64) < 2**63 - 1 and modulus % 2 == 1 and (modulus * inv + 1) % 2**64 == 0
     return [(modulus >> (64 * k)) & (2**64 - 1) for k in range(n)] + [inv]
 
 
-def const_ptr(builder, consts):
+def _const_ptr(builder, consts):
     init = ir.Constant(ir.ArrayType(_I64, len(consts)), [ir.Constant(_I64, v) for v in consts])
     g = cgutils.global_constant(builder.module, f"cuzk_mont{len(consts) - 1}_p", init)
     return builder.bitcast(g, _I64.as_pointer())
 
 
-def call_asm(builder, text, n_out, ins, n_in_regs):
+def _call_asm(builder, text, n_out, ins, n_in_regs):
     # Every output is early-clobber so that none shares a register with an input. The flags
     # clobber is "~{flags}" (EFLAGS), what clang emits for every x86 asm statement: LLVM ignores
     # GCC's "~{cc}", and with it alone LLVM kept a borrow in CF across an asm block (an Fq2
-    # product whose sub_wide_mod borrow was read after the next mul_wide asm: wrong half the time).
+    # product whose borrow was read after the next asm block: wrong half the time, found with
+    # asm forms of the lazy Fq2 pieces, since removed as slower; see docs/perf/field.md).
     constraints = ",".join(["=&r"] * n_out + ["r"] * n_in_regs + ["~{rdx}", "~{flags}", "~{memory}"])
     fnty = ir.FunctionType(ir.LiteralStructType([_I64] * n_out), [v.type for v in ins])
     return builder.asm(fnty, text, constraints, ins, side_effect=False)
@@ -337,7 +257,7 @@ def mont_mul_adx(modulus: int, inv: int, limbs: int, a_in_regs: bool | None = No
     >>> mont = mont_mul_adx(FQ.modulus, FQ.inv, FQ.limbs)   # fq._mul_adx on ADX CPUs
     """
     n = limbs
-    consts = mont_consts(modulus, inv, n)
+    consts = _check(modulus, inv, n)
     a_in_regs = a_fits_in_registers(n) if a_in_regs is None else a_in_regs
     text, order = mont_asm_text(n, a_in_regs)
     tup = types.UniTuple(types.uint64, n)
@@ -351,10 +271,10 @@ def mont_mul_adx(modulus: int, inv: int, limbs: int, a_in_regs: bool | None = No
             # b0 must not arrive in rdx: for a*a LLVM may then hand a0 the same register, and
             # rdx is overwritten by b1 (a wrong square, seen in testing). All of b goes
             # through memory.
-            bptr = stack_copy(builder, b_, n, n)
-            ains = [builder.extract_value(a_, k) for k in range(n)] if a_in_regs else [stack_copy(builder, a_, n, n)]
-            ins = ains + [bptr, const_ptr(builder, consts)]
-            res = call_asm(builder, text, n + 3, ins, len(ins))
+            bptr = _stack_copy(builder, b_, n, n)
+            ains = [builder.extract_value(a_, k) for k in range(n)] if a_in_regs else [_stack_copy(builder, a_, n, n)]
+            ins = ains + [bptr, _const_ptr(builder, consts)]
+            res = _call_asm(builder, text, n + 3, ins, len(ins))
             return context.make_tuple(builder, signature.return_type, [builder.extract_value(res, k) for k in order])
 
         return sig, codegen
@@ -370,7 +290,7 @@ def mont_sqr_adx(modulus: int, inv: int, limbs: int):
     >>> sqr = mont_sqr_adx(FQ.modulus, FQ.inv, FQ.limbs)   # fq._sqr_adx on ADX CPUs
     """
     n = limbs
-    consts = mont_consts(modulus, inv, n)
+    consts = _check(modulus, inv, n)
     text, order = mont_sqr_asm_text(n)
     tup = types.UniTuple(types.uint64, n)
 
@@ -380,8 +300,8 @@ def mont_sqr_adx(modulus: int, inv: int, limbs: int):
 
         def codegen(context, builder, signature, args):
             # one slot: a, then the 2L words the asm uses for the double-width square
-            ins = [stack_copy(builder, args[0], n, 3 * n), const_ptr(builder, consts)]
-            res = call_asm(builder, text, n + 3, ins, len(ins))
+            ins = [_stack_copy(builder, args[0], n, 3 * n), _const_ptr(builder, consts)]
+            res = _call_asm(builder, text, n + 3, ins, len(ins))
             return context.make_tuple(builder, signature.return_type, [builder.extract_value(res, k) for k in order])
 
         return sig, codegen

@@ -33,12 +33,9 @@ from numba import types
 from numba.core import errors
 from numba.extending import intrinsic
 
-from cuzk.field import mont_asm
-
 __all__ = ["wide_kernels"]
 
 _I1 = ir.IntType(1)
-_I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 _I128 = ir.IntType(128)
 _ZERO = ir.Constant(_I64, 0)
@@ -166,48 +163,12 @@ def wide_kernels(modulus: int, inv: int, limbs: int) -> SimpleNamespace:
             s[0], c = _adc(builder, lo[0], v[n], _ZERO)  # + hi: the sum < 2p
             for j in range(1, n):
                 s[j], c = _adc(builder, lo[j], v[n + j], c)
-            return context.make_tuple(builder, sig.return_type, _below_p(builder, s))
-
-        return t_n(t_2n), codegen
-
-    def _below_p(builder, s):
-        """s < 2p -> s mod p: one conditional subtraction, as a branch (as Numba lowers an if)."""
-        d = [None] * n
-        d[0], br = _sbb(builder, s[0], p_l[0], _ZERO)
-        for j in range(1, n):
-            d[j], br = _sbb(builder, s[j], p_l[j], br)
-        return _phi_select(builder, builder.icmp_unsigned("!=", br, _ZERO), s, d)  # borrowed: s < p
-
-    consts = [(modulus >> (64 * k)) & _MASK for k in range(n)] + [inv]  # the asm's p0..p(L-1), inv
-    mul_text, mul_order = mont_asm.mul_wide_asm_text(n)
-    redc_text, redc_order = mont_asm.redc_asm_text(n)
-
-    @intrinsic
-    def mul_wide_adx(typingctx, a, b):
-        """``mul_wide`` as one inline-asm block (mulx/adcx/adox; BMI2+ADX CPUs only): a and b
-        go through stack slots, limbs 0..L-1 come back in b's (``mont_asm.mul_wide_asm_text``)."""
-        _check((a, b), (n, n), "mul_wide_adx")
-
-        def codegen(context, builder, sig, args):
-            aptr, bptr = (mont_asm.stack_copy(builder, v, n, n) for v in args)
-            res = mont_asm.call_asm(builder, mul_text, n + 3, [aptr, bptr], 2)
-            low = [builder.load(builder.gep(bptr, [ir.Constant(_I32, k)])) for k in range(n)]
-            high = [builder.extract_value(res, k) for k in mul_order]
-            return context.make_tuple(builder, sig.return_type, low + high)
-
-        return t_2n(t_n, t_n), codegen
-
-    @intrinsic
-    def redc_wide_adx(typingctx, t):
-        """``redc_wide`` with its reduction rounds as one inline-asm block (BMI2+ADX CPUs only;
-        ``mont_asm.redc_asm_text``) and the final subtraction in IR, as ``redc_wide``'s."""
-        _check((t,), (2 * n,), "redc_wide_adx")
-
-        def codegen(context, builder, sig, args):
-            ins = [mont_asm.stack_copy(builder, args[0], 2 * n, 2 * n), mont_asm.const_ptr(builder, consts)]
-            res = mont_asm.call_asm(builder, redc_text, n + 3, ins, 2)
-            s = [builder.extract_value(res, k) for k in redc_order]
-            return context.make_tuple(builder, sig.return_type, _below_p(builder, s))
+            d = [None] * n
+            d[0], br = _sbb(builder, s[0], p_l[0], _ZERO)
+            for j in range(1, n):
+                d[j], br = _sbb(builder, s[j], p_l[j], br)
+            out = _phi_select(builder, builder.icmp_unsigned("!=", br, _ZERO), s, d)  # borrowed: s < p
+            return context.make_tuple(builder, sig.return_type, out)
 
         return t_n(t_2n), codegen
 
@@ -273,5 +234,4 @@ def wide_kernels(modulus: int, inv: int, limbs: int) -> SimpleNamespace:
         return t_n(t_n, t_n), codegen
 
     return SimpleNamespace(mul_wide=mul_wide, redc_wide=redc_wide, sub_wide=sub_wide,
-                           sub_wide_mod=sub_wide_mod, add_nr=add_nr,
-                           mul_wide_adx=mul_wide_adx, redc_wide_adx=redc_wide_adx)
+                           sub_wide_mod=sub_wide_mod, add_nr=add_nr)

@@ -414,10 +414,5 @@ def sqrt(a):
 
 # the lazy-reduction kernels of the Fq2 product, emitted as LLVM IR (cuzk.field.wide)
 _WIDE = wide_kernels(_F.modulus, _F.inv, L)
-sub_wide, sub_wide_mod, add_nr = _WIDE.sub_wide, _WIDE.sub_wide_mod, _WIDE.add_nr
-# each piece in its i128 IR form and as one inline-asm block (mulx/adcx/adox; BMI2+ADX CPUs only)
-_mul_wide_i128, _redc_wide_i128 = _WIDE.mul_wide, _WIDE.redc_wide
-_mul_wide_adx, _redc_wide_adx = _WIDE.mul_wide_adx, _WIDE.redc_wide_adx
-# what the Fq2 product uses (scripts/cuzk_codegen/field.py WIDE, measured in docs/perf/field.md)
-mul_wide = _mul_wide_adx if ASM_BASE_FIELD else _mul_wide_i128
-redc_wide = _redc_wide_adx if ASM_BASE_FIELD else _redc_wide_i128
+mul_wide, redc_wide, sub_wide, sub_wide_mod, add_nr = (
+    _WIDE.mul_wide, _WIDE.redc_wide, _WIDE.sub_wide, _WIDE.sub_wide_mod, _WIDE.add_nr)

@@ -30,7 +30,7 @@ def _field(curve: str, role: str):
 
 
 def _host(curve: str):
-    return host_runtime.get_runtime((f"CUZK_CURVE_{curve.upper()}",))
+    return host_runtime.get_runtime(curve=curve)
 _REF = {
     "add": lambda a, b, p, R: (a + b) % p,
     "sub": lambda a, b, p, R: (a - b) % p,

@@ -80,6 +80,7 @@ class CurveBundle:
         G1, G2: array-level groups (:class:`cuzk.curve.Group`).
         pairing: the pairing module (``pairing``, ``pairing_check``, ``prepare_g2``, ...).
         kernels: the CPU NTT/MSM functions (``ntt``, ``msm_g1``, ... as in ``cuzk.kernels.cpu``).
+        cuda: the curve as the CUDA launch plans see it (``cuzk.kernels.cuda_curve.CudaCurve``).
     """
 
     def __init__(self, spec: CurveSpec):
@@ -165,6 +166,22 @@ class CurveBundle:
                                   g1=self.spec.g1, g2=self.spec.g2, fq2_nonresidue=self.spec.fq2_nonresidue)
 
         return self._get("kernels", make)
+
+    @property
+    def cuda(self):
+        """What the CUDA launch plans need of this curve (:class:`cuzk.kernels.cuda_curve.CudaCurve`):
+        its fields, Fq2 non-residue and host MSM combine kernels; a runtime built for the curve
+        carries it as ``rt.curve``. Importing it needs no GPU and no CuPy."""
+        def make():
+            from cuzk.kernels import cuda_curve
+
+            if self._legacy():
+                return cuda_curve.BLS12_381
+            g1, g2 = self.module("msm_kernels_g1"), self.module("msm_kernels_g2")
+            return cuda_curve.CudaCurve(self.spec.name, self.spec.fr, self.spec.fq, self.spec.fq2_nonresidue,
+                                        g1.combine, g2.combine)
+
+        return self._get("cuda", make)
 
 
 _BUNDLES = {name: CurveBundle(spec) for name, spec in CURVES.items()}

@@ -22,9 +22,9 @@ from __future__ import annotations
 import numpy as np
 
 from cuzk.errors import FieldValueError, InputError
-from cuzk.field.params import FQ, FR
 from cuzk.field.prime_field import Fr as FR_ARRAY
 from cuzk.kernels.checks import check_field_rows, check_points
+from cuzk.kernels.cuda_curve import BLS12_381, CudaCurve
 from cuzk.kernels.cuda_msm import MSM_MAX_POINTS, check_msm_size, msm_window_bits, run_msm  # noqa: F401
 from cuzk.kernels.cuda_ntt import MAX_LOG_N, fr_const, ntt_plan, run_ntt, scaled_by_powers  # noqa: F401
 from cuzk.kernels.cuda_elementwise import ArithOp, EcOp, ec_op, field_op, xyzz_to_affine  # noqa: F401
@@ -76,16 +76,19 @@ _BLOCK = BLOCK["BLOCK_ELEMENTWISE"]  # cu/launch.cuh: the kernels' __launch_boun
 
 #: the curves whose parameter header the CUDA sources are compiled with (cu/params_bls12_381.h)
 CURVES = ("bls12_381",)
+#: the curve of the runtimes ``get_runtime`` makes: host arrays given to the functions below are
+#: checked against it before any device is touched; device arrays against their runtime's curve
+_DEFAULT: CudaCurve = BLS12_381
 
 
-def _check_ntt_args(n: int, shift) -> int:
+def _check_ntt_args(n: int, shift, fr) -> int:
     log_n = n.bit_length() - 1
     if n < 1 or n != 1 << log_n:
         raise FieldValueError(f"NTT length must be a power of two >= 1, got {n}")
     if log_n > MAX_LOG_N:
         raise FieldValueError(f"NTT length 2^{log_n} exceeds the 2^{MAX_LOG_N} the CUDA kernels index")
     is_int = isinstance(shift, (int, np.integer)) and not isinstance(shift, bool)
-    if shift is not None and not (is_int and 0 < shift < FR.modulus):
+    if shift is not None and not (is_int and 0 < shift < fr.modulus):
         raise FieldValueError(f"shift must be a non-zero canonical Fr int or None, got {shift!r}")
     return log_n
 
@@ -99,7 +102,7 @@ def _on_device(a) -> bool:
 
 
 def _device_rows(a, what: str):
-    """(runtime, C-contiguous uint32 (n, 8) raw array) for a :class:`DeviceArray` or CuPy Fr
+    """(runtime, C-contiguous uint32 (n, W) raw array, W the Fr words of the runtime's curve) for a :class:`DeviceArray` or CuPy Fr
     array; orders the calling thread's stream after a pending copy, or for a CuPy array after
     the caller's current stream (copied first if strided: the kernels only get its pointer)."""
     if isinstance(a, DeviceArray):
@@ -107,8 +110,9 @@ def _device_rows(a, what: str):
     else:
         rt = get_runtime(a.device.id)
         a = rt.adopt(a)
-    if a.ndim != 2 or a.shape[1] != 8 or a.dtype != np.uint32:
-        raise FieldValueError(f"{what} on the device must be a uint32 (n, 8) array, got {a.shape} {a.dtype}")
+    words = rt.curve.fr_words
+    if a.ndim != 2 or a.shape[1] != words or a.dtype != np.uint32:
+        raise FieldValueError(f"{what} on the device must be a uint32 (n, {words}) array, got {a.shape} {a.dtype}")
     if not a.flags.c_contiguous:  # a DeviceArray made around a strided view: would be misread
         raise FieldValueError(f"{what} on the device must be C-contiguous, got strides {a.strides}")
     return rt, a
@@ -123,7 +127,7 @@ def ntt(values, *, inverse=False, shift=None, root_generator=7, threads=None):
             :class:`DeviceArray` / CuPy uint32 ``(n, 8)`` array already on a device, in which
             case the result is a :class:`DeviceArray` there (no host round trip).
         inverse: the exact inverse map. shift: coset shift, a canonical Fr int (None = 1).
-        root_generator: w = ``FR.root_of_unity_for(log2 n, root_generator)``.
+        root_generator: w = ``fr.root_of_unity_for(log2 n, root_generator)`` in the curve's Fr.
         threads: accepted for interface parity with the CPU backend; unused.
 
     Returns:
@@ -138,13 +142,14 @@ def ntt(values, *, inverse=False, shift=None, root_generator=7, threads=None):
     """
     if _on_device(values):
         rt, x = _device_rows(values, "values")
-        log_n = _check_ntt_args(x.shape[0], shift)
-        w = FR.root_of_unity_for(log_n, root_generator)
+        log_n = _check_ntt_args(x.shape[0], shift, rt.curve.fr)
+        w = rt.curve.fr.root_of_unity_for(log_n, root_generator)
         out = run_ntt(rt, x, log_n, w, shift, inverse)
         return DeviceArray(out, rt, rt.handoff())  # ordered for the caller's stream, other threads
-    v = check_field_rows(values, "values", (4,), FR.modulus)
-    log_n = _check_ntt_args(v.shape[0], shift)
-    w = FR.root_of_unity_for(log_n, root_generator)
+    fr = _DEFAULT.fr
+    v = check_field_rows(values, "values", _DEFAULT.fr_tail, fr.modulus)
+    log_n = _check_ntt_args(v.shape[0], shift, fr)
+    w = fr.root_of_unity_for(log_n, root_generator)
     rt = get_runtime()
     out = run_ntt(rt, rt.asarray(v.view(np.uint32)), log_n, w, shift, inverse)
     return rt.asnumpy(out).view(np.uint64)
@@ -175,7 +180,6 @@ def h_pointwise(a, b, c, z_inv):
     """
     if isinstance(z_inv, bool) or not isinstance(z_inv, (int, np.integer)):
         raise FieldValueError(f"z_inv must be a canonical Fr int, got {type(z_inv).__name__}")
-    FR.check_canonical(int(z_inv))
     named = ((a, "a"), (b, "b"), (c, "c"))
     on_device = [_on_device(x) for x, _ in named]
     if any(on_device) and not all(on_device):
@@ -183,8 +187,10 @@ def h_pointwise(a, b, c, z_inv):
     if all(on_device):
         rows = [_device_rows(x, name) for x, name in named]
         rt, arrs = rows[0][0], [arr for _, arr in rows]
+        rt.curve.fr.check_canonical(int(z_inv))
     else:
-        arrs = [check_field_rows(x, name, (4,), FR.modulus) for x, name in named]
+        _DEFAULT.fr.check_canonical(int(z_inv))
+        arrs = [check_field_rows(x, name, _DEFAULT.fr_tail, _DEFAULT.fr.modulus) for x, name in named]
     if not arrs[0].shape[0] == arrs[1].shape[0] == arrs[2].shape[0]:
         raise FieldValueError(f"a, b, c must have the same length, got {[x.shape[0] for x in arrs]}")
     if all(on_device):
@@ -192,7 +198,7 @@ def h_pointwise(a, b, c, z_inv):
         return DeviceArray(out, rt, rt.handoff())
     rt = get_runtime()
     if arrs[0].shape[0] == 0:
-        return np.empty((0, 4), dtype=np.uint64)
+        return np.empty((0, *_DEFAULT.fr_tail), dtype=np.uint64)
     dev = [rt.asarray(x.view(np.uint32)) for x in arrs]
     return rt.asnumpy(run_h_pointwise(rt, *dev, int(z_inv))).view(np.uint64)
 
@@ -221,27 +227,26 @@ def upload_points(points, device_id: int = 0) -> DevicePoints:
     """Validate affine G1 ``(n, 2, 6)`` or G2 ``(n, 2, 2, 6)`` points once and copy them to the device."""
     arr = np.asarray(points)
     group = "g2" if arr.ndim == 4 else "g1"
-    pts = check_points(points, "points", (2, 2, 6) if group == "g2" else (2, 6), FQ.modulus)
+    pts = check_points(points, "points", _DEFAULT.point_tail(group), _DEFAULT.fq.modulus)
     rt = get_runtime(device_id)
     words = rt.asarray(np.ascontiguousarray(pts).view(np.uint32))
     rt.synchronize()  # the MSMs may run on other threads' streams
     return DevicePoints(words, len(pts), group, device_id)
 
 
-def _check_msm(points, scalars, tail: tuple):
+def _check_msm(points, scalars, group: str):
     if _on_device(scalars):
         sc = scalars
         m = scalars.shape[0]
     else:
-        sc = check_field_rows(scalars, "scalars", (4,), FR.modulus)
+        sc = check_field_rows(scalars, "scalars", _DEFAULT.fr_tail, _DEFAULT.fr.modulus)
         m = len(sc)
     if isinstance(points, DevicePoints):
-        want = "g2" if len(tail) == 3 else "g1"
-        if points.group != want:
-            raise InputError(f"these device points are {points.group}, the MSM is over {want}")
+        if points.group != group:
+            raise InputError(f"these device points are {points.group}, the MSM is over {group}")
         n = points.n
     else:
-        points = check_points(points, "points", tail, FQ.modulus)
+        points = check_points(points, "points", _DEFAULT.point_tail(group), _DEFAULT.fq.modulus)
         n = len(points)
     if n != m:
         raise InputError(f"{n} points but {m} scalars")
@@ -262,8 +267,8 @@ def _check_canonical_on_device(rt, x, what: str) -> None:
         raise FieldValueError(f"{what}: {count} device rows are not canonical Fr integers (>= r)")
 
 
-def _msm(group: str, points, scalars, tail: tuple) -> np.ndarray:
-    pts, sc = _check_msm(points, scalars, tail)
+def _msm(group: str, points, scalars) -> np.ndarray:
+    pts, sc = _check_msm(points, scalars, group)
     rt = dsc = None
     if _on_device(sc):
         rt, dsc = _device_rows(sc, "scalars")
@@ -298,7 +303,7 @@ def stage(*arrays, device_id: int | None = None) -> list:
     >>> a, b, c = stage(a, b, c)  # doctest: +SKIP
     """
     rt = get_runtime(device_id)
-    rows = [check_field_rows(a, f"arrays[{i}]", (4,), FR.modulus) for i, a in enumerate(arrays)]
+    rows = [check_field_rows(a, f"arrays[{i}]", rt.curve.fr_tail, rt.curve.fr.modulus) for i, a in enumerate(arrays)]
     return [rt.stage(np.ascontiguousarray(v).view(np.uint32)) for v in rows]
 
 
@@ -323,12 +328,13 @@ def to_canonical(values):
     >>> to_canonical(h_on_device)  # doctest: +SKIP
     """
     if not _on_device(values):
-        return FR_ARRAY.from_mont(check_field_rows(values, "values", (4,), FR.modulus))
+        return FR_ARRAY.from_mont(check_field_rows(values, "values", _DEFAULT.fr_tail, _DEFAULT.fr.modulus))
     rt, x = _device_rows(values, "values")
+    fr = rt.curve.fr
     with rt.context():
         # x * (the element whose Montgomery form is 1) = x * R^-1: Montgomery -> canonical
         n = x.shape[0]
-        out = scaled_by_powers(rt, x, 1, pow(FR.r, -1, FR.modulus), n) if n else rt.xp.empty_like(x)
+        out = scaled_by_powers(rt, x, 1, pow(fr.r, -1, fr.modulus), n) if n else rt.xp.empty_like(x)
     rt.synchronize()
     return DeviceArray(out, rt)
 
@@ -355,7 +361,7 @@ def msm_g1(points, scalars, threads=None):
 
     >>> msm_g1(points, scalars)  # doctest: +SKIP
     """
-    return _msm("g1", points, scalars, (2, 6))
+    return _msm("g1", points, scalars)
 
 
 @_oom_guard
@@ -366,7 +372,7 @@ def msm_g2(points, scalars, threads=None):
 
     >>> msm_g2(points, scalars)  # doctest: +SKIP
     """
-    return _msm("g2", points, scalars, (2, 2, 6))
+    return _msm("g2", points, scalars)
 
 
 def warm_up(device_id: int = 0) -> None:
@@ -378,9 +384,10 @@ def warm_up(device_id: int = 0) -> None:
     """
     rt = get_runtime(device_id)
     rt.preload()
-    x = rt.asarray(np.zeros((4, 8), np.uint32))
-    run_ntt(rt, x, 2, FR.root_of_unity_for(2), 7, True)
-    sc = rt.asarray(np.arange(32, dtype=np.uint32).reshape(4, 8) % 7)
-    for group, words in (("g1", 48), ("g2", 96)):
-        run_msm(rt, group, rt.asarray(np.zeros((4, words), np.uint32)), sc, 4)  # points at infinity
+    curve, fw = rt.curve, rt.curve.fr_words
+    x = rt.asarray(np.zeros((4, fw), np.uint32))
+    run_ntt(rt, x, 2, curve.fr.root_of_unity_for(2), 7, True)
+    sc = rt.asarray(np.arange(4 * fw, dtype=np.uint32).reshape(4, fw) % 7)
+    for group in ("g1", "g2"):  # points at infinity (all-zero rows)
+        run_msm(rt, group, rt.asarray(np.zeros((4, 4 * curve.coord_words(group)), np.uint32)), sc, 4)
     rt.synchronize()

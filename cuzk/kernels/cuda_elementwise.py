@@ -14,7 +14,7 @@ import enum
 
 import numpy as np
 
-from cuzk.field.params import FQ
+from cuzk.kernels.cuda_curve import BLS12_381, CudaCurve
 from cuzk.kernels.cuda_runtime import BLOCK
 from cuzk.kernels.cuda_runtime import grid_size as _grid
 
@@ -53,36 +53,38 @@ def _int_to_u64(x: int, limbs: int) -> np.ndarray:
     return np.frombuffer(x.to_bytes(8 * limbs, "little"), dtype=np.uint64).copy()
 
 
-def xyzz_to_affine(words: np.ndarray, group: str) -> np.ndarray:
-    """XYZZ point as uint32 words (Montgomery) → affine uint64 ``(2, 6)`` / ``(2, 2, 6)``, zeros = infinity.
+def xyzz_to_affine(words: np.ndarray, group: str, curve: CudaCurve = BLS12_381) -> np.ndarray:
+    """XYZZ point of ``curve`` as uint32 words (Montgomery) → affine uint64 ``(2, L)`` / ``(2, 2, L)``
+    (L = the Fq limbs), zeros = infinity.
 
     One inversion in Python ints per MSM: x = X/ZZ, y = Y/ZZZ, all in Montgomery form.
     """
-    p, R = FQ.modulus, FQ.r
-    fw = 12 if group == "g1" else 24
+    fq, L, beta = curve.fq, curve.fq.limbs, curve.fq2_nonresidue
+    p, rinv = fq.modulus, pow(fq.r, -1, fq.modulus)
+    fw, ew = curve.coord_words(group), curve.fq_words
     coords = [words[i * fw : (i + 1) * fw] for i in range(4)]
     if group == "g1":
-        X, Y, ZZ, ZZZ = (_words_to_int(cw) * pow(R, -1, p) % p for cw in coords)
+        X, Y, ZZ, ZZZ = (_words_to_int(cw) * rinv % p for cw in coords)
         if ZZ == 0:
-            return np.zeros((2, 6), dtype=np.uint64)
+            return np.zeros((2, L), dtype=np.uint64)
         x, y = X * pow(ZZ, -1, p) % p, Y * pow(ZZZ, -1, p) % p
-        return np.stack([_int_to_u64(FQ.to_mont_int(v), 6) for v in (x, y)])
-    rinv = pow(R, -1, p)
-    X, Y, ZZ, ZZZ = ((_words_to_int(cw[:12]) * rinv % p, _words_to_int(cw[12:]) * rinv % p) for cw in coords)
+        return np.stack([_int_to_u64(fq.to_mont_int(v), L) for v in (x, y)])
+    X, Y, ZZ, ZZZ = ((_words_to_int(cw[:ew]) * rinv % p, _words_to_int(cw[ew:]) * rinv % p) for cw in coords)
     if ZZ == (0, 0):
-        return np.zeros((2, 2, 6), dtype=np.uint64)
+        return np.zeros((2, 2, L), dtype=np.uint64)
 
-    def div(a, b):  # a / b in Fq2 with u^2 = -1: 1/b = conj(b) / (b0^2 + b1^2)
-        d = pow(b[0] * b[0] + b[1] * b[1], -1, p)
+    def div(a, b):  # a / b in Fq2 with u^2 = beta: 1/b = conj(b) / (b0^2 - beta b1^2)
+        d = pow(b[0] * b[0] - beta * b[1] * b[1], -1, p)
         i0, i1 = b[0] * d % p, -b[1] * d % p
-        return ((a[0] * i0 - a[1] * i1) % p, (a[0] * i1 + a[1] * i0) % p)
+        return ((a[0] * i0 + beta * a[1] * i1) % p, (a[0] * i1 + a[1] * i0) % p)
 
     x, y = div(X, ZZ), div(Y, ZZZ)
-    return np.stack([np.stack([_int_to_u64(FQ.to_mont_int(v), 6) for v in pt]) for pt in (x, y)])
+    return np.stack([np.stack([_int_to_u64(fq.to_mont_int(v), L) for v in pt]) for pt in (x, y)])
 
 
 def field_op(rt, field: str, op: ArithOp, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """op(a, b) element-wise with ``arith.cu`` on ``rt``; ``field`` in fr/fq/fq2, uint64 in and out."""
+    """op(a, b) element-wise with ``arith.cu`` on ``rt``; ``field`` in fr/fq/fq2 of the runtime's
+    curve, uint64 Montgomery in and out (the shape of ``a``)."""
     n = a.shape[0]
     da, db = rt.asarray(np.ascontiguousarray(a).view(np.uint32)), rt.asarray(np.ascontiguousarray(b).view(np.uint32))
     out = rt.xp.empty_like(da)
@@ -91,10 +93,11 @@ def field_op(rt, field: str, op: ArithOp, a: np.ndarray, b: np.ndarray) -> np.nd
 
 
 def ec_op(rt, group: str, op: EcOp, p: np.ndarray, q: np.ndarray) -> list[np.ndarray]:
-    """op(p, q) element-wise on affine points (uint64, DESIGN §3 layout) → list of affine results."""
+    """op(p, q) element-wise on affine points of the runtime's curve (uint64, DESIGN §3 layout) → list
+    of affine results."""
     n = p.shape[0]
-    fw = 12 if group == "g1" else 24
+    fw = rt.curve.coord_words(group)
     dp, dq = rt.asarray(np.ascontiguousarray(p).view(np.uint32)), rt.asarray(np.ascontiguousarray(q).view(np.uint32))
     out = rt.xp.empty((n, 4 * fw), dtype=np.uint32)
     rt.launch(f"{group}_batch_op", _grid(n, _EC_BLOCK), _EC_BLOCK, (int(op), dp, dq, out, n))
-    return [xyzz_to_affine(w, group) for w in rt.asnumpy(out)]
+    return [xyzz_to_affine(w, group, rt.curve) for w in rt.asnumpy(out)]

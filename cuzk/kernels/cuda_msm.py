@@ -21,7 +21,6 @@ import numpy as np
 from cuzk.errors import InputError
 from cuzk.kernels.cuda_runtime import BLOCK
 from cuzk.kernels.cuda_runtime import grid_size as _grid
-from cuzk.kernels import msm_kernels_g1, msm_kernels_g2
 
 __all__ = ["msm_window_bits", "msm_windows", "check_msm_size", "run_msm", "MSM_MAX_POINTS", "MSM_PHASES"]
 
@@ -97,7 +96,8 @@ def _tree_size(nslices: int, fold: int, levels: int) -> int:
 
 def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None, segment_len: int | None,
                   marks: list | None) -> np.ndarray:
-    fw = 12 if group == "g1" else 24  # 32-bit words per coordinate
+    curve = rt.curve
+    fw = curve.coord_words(group)  # 32-bit words per coordinate
     pw = 4 * fw  # XYZZ point
     xp = rt.xp
     c = c or msm_window_bits(n)
@@ -159,16 +159,17 @@ def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None, segmen
     # The Horner combination is c*(nw - 1) dependent doublings: a single GPU thread spends
     # milliseconds on it, the CPU kernel ~0.1 ms. XYZZ words are the same Montgomery limbs.
     sums = rt.asnumpy(seg).reshape(nw, 2, pw)[:, 0]
-    sums = np.ascontiguousarray(sums).view(np.uint64).reshape((nw, 4) + ((6,) if group == "g1" else (2, 6)))
-    out = (msm_kernels_g1 if group == "g1" else msm_kernels_g2).combine(sums, c)
+    sums = np.ascontiguousarray(sums).view(np.uint64).reshape((nw, 4) + curve.point_tail(group)[1:])
+    out = curve.combine(group)(sums, c)
     mark("host combine")
     return out
 
 
 def run_msm(rt, group: str, points, scalars, n: int, c: int | None = None, segment_len: int | None = None,
             marks: list | None = None) -> np.ndarray:
-    """Launch plan of the MSM on ``rt`` (``points``/``scalars`` uint32 ``rt`` arrays); returns the
-    affine result as host uint64 ``(2, 6)`` / ``(2, 2, 6)`` (zeros = infinity).
+    """Launch plan of the MSM on ``rt`` (``points``/``scalars`` uint32 ``rt`` arrays of the runtime's
+    curve); returns the affine result as host uint64 ``(2, L)`` / ``(2, 2, L)`` (L = the Fq limbs;
+    zeros = infinity).
 
     ``c`` (window width) and ``segment_len`` (buckets per running-sum thread, a power of two)
     override the defaults; the tests and ``benchmarks/gpu_check.py``'s sweep use them. ``marks``,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuzk.field.params import FR
+from cuzk.field.params import FieldParams
 from cuzk.kernels.cuda_runtime import BLOCK, grid_size
 
 __all__ = ["ntt_plan", "run_ntt", "scaled_by_powers", "fr_const", "MAX_LOG_N"]
@@ -28,9 +28,9 @@ _TWIDDLE_TABLES = 6  # cached (n, w) twiddle tables per runtime: forward + inver
 MAX_LOG_N = 28  # uint32 indices and twiddle exponents inside the kernels
 
 
-def _fr_mont32(x: int) -> np.ndarray:
-    m = FR.to_mont_int(x % FR.modulus)
-    return np.array([(m >> (32 * i)) & 0xFFFFFFFF for i in range(8)], dtype=np.uint32)
+def _fr_mont32(fr: FieldParams, x: int) -> np.ndarray:
+    m = fr.to_mont_int(x % fr.modulus)
+    return np.array([(m >> (32 * i)) & 0xFFFFFFFF for i in range(2 * fr.limbs)], dtype=np.uint32)
 
 
 # ---------------------------------------------------------------- NTT plan
@@ -62,8 +62,9 @@ def _cached(rt, key: tuple, bound: int, make):
 def fr_const(rt, x: int):
     """``x`` as a one-element device array, uploaded once per runtime: a proof's H reuses the
     same few constants, and a fresh tiny upload per launch is a host-to-device copy that can
-    stall the host until the stream drains."""
-    return _cached(rt, ("fr_const", x % FR.modulus), _CONSTANTS, lambda: rt.asarray(_fr_mont32(x)))
+    stall the host until the stream drains. ``x`` is an element of the runtime's curve's Fr."""
+    fr = rt.curve.fr
+    return _cached(rt, ("fr_const", x % fr.modulus), _CONSTANTS, lambda: rt.asarray(_fr_mont32(fr, x)))
 
 
 def _launch_powers(rt, out, src, base: int, scale: int, n: int) -> None:
@@ -76,7 +77,7 @@ def _launch_powers(rt, out, src, base: int, scale: int, n: int) -> None:
 
 def _powers(rt, base: int, scale: int, n: int):
     """A new device array of scale * base^i, i < n."""
-    out = rt.xp.empty((n, 8), dtype=np.uint32)
+    out = rt.xp.empty((n, rt.curve.fr_words), dtype=np.uint32)
     _launch_powers(rt, out, None, base, scale, n)
     return out
 
@@ -121,7 +122,7 @@ def ntt_plan(log_n: int, max_stages: int | None = None, columns: int | None = No
 
 def _run_ntt_body(rt, x, log_n: int, omega: int, shift: int | None, inverse: bool, marks: list | None = None):
     n = 1 << log_n
-    r = FR.modulus
+    r = rt.curve.fr.modulus
     w = pow(omega, -1, r) if inverse else omega
     # bounded: a 2^24 table is 256 MiB
     tw = _cached(rt, ("twiddles", n, w), _TWIDDLE_TABLES, lambda: _powers(rt, w, 1, max(1, n // 2)))
@@ -135,11 +136,11 @@ def _run_ntt_body(rt, x, log_n: int, omega: int, shift: int | None, inverse: boo
     if log_n == 0:
         _launch_powers(rt, out, x, 1, 1, 1)  # a copy (x * 1), without a CuPy kernel
     plan = ntt_plan(log_n, getattr(rt, "ntt_max_stages", None), getattr(rt, "ntt_columns", None))
-    src = x
+    src, elem_bytes = x, 4 * rt.curve.fr_words  # shared memory holds a block's tile of Fr elements
     for s0, k, cols in plan:  # the first pass reads x in bit-reversed order, later passes work in place
         blocks = n // (cols << k)
         args = (src, out, tw, log_n, s0, k, cols.bit_length() - 1)
-        rt.launch("ntt_stages", blocks, cols << (k - 1), args, smem=(cols << k) * 32)
+        rt.launch("ntt_stages", blocks, cols << (k - 1), args, smem=(cols << k) * elem_bytes)
         src = out
         if marks is not None:
             marks.append((f"pass s0={s0} k={k} C={cols}", rt.mark()))
@@ -152,7 +153,8 @@ def _run_ntt_body(rt, x, log_n: int, omega: int, shift: int | None, inverse: boo
 
 
 def run_ntt(rt, x, log_n: int, omega: int, shift: int | None, inverse: bool, marks: list | None = None):
-    """Launch plan of :func:`ntt` on runtime ``rt``: ``x`` is an ``rt`` uint32 ``(n, 8)`` array.
+    """Launch plan of :func:`ntt` on runtime ``rt``: ``x`` is an ``rt`` uint32 ``(n, W)`` array of
+    Montgomery Fr of the runtime's curve (W = ``rt.curve.fr_words``), ``omega`` a 2^log_n-th root of unity.
 
     Forward: scale by shift^i, bit-reverse, DIT stages with w (passes: :func:`ntt_plan`, or the
     runtime's ``ntt_max_stages`` / ``ntt_columns``). Inverse: the same transform with w^-1, then

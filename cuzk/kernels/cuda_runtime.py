@@ -36,6 +36,7 @@ import numpy as np
 
 from cuzk.atomic_file import atomic_write
 from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError, InputError
+from cuzk.kernels.cuda_curve import BLS12_381, CudaCurve, curve_define
 from cuzk.kernels.cuda_staging import PinnedRing, stage_through_ring
 
 __all__ = [
@@ -120,15 +121,6 @@ def cubin_cache_dir() -> pathlib.Path:
     """Where compiled kernel modules are cached: ``$CUZK_CUDA_CACHE`` or ``~/.cache/cuzk/cuda``."""
     base = os.environ.get("CUZK_CUDA_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "cuzk", "cuda")
     return pathlib.Path(base)
-
-
-def curve_define(curve: str) -> str:
-    """The macro that builds the kernels for ``curve`` (cu/curve.h): ``CUZK_CURVE_BN254``.
-
-    >>> curve_define("bls12_381")
-    'CUZK_CURVE_BLS12_381'
-    """
-    return f"CUZK_CURVE_{curve.upper()}"
 
 
 def _compile_cubin(arch: str, defines: tuple[str, ...] = (), curve: str = "bls12_381") -> pathlib.Path:
@@ -229,16 +221,23 @@ _STREAM_KEYS = itertools.count(1)  # per-thread stream identities (id() of a dea
 class CupyRuntime:
     """Kernels of one GPU: a loaded module, per-thread streams, pinned staging, cached twiddles.
 
+    The module is built for ``curve`` (a :class:`~cuzk.kernels.cuda_curve.CudaCurve`:
+    ``cuzk.curves.get(name).cuda``), kept as ``self.curve``; the launch plans read the curve's
+    fields and shapes from it.
+
     >>> rt = get_runtime(0)  # doctest: +SKIP
     """
 
-    def __init__(self, device_id: int = 0, defines: tuple[str, ...] = (), curve: str = "bls12_381"):
+    def __init__(self, device_id: int = 0, defines: tuple[str, ...] = (), curve: CudaCurve = BLS12_381):
+        if not isinstance(curve, CudaCurve):
+            raise InputError(f"curve must be a CudaCurve (cuzk.curves.get(name).cuda), got {curve!r}")
         ok, reason = is_available(device_id)
         if not ok:
             raise BackendUnavailableError(reason)
         import cupy
 
         self.xp = cupy
+        self.curve = curve
         self.device_id = device_id
         self.cache: dict = {}
         self.cache_lock = threading.RLock()  # reentrant: building a twiddle table uploads constants
@@ -251,7 +250,7 @@ class CupyRuntime:
         with cupy.cuda.Device(device_id) as dev:
             arch = dev.compute_capability
             try:
-                self.module = cupy.RawModule(path=str(_compile_cubin(arch, defines, curve)))
+                self.module = cupy.RawModule(path=str(_compile_cubin(arch, defines, curve.name)))
                 # RawModule(path=) loads lazily: load now, so a cubin this driver rejects falls
                 # back to CuPy's own compile here instead of failing at the first launch
                 self.module.get_function("fr_batch_op")
@@ -260,7 +259,7 @@ class CupyRuntime:
             except Exception as first:  # an NVRTC binding this CuPy lacks: let CuPy compile
                 src = "".join(f'#include "{f}"\n' for f in KERNEL_FILES)
                 try:
-                    opts = ("-std=c++17", f"-I{CU_DIR}", *(f"-D{d}" for d in (curve_define(curve), *defines)))
+                    opts = ("-std=c++17", f"-I{CU_DIR}", *(f"-D{d}" for d in (curve.define, *defines)))
                     self.module = cupy.RawModule(code=src, options=opts, backend="nvrtc")
                     self.module.get_function("fr_batch_op")  # compiles now, not at the first launch
                 except Exception as e:

@@ -1,9 +1,10 @@
 """A runtime for cuzk.kernels.cuda's launch plans over a host (g++) build of the CUDA sources.
 
 The shared library is ``tests/cuda_host/harness.cpp`` compiled with ``-include
-tests/cuda_shim.h``; it is built once per test session into a temporary directory.
+tests/cuda_shim.h`` and ``-DCUZK_CURVE_<NAME>`` (cu/curve.h picks that curve's parameter header);
+it is built once per curve (and set of defines) per test session into a temporary directory.
 
-    >>> rt = get_runtime()            # builds on first call (tens of seconds)  # doctest: +SKIP
+    >>> rt = get_runtime(curve="bn254")  # builds on first call (seconds)     # doctest: +SKIP
     >>> cuda.run_ntt(rt, x, 4, w, None, False)                                   # doctest: +SKIP
 """
 
@@ -23,6 +24,8 @@ import time
 
 import numpy as np
 
+from cuzk import curves
+from cuzk.kernels.cuda_curve import BLS12_381, CudaCurve
 from cuzk.kernels.cuda_runtime import DeviceArray, check_launch, launch_bounds
 
 __all__ = ["HostRuntime", "build", "get_runtime", "ROOT"]
@@ -40,12 +43,16 @@ def _build_dir() -> pathlib.Path:
     return d
 
 
+def build(defines: tuple[str, ...] = (), curve: str = "bls12_381") -> pathlib.Path:
+    """Compile the harness for ``curve`` with ``-D`` ``defines`` into a shared library; returns
+    its path (cached: one build per curve and defines per session)."""
+    if any(d.startswith("CUZK_CURVE_") for d in defines):
+        raise ValueError(f"name the curve with curve=, not as a define: {defines}")
+    return _build((curves.get(curve).cuda.define, *defines))
+
+
 @functools.lru_cache(maxsize=None)
-def build(defines: tuple[str, ...] = ()) -> pathlib.Path:
-    """Compile the harness with ``-D`` ``defines`` into a shared library; returns its path.
-    Without a ``CUZK_CURVE_*`` define (cu/curve.h) it is built for BLS12-381."""
-    if not any(d.startswith("CUZK_CURVE_") for d in defines):
-        defines = ("CUZK_CURVE_BLS12_381", *defines)
+def _build(defines: tuple[str, ...]) -> pathlib.Path:
     name = "libcuzk_host" + "".join("_" + d.lower() for d in defines) + ".so"
     out = _build_dir() / name
     cmd = ["g++", "-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-include", str(SHIM)]
@@ -59,11 +66,13 @@ def build(defines: tuple[str, ...] = ()) -> pathlib.Path:
 class HostRuntime:
     """The runtime interface (``xp``, ``context``, ``launch``, ``asarray``, ``asnumpy``,
     ``stage``, ``wait``, ``adopt``, ``handoff``, ``synchronize``, ``timer``, ``cache``) over numpy and the
-    host library."""
+    host library, built for ``curve`` (``rt.curve``, as :class:`~cuzk.kernels.cuda_runtime.CupyRuntime`)."""
 
     xp = np
 
-    def __init__(self, lib_path: pathlib.Path, ntt_max_stages: int = 4, ntt_columns: int = 2):
+    def __init__(self, lib_path: pathlib.Path, ntt_max_stages: int = 4, ntt_columns: int = 2,
+                 curve: CudaCurve = BLS12_381):
+        self.curve = curve
         self.lib = ctypes.CDLL(str(lib_path))
         self.lib.cuzk_host_launch.restype = ctypes.c_int
         self.lib.cuzk_host_launch.argtypes = [
@@ -191,6 +200,7 @@ class _WallTimer:
 
 
 @functools.lru_cache(maxsize=None)
-def get_runtime(defines: tuple[str, ...] = ()) -> HostRuntime:
-    """The session's host runtime (library built on first use)."""
-    return HostRuntime(build(defines))
+def get_runtime(defines: tuple[str, ...] = (), curve: str = "bls12_381") -> HostRuntime:
+    """The session's host runtime for ``curve`` (library built on first use)."""
+    cc = curves.get(curve).cuda
+    return HostRuntime(build(defines, cc.name), curve=cc)

@@ -15,24 +15,17 @@ import pytest
 os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 ray = pytest.importorskip("ray")
 
-import cuzk  # noqa: E402
 from cuzk.circuits.cube import Cube  # noqa: E402
 from cuzk.cluster import RayEngine  # noqa: E402
 from cuzk.errors import ClusterError  # noqa: E402
-from cuzk.groth16 import setup, verify  # noqa: E402
+from cuzk.groth16 import verify  # noqa: E402
 from cuzk.timeline import EventKind as K  # noqa: E402
+from test_cluster import _public, cube  # noqa: E402, F401  (cube: the module-scoped Cube key fixture)
 
 NODE = dict(num_cpus=1, object_store_memory=80 * 2**20, node_ip_address="127.0.0.1")
 KEY = "$CUZK_KEYS/cube.params"  # each node reads it from its own folder
 WAIT_S = 120  # an actor's start on a loaded 2-core machine: imports, Numba cache loads
 PROOF_S = 300  # a first proof in a fresh actor may compile the kernels (a cold Numba cache)
-
-
-@pytest.fixture(scope="module")
-def cube():
-    synth = cuzk.Synthesizer(Cube())
-    pk, vk = setup(synth.r1cs)
-    return synth, pk, vk
 
 
 @pytest.fixture(scope="module")
@@ -71,10 +64,6 @@ def engine(cluster, cube):
         yield e
     finally:
         e.close()
-
-
-def _public(seed):
-    return Cube().public_inputs(Cube().sample_inputs(seed=seed))
 
 
 def _prove_all(engine, vk, circuit, seeds):

@@ -83,23 +83,31 @@ def _check(args, widths, name):
             raise errors.TypingError(f"{name} takes UniTuple(uint64, {w}) limbs, got {a}")
 
 
-def _phi_select(b, pred, then_vals, else_vals):
-    """``then_vals if pred else else_vals`` through a branch and phis, as Numba lowers an
-    ``if``/``return`` pair (LLVM then keeps or if-converts it as it did before)."""
+def _if_then(b, pred, then_fn, else_vals):
+    """``then_fn() if pred else else_vals`` through a branch and phis, as Numba lowers an
+    ``if``/``return`` pair (LLVM then keeps or if-converts it as it did before); ``then_fn``
+    emits its instructions inside the branch."""
     before = b.block
     then_bb = b.append_basic_block("wide.then")
     merge_bb = b.append_basic_block("wide.merge")
     b.cbranch(pred, then_bb, merge_bb)
     b.position_at_end(then_bb)
+    then_vals = then_fn()
+    then_end = b.block
     b.branch(merge_bb)
     b.position_at_end(merge_bb)
     out = []
     for t, e in zip(then_vals, else_vals):
         phi = b.phi(_I64)
-        phi.add_incoming(t, then_bb)
+        phi.add_incoming(t, then_end)
         phi.add_incoming(e, before)
         out.append(phi)
     return out
+
+
+def _phi_select(b, pred, then_vals, else_vals):
+    """``then_vals if pred else else_vals`` (values computed before the branch)."""
+    return _if_then(b, pred, lambda: then_vals, else_vals)
 
 
 def wide_kernels(modulus: int, inv: int, limbs: int) -> SimpleNamespace:
@@ -197,23 +205,14 @@ def wide_kernels(modulus: int, inv: int, limbs: int) -> SimpleNamespace:
 
         def codegen(context, builder, sig, args):
             d, br = _sub_chain(builder, *(_limbs(v, builder, 2 * n) for v in args))
-            before = builder.block
-            add_bb = builder.append_basic_block("wide.add_pp")
-            merge_bb = builder.append_basic_block("wide.merge")
-            builder.cbranch(builder.icmp_unsigned("!=", br, _ZERO), add_bb, merge_bb)
-            builder.position_at_end(add_bb)  # the conditional p^2, as an if block
-            s = [None] * (2 * n)
-            s[0], c = _adc(builder, d[0], pp_l[0], _ZERO)
-            for k in range(1, 2 * n):
-                s[k], c = _adc(builder, d[k], pp_l[k], c)
-            builder.branch(merge_bb)
-            builder.position_at_end(merge_bb)
-            out = []
-            for sk, dk in zip(s, d):
-                phi = builder.phi(_I64)
-                phi.add_incoming(sk, add_bb)
-                phi.add_incoming(dk, before)
-                out.append(phi)
+            def add_pp():  # the conditional p^2, as an if block
+                s = [None] * (2 * n)
+                s[0], c = _adc(builder, d[0], pp_l[0], _ZERO)
+                for k in range(1, 2 * n):
+                    s[k], c = _adc(builder, d[k], pp_l[k], c)
+                return s
+
+            out = _if_then(builder, builder.icmp_unsigned("!=", br, _ZERO), add_pp, d)
             return context.make_tuple(builder, sig.return_type, out)
 
         return t_2n(t_2n, t_2n), codegen

@@ -1,4 +1,5 @@
-"""field.cuh / ec.cuh on the CPU through the host shim, against Python ints and py_ecc.
+"""field.cuh / ec.cuh on the CPU through the host shim, against Python ints and py_ecc, for
+BLS12-381 and BN254 (the harness built with each curve's -DCUZK_CURVE_<NAME>).
 
 The kernels in cuzk/kernels/cu/arith.cu run exactly as on a GPU except that the carry-chain
 instructions are emulated (tests/cuda_shim.h).
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from py_ecc import optimized_bls12_381 as ecc
+from py_ecc import optimized_bls12_381, optimized_bn128
 
 from cuda_host import host_runtime, pyref
 from cuzk.field.params import FQ, FR
@@ -19,6 +20,8 @@ from cuzk.kernels import cuda, cuda_runtime
 from cuzk.kernels.cuda import ArithOp, EcOp
 
 pytestmark = pytest.mark.skipif(not host_runtime.shutil.which("g++"), reason="g++ is needed for the host shim")
+CURVES = ("bls12_381", "bn254")
+_ECC = {"bls12_381": optimized_bls12_381, "bn254": optimized_bn128}  # py_ecc's optimized curve of each
 
 _REF = {
     ArithOp.ADD: lambda a, b, p: (a + b) % p,
@@ -55,8 +58,11 @@ def rt():
 
 
 @pytest.mark.parametrize("op", list(ArithOp))
-@pytest.mark.parametrize("field", [FR, FQ], ids=["fr", "fq"])
-def test_prime_field_ops_match_python_ints(rt, field, op):
+@pytest.mark.parametrize("role", ["fr", "fq"])
+@pytest.mark.parametrize("curve", CURVES)
+def test_prime_field_ops_match_python_ints(curve, role, op):
+    rt = host_runtime.get_runtime(curve=curve)
+    field = getattr(rt.curve, role)
     p = field.modulus
     a, b = _operands(p, 2000, seed=op.value)
     got = cuda.field_op(rt, field.name, op, pyref.to_mont_limbs(a, field), pyref.to_mont_limbs(b, field))
@@ -65,10 +71,10 @@ def test_prime_field_ops_match_python_ints(rt, field, op):
 
 @given(st.data())
 def test_field_ops_property(data):
-    # hypothesis drives the operand values (shrinking to a minimal failing pair) on top of the
-    # fixed random/edge batches above
-    rt = host_runtime.get_runtime()
-    field = data.draw(st.sampled_from([FR, FQ]))
+    # hypothesis drives the curve and operand values (shrinking to a minimal failing pair) on
+    # top of the fixed random/edge batches above
+    rt = host_runtime.get_runtime(curve=data.draw(st.sampled_from(CURVES)))
+    field = data.draw(st.sampled_from([rt.curve.fr, rt.curve.fq]))
     op = data.draw(st.sampled_from(list(ArithOp)))
     p = field.modulus
     pairs = data.draw(st.lists(st.tuples(st.integers(0, p - 1), st.integers(0, p - 1)), min_size=1, max_size=32))
@@ -77,29 +83,30 @@ def test_field_ops_property(data):
     assert pyref.from_mont_limbs(got, field) == [_REF[op](x, y, p) for x, y in pairs]
 
 
-def _fq2_ref(op, a, b):
-    p = FQ.modulus
+def _fq2_ref(ref, op, a, b):
     if op is ArithOp.MUL:
-        return pyref.fq2_mul(a, b)
+        return ref.fq2_mul(a, b)
     if op is ArithOp.SQR:
-        return pyref.fq2_mul(a, a)
-    return tuple(_REF[op](x, y, p) for x, y in zip(a, b))
+        return ref.fq2_mul(a, a)
+    return tuple(_REF[op](x, y, ref.P) for x, y in zip(a, b))
 
 
 @pytest.mark.parametrize("op", list(ArithOp))
-def test_fq2_ops_match_python_ints(rt, op):
-    p = FQ.modulus
-    a0, a1 = _operands(p, 600, seed=10 + op.value)
-    b1, b0 = _operands(p, 600, seed=20 + op.value)
+@pytest.mark.parametrize("curve", CURVES)
+def test_fq2_ops_match_python_ints(curve, op):
+    rt, ref = host_runtime.get_runtime(curve=curve), pyref.get(curve)
+    fq = rt.curve.fq
+    a0, a1 = _operands(fq.modulus, 600, seed=10 + op.value)
+    b1, b0 = _operands(fq.modulus, 600, seed=20 + op.value)
     a, b = list(zip(a0, a1)), list(zip(b0, b1))
-    ga = pyref.to_mont_limbs([c for x in a for c in x], FQ).reshape(-1, 2, 6)
-    gb = pyref.to_mont_limbs([c for x in b for c in x], FQ).reshape(-1, 2, 6)
-    flat = pyref.from_mont_limbs(cuda.field_op(rt, "fq2", op, ga, gb), FQ)
-    assert list(zip(flat[0::2], flat[1::2])) == [_fq2_ref(op, x, y) for x, y in zip(a, b)]
+    ga = pyref.to_mont_limbs([c for x in a for c in x], fq).reshape(-1, 2, fq.limbs)
+    gb = pyref.to_mont_limbs([c for x in b for c in x], fq).reshape(-1, 2, fq.limbs)
+    flat = pyref.from_mont_limbs(cuda.field_op(rt, "fq2", op, ga, gb), fq)
+    assert list(zip(flat[0::2], flat[1::2])) == [_fq2_ref(ref, op, x, y) for x, y in zip(a, b)]
 
 
-def _ecc_affine(k, gen):
-    k %= FR.modulus  # py_ecc recurses forever on negative scalars
+def _ecc_affine(ecc, r, k, gen):
+    k %= r  # py_ecc recurses forever on negative scalars
     return None if k == 0 else ecc.normalize(ecc.multiply(gen, k))
 
 
@@ -111,19 +118,24 @@ def _as_ints(pt):
     return (int(pt[0]), int(pt[1]))
 
 
-# (k_p, k_q) pairs: generic, P = Q (doubling inside the addition), P = -Q, infinities
-_PAIRS = [(3, 5), (7, 7), (11, FR.modulus - 11), (0, 9), (9, 0), (0, 0), (123456789, 987654321), (2, 2)]
+def _pairs(r: int) -> list[tuple[int, int]]:
+    # (k_p, k_q) pairs: generic, P = Q (doubling inside the addition), P = -Q, infinities
+    return [(3, 5), (7, 7), (11, r - 11), (0, 9), (9, 0), (0, 0), (123456789, 987654321), (2, 2)]
 
 
 @pytest.mark.parametrize("group", ["g1", "g2"])
 @pytest.mark.parametrize("op", list(EcOp))
-def test_curve_ops_match_py_ecc(rt, group, op):
+@pytest.mark.parametrize("curve", CURVES)
+def test_curve_ops_match_py_ecc(curve, group, op):
+    rt, ref, ecc = host_runtime.get_runtime(curve=curve), pyref.get(curve), _ECC[curve]
+    r = ref.R
     gen = ecc.G1 if group == "g1" else ecc.G2
-    to_array = pyref.g1_to_array if group == "g1" else pyref.g2_to_array
-    ps = [_as_ints(_ecc_affine(kp, gen)) for kp, _ in _PAIRS]
-    qs = [_as_ints(_ecc_affine(kq, gen)) for _, kq in _PAIRS]
+    to_array = ref.g1_to_array if group == "g1" else ref.g2_to_array
+    pairs = _pairs(r)
+    ps = [_as_ints(_ecc_affine(ecc, r, kp, gen)) for kp, _ in pairs]
+    qs = [_as_ints(_ecc_affine(ecc, r, kq, gen)) for _, kq in pairs]
     sign = {EcOp.ADD_MIXED: 1, EcOp.SUB_MIXED: -1, EcOp.ADD: 1, EcOp.DBL: 0}[op]
-    want = [_as_ints(_ecc_affine(kp + sign * kq if op is not EcOp.DBL else 2 * kp, gen)) for kp, kq in _PAIRS]
+    want = [_as_ints(_ecc_affine(ecc, r, kp + sign * kq if op is not EcOp.DBL else 2 * kp, gen)) for kp, kq in pairs]
     got = cuda.ec_op(rt, group, op, to_array(ps), to_array(qs))
     np.testing.assert_array_equal(np.stack(got), to_array(want))
 

@@ -1,7 +1,9 @@
 """msm.cu and cuzk.kernels.cuda's Pippenger launch plan on the CPU (host shim).
 
 Points are built as P_i = t_i*G with known t_i, so the expected MSM is (sum k_i t_i)*G: one
-Python-int scalar multiplication, independent of any bucket logic.
+Python-int scalar multiplication, independent of any bucket logic. BLS12-381 throughout; BN254
+(the harness built with -DCUZK_CURVE_BN254) on small sizes, against the same reference and its
+CPU backend.
 """
 
 import random
@@ -10,16 +12,24 @@ import numpy as np
 import pytest
 
 from cuda_host import host_runtime, pyref
+from cuzk import curves
 from cuzk.errors import InputError
 from cuzk.field.params import FR
 from cuzk.kernels import cuda
 
 pytestmark = pytest.mark.skipif(not host_runtime.shutil.which("g++"), reason="g++ is needed for the host shim")
 r = FR.modulus
-_GROUPS = {
-    "g1": (pyref.G1_GEN, pyref.g1_add, pyref.g1_mul, pyref.g1_to_array),
-    "g2": (pyref.G2_GEN, pyref.g2_add, pyref.g2_mul, pyref.g2_to_array),
-}
+
+
+def _groups(curve: str) -> dict:
+    ref = pyref.get(curve)
+    return {
+        "g1": (ref.G1_GEN, ref.g1_add, ref.g1_mul, ref.g1_to_array),
+        "g2": (ref.G2_GEN, ref.g2_add, ref.g2_mul, ref.g2_to_array),
+    }
+
+
+_GROUPS = _groups("bls12_381")
 
 
 @pytest.fixture(scope="module")
@@ -30,9 +40,12 @@ def rt():
     return rt
 
 
-def _instance(group: str, n: int, seed: int):
-    """n points with known discrete logs (incl. infinity and duplicates) and edge-heavy scalars."""
-    gen, add, mul, _ = _GROUPS[group]
+def _instance(group: str, n: int, seed: int, curve: str = "bls12_381"):
+    """n points with known discrete logs (incl. infinity and duplicates) and edge-heavy scalars
+    (all canonical: < r)."""
+    gen, add, mul, _ = _groups(curve)[group]
+    r = pyref.get(curve).R
+    top = 1 << (r.bit_length() - 1)  # the scalars' top bit: 2^254 (BLS12-381), 2^253 (BN254)
     rng = random.Random(seed)
     t0, step = rng.randrange(1, r), rng.randrange(1, r)
     S, P = mul(gen, step), mul(gen, t0)
@@ -46,7 +59,7 @@ def _instance(group: str, n: int, seed: int):
     dup = rng.randrange(n)
     for i in rng.sample(range(n), max(2, n // 8)):  # duplicates of one point
         logs[i], pts[i] = logs[dup], pts[dup]
-    edges = [0, 1, 2, r - 1, r - 2, (r - 1) // 2, (1 << 254) - 1, 1 << 254, (1 << 128) - 1, 1 << 64]
+    edges = [0, 1, 2, r - 1, r - 2, (r - 1) // 2, top - 1, top, (1 << 128) - 1, 1 << 64]
     scalars = [rng.randrange(r) for _ in range(n)]
     for i, e in zip(rng.sample(range(n), min(n, len(edges))), edges):
         scalars[i] = e
@@ -55,14 +68,14 @@ def _instance(group: str, n: int, seed: int):
     return pts, logs, scalars
 
 
-def _expected(group, logs, scalars):
-    gen, _, mul, to_array = _GROUPS[group]
-    k = sum(a * b for a, b in zip(logs, scalars)) % r
+def _expected(group, logs, scalars, curve: str = "bls12_381"):
+    gen, _, mul, to_array = _groups(curve)[group]
+    k = sum(a * b for a, b in zip(logs, scalars)) % pyref.get(curve).R
     return to_array([mul(gen, k) if k else None])[0]
 
 
 def _run(rt, group, pts, scalars, c=None, segment_len=None):
-    arr = _GROUPS[group][3](pts)
+    arr = _groups(rt.curve.name)[group][3](pts)
     sc = pyref.canon_limbs(scalars)
     return cuda.run_msm(rt, group, arr.view(np.uint32), sc.view(np.uint32), len(pts), c, segment_len)
 
@@ -210,3 +223,36 @@ def test_counting_sort_places_every_digit_once(rt, c):
     rt.launch("msm_digit_scatter", 1, n, (sc, n, c, nw, starts.copy(), out))
     for b, vals in want.items():
         assert sorted(out[starts[b] : starts[b] + counts[b]].tolist()) == sorted(vals)
+
+
+# ---------------------------------------------------------------- BN254 (its own harness build)
+@pytest.fixture(scope="module")
+def bn_rt():
+    return host_runtime.get_runtime(curve="bn254")
+
+
+@pytest.mark.parametrize("group,n,c", [("g1", 64, None), ("g1", 40, 3), ("g1", 24, 16), ("g2", 48, None)])
+def test_bn254_msm_matches_discrete_log_reference(bn_rt, group, n, c):
+    # BN254's 4-limb Fq (8 words per coordinate) and 254-bit r, default and extreme window widths
+    pts, logs, scalars = _instance(group, n, seed=n, curve="bn254")
+    np.testing.assert_array_equal(_run(bn_rt, group, pts, scalars, c), _expected(group, logs, scalars, "bn254"))
+
+
+def test_bn254_degenerate_sums(bn_rt):
+    ref = pyref.get("bn254")
+    pts, _, _ = _instance("g1", 8, seed=2, curve="bn254")
+    zero = np.zeros((2, 4), np.uint64)
+    p = pts[3]
+    neg = (p[0], (-p[1]) % ref.P)
+    np.testing.assert_array_equal(_run(bn_rt, "g1", [p, neg], [9, 9]), zero)  # P + (-P)
+    np.testing.assert_array_equal(_run(bn_rt, "g1", [p], [ref.R - 1]), ref.g1_to_array([neg])[0])  # -P
+    np.testing.assert_array_equal(_run(bn_rt, "g2", [None] * 3, [5, 6, 7]), np.zeros((2, 2, 4), np.uint64))
+    np.testing.assert_array_equal(_run(bn_rt, "g1", [], []), zero)  # empty MSM
+
+
+@pytest.mark.parametrize("group", ["g1", "g2"])
+def test_bn254_matches_its_cpu_backend(bn_rt, group):
+    pts, _, scalars = _instance(group, 32, seed=9, curve="bn254")
+    arr, sc = _groups("bn254")[group][3](pts), pyref.canon_limbs(scalars)
+    want = getattr(curves.get("bn254").kernels, f"msm_{group}")(arr, sc)
+    np.testing.assert_array_equal(_run(bn_rt, group, pts, scalars), want)

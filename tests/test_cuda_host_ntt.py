@@ -1,4 +1,5 @@
-"""ntt.cu and cuzk.kernels.cuda's NTT launch plan on the CPU (host shim) vs a naive DFT."""
+"""ntt.cu and cuzk.kernels.cuda's NTT launch plan on the CPU (host shim) vs a naive DFT and the CPU
+backend; BLS12-381 throughout, BN254 (the harness built with -DCUZK_CURVE_BN254) on small sizes."""
 
 import random
 
@@ -6,6 +7,7 @@ import numpy as np
 import pytest
 
 from cuda_host import host_runtime, pyref
+from cuzk import curves
 from cuzk.field.params import FR
 from cuzk.kernels import cuda, cuda_ntt
 
@@ -18,7 +20,7 @@ def rt():
     return host_runtime.get_runtime()
 
 
-def _dft(coeffs, w, shift=1):
+def _dft(coeffs, w, shift=1, r=r):
     n = len(coeffs)
     pts = [shift * pow(w, i, r) % r for i in range(n)]
     out = []
@@ -31,10 +33,11 @@ def _dft(coeffs, w, shift=1):
 
 
 def _run(rt, values, log_n, shift=None, inverse=False, gen=7):
-    x = pyref.to_mont_limbs(values, FR)
-    w = FR.root_of_unity_for(log_n, gen)
+    fr = rt.curve.fr
+    x = pyref.to_mont_limbs(values, fr)
+    w = fr.root_of_unity_for(log_n, gen)
     out = cuda.run_ntt(rt, rt.asarray(x.view(np.uint32)), log_n, w, shift, inverse)
-    return pyref.from_mont_limbs(out.view(np.uint64), FR)
+    return pyref.from_mont_limbs(out.view(np.uint64), fr)
 
 
 @pytest.mark.parametrize("log_n", [0, 1, 2, 4, 5, 7, 8, 10])
@@ -144,3 +147,38 @@ def test_runtime_caches_stay_bounded_per_kind_and_results_stay_right(rt, monkeyp
     before = x.copy()
     canon = cuda.to_canonical(cuda.DeviceArray(x, rt))
     assert (x == before).all() and pyref.canon_limbs(vals).view(np.uint32).tolist() == np.asarray(canon.array).tolist()
+
+
+# ---------------------------------------------------------------- BN254 (its own harness build)
+@pytest.fixture(scope="module")
+def bn_rt():
+    return host_runtime.get_runtime(curve="bn254")
+
+
+def test_bn254_forward_and_inverse_match_naive_dft(bn_rt):
+    # BN254's Fr (2-adicity 28, generator 5: snarkjs' roots), one and several shared-memory passes
+    fr = bn_rt.curve.fr
+    rng = random.Random(254)
+    for log_n, shift in ((0, None), (1, 7), (3, None), (6, 0x1234567890ABCDEF1234)):
+        vals = [rng.randrange(fr.modulus) for _ in range(1 << log_n)]
+        if log_n >= 2:
+            vals[0], vals[1], vals[2] = 0, fr.modulus - 1, 1
+        w = fr.root_of_unity_for(log_n, fr.generator)
+        fwd = _run(bn_rt, vals, log_n, shift, gen=fr.generator)
+        assert fwd == _dft(vals, w, shift or 1, r=fr.modulus)
+        assert _run(bn_rt, fwd, log_n, shift, inverse=True, gen=fr.generator) == vals
+
+
+def test_bn254_matches_its_cpu_backend(bn_rt):
+    bn = curves.get("bn254")
+    x = bn.Fr.random(1 << 7, np.random.default_rng(4))
+    w = bn.spec.fr.root_of_unity_for(7)  # the CPU backend's default: the curve's Fr generator
+    for inverse in (False, True):
+        for shift in (None, 5):
+            got = cuda.run_ntt(bn_rt, x.view(np.uint32).copy(), 7, w, shift, inverse)
+            np.testing.assert_array_equal(got.view(np.uint64), bn.kernels.ntt(x, inverse=inverse, shift=shift))
+    a, b, c = (bn.Fr.random(33, np.random.default_rng(s)) for s in (5, 6, 7))
+    got = cuda.run_h_pointwise(bn_rt, *(v.view(np.uint32).copy() for v in (a, b, c)), 12345)
+    np.testing.assert_array_equal(got.view(np.uint64), bn.kernels.h_pointwise(a, b, c, 12345))
+    canon = cuda.to_canonical(cuda.DeviceArray(bn_rt.asarray(x.view(np.uint32)), bn_rt))
+    np.testing.assert_array_equal(np.asarray(canon.array).view(np.uint64), bn.kernels.to_canonical(x))

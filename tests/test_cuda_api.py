@@ -11,7 +11,7 @@ import pytest
 from cuda_host import pyref
 from cuzk.errors import BackendUnavailableError, FieldValueError, InputError
 from cuzk.field.params import FQ, FR
-from cuzk.kernels import cuda, cuda_runtime
+from cuzk.kernels import cuda, cuda_kernels, cuda_runtime
 
 HAVE_GPU, WHY = cuda.is_available()
 gpu = pytest.mark.gpu
@@ -296,8 +296,8 @@ def test_device_arrays_flow_between_kernels_without_the_host(host_as_device):
 def test_raw_device_scalars_are_checked_on_the_device(host_as_device, monkeypatch):
     bad = np.zeros((2, 8), np.uint32)
     bad[1] = np.frombuffer(FR.modulus.to_bytes(32, "little"), np.uint32)  # exactly r
-    monkeypatch.setattr(cuda, "_is_cupy", lambda a: isinstance(a, np.ndarray) and a.dtype == np.uint32)
-    monkeypatch.setattr(cuda, "_device_rows", lambda a, what: (host_as_device, a))
+    monkeypatch.setattr(cuda_kernels, "_is_cupy", lambda a: isinstance(a, np.ndarray) and a.dtype == np.uint32)
+    monkeypatch.setattr(cuda_kernels.CudaKernels, "_device_rows", lambda self, a, what: (host_as_device, a))
     pts = pyref.g1_to_array([pyref.G1_GEN, pyref.G1_GEN])
     with pytest.raises(FieldValueError, match="1 device rows are not canonical"):
         cuda.msm_g1(pts, bad)

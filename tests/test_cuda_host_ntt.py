@@ -8,6 +8,7 @@ import pytest
 
 from cuda_host import host_runtime, pyref
 from cuzk import curves
+from cuzk.errors import InputError
 from cuzk.field.params import FR
 from cuzk.kernels import cuda, cuda_ntt
 
@@ -180,5 +181,8 @@ def test_bn254_matches_its_cpu_backend(bn_rt):
     a, b, c = (bn.Fr.random(33, np.random.default_rng(s)) for s in (5, 6, 7))
     got = cuda.run_h_pointwise(bn_rt, *(v.view(np.uint32).copy() for v in (a, b, c)), 12345)
     np.testing.assert_array_equal(got.view(np.uint64), bn.kernels.h_pointwise(a, b, c, 12345))
-    canon = cuda.to_canonical(cuda.DeviceArray(bn_rt.asarray(x.view(np.uint32)), bn_rt))
+    kern = cuda.kernels_for(bn.cuda)  # the public functions for BN254 (host arrays through the device)
+    canon = kern.to_canonical(cuda.DeviceArray(bn_rt.asarray(x.view(np.uint32)), bn_rt))
     np.testing.assert_array_equal(np.asarray(canon.array).view(np.uint64), bn.kernels.to_canonical(x))
+    with pytest.raises(InputError, match="bn254 device array, these kernels are bls12_381's"):
+        cuda.to_canonical(canon)

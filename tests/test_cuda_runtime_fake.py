@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from cuda_host import fake_cupy, host_runtime
+from cuzk.errors import InputError
 from cuzk.field import Fr
-from cuzk.kernels import cuda, cuda_ntt, cuda_runtime
+from cuzk.kernels import cuda, cuda_kernels, cuda_ntt, cuda_runtime
 
 pytestmark = pytest.mark.skipif(not host_runtime.shutil.which("g++"), reason="g++ is needed for the host shim")
 
@@ -67,6 +68,40 @@ def test_gpu_prover_on_the_cupy_runtime_matches_the_cpu(fake_gpu):
     assert fake_gpu.pinned.allocated > 0  # a, b, c and the scalars went through the pinned ring
     prover.prove(w, r=5, s=6)  # the second proof reuses its chunks: nothing more is pinned
     assert fake_gpu.pinned.allocated == 2 * 128
+
+
+def test_gpu_prover_proves_a_bn254_key_through_the_cupy_runtime(monkeypatch):
+    # device="cuda" for a BN254 key: a CupyRuntime built for BN254 (rt.curve) over a fake CuPy
+    # whose kernels are the harness built with -DCUZK_CURVE_BN254; the proof must verify
+    import cuzk
+    from cuzk import curves
+    from cuzk.circuits import Cube
+    from cuzk.groth16 import create_proof, setup, verify
+
+    fake = fake_cupy.make_fake_cupy(host_runtime.get_runtime(curve="bn254"))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setattr(cuda_runtime, "_compile_cubin", lambda arch, defines=(), curve="bls12_381": pathlib.Path(f"/nonexistent/cuzk_sm{arch}_{curve}.cubin"))
+    monkeypatch.setattr(cuda_runtime, "_RUNTIMES", {})
+    synth = cuzk.Synthesizer(Cube(), curve="bn254")
+    pk, vk = setup(synth.r1cs, rng=np.random.default_rng(3))
+    w = synth.synthesize(x=3, out=35)
+    prover = cuzk.GpuProver(pk, device="cuda")
+    bn = curves.get("bn254").cuda
+    assert prover._backend is cuda.kernels_for(bn) and set(cuda_runtime._RUNTIMES) == {(0, "bn254")}
+    rt = cuda_runtime._RUNTIMES[(0, "bn254")]
+    assert rt.curve is bn and rt.xp is fake and prover._bases.a.curve == "bn254"
+    proof = prover.prove(w, r=5, s=6)
+    assert proof.curve == "bn254" and proof == create_proof(pk, w, 5, 6, backend="cpu")
+    assert verify(vk, [35], proof) and not verify(vk, [36], proof)
+    assert rt.pinned.allocated > 0  # the witness's arrays went through the pinned ring
+    x = curves.get("bn254").Fr.random(8, np.random.default_rng(5))  # a host array: converted on the device
+    np.testing.assert_array_equal(prover._backend.to_canonical(x), curves.get("bn254").kernels.to_canonical(x))
+    with pytest.raises(InputError, match="bn254's, the MSM is over bls12_381"):
+        cuda.msm_g1(prover._bases.a, np.zeros((len(prover._bases.a), 4), np.uint64))  # BN254 points, BLS12-381 MSM
+    import gc
+
+    gc.collect()
+    assert fake.hazards == [], fake.hazards
 
 
 def test_g2_msm_on_the_cpu_runs_beside_the_gpu_and_gives_the_same_proof(fake_gpu):
@@ -148,7 +183,7 @@ def test_fake_kernels_reject_what_cupy_would_misread(fake_gpu):
 def test_strided_cupy_input_is_copied_before_the_kernels_see_it(fake_gpu, monkeypatch):
     from cuzk.kernels import cpu
 
-    monkeypatch.setattr(cuda, "_is_cupy", lambda a: isinstance(a, fake_cupy.FakeArray))
+    monkeypatch.setattr(cuda_kernels, "_is_cupy", lambda a: isinstance(a, fake_cupy.FakeArray))
     x = Fr.random(16, np.random.default_rng(4))
     rows = np.repeat(x.view(np.uint32), 2, axis=0)
     strided = fake_gpu.asarray(rows)[::2]  # every other row: the rows of x, not contiguous
@@ -227,7 +262,7 @@ def test_warm_up_loads_every_kernel_and_runs_the_plans(fake_gpu):
 def test_raw_cupy_scalars_are_checked_by_a_module_kernel(fake_gpu, monkeypatch):
     from cuzk.errors import FieldValueError
 
-    monkeypatch.setattr(cuda, "_is_cupy", lambda a: isinstance(a, fake_cupy.FakeArray))
+    monkeypatch.setattr(cuda_kernels, "_is_cupy", lambda a: isinstance(a, fake_cupy.FakeArray))
     bad = np.zeros((3, 8), np.uint32)
     bad[1] = np.frombuffer(Fr.modulus.to_bytes(32, "little"), np.uint32)  # exactly r
     bad[2, 7] = 0xFFFFFFFF

@@ -107,10 +107,12 @@ def test_bellperson_formats_refuse_bn254(tmp_path, others):
         with pytest.raises(UnsupportedCurveError, match="BN254"):
             call()
     assert not (tmp_path / "k.params").exists()
-    with pytest.raises(BackendUnavailableError, match="BN254"):
-        from cuzk.groth16.prove import load_backend
+    from cuzk.groth16.prove import load_backend
+    from cuzk.kernels import cuda
 
-        load_backend("cuda", "bn254")
+    assert load_backend("cuda", "bn254") is cuda.kernels_for(curves.get("bn254").cuda)  # BN254 has CUDA kernels
+    with pytest.raises(BackendUnavailableError, match="BLS12-377"):
+        load_backend("cuda", "bls12_377")  # headers generated, not enabled in the runtime
 
 
 def test_proof_equality_and_hash_include_the_curve(others):

@@ -19,12 +19,15 @@ tests, so the launch plans below are exercised on the CPU as well.
 from __future__ import annotations
 
 
+import threading
+import sys
+
 import numpy as np
 
-from cuzk.errors import FieldValueError, InputError
+from cuzk.errors import BackendUnavailableError
 from cuzk.field.prime_field import Fr as FR_ARRAY
-from cuzk.kernels.checks import check_field_rows, check_points
 from cuzk.kernels.cuda_curve import BLS12_381, CudaCurve
+from cuzk.kernels.cuda_kernels import CudaKernels, DevicePoints, run_h_pointwise
 from cuzk.kernels.cuda_msm import MSM_MAX_POINTS, check_msm_size, msm_window_bits, run_msm  # noqa: F401
 from cuzk.kernels.cuda_ntt import MAX_LOG_N, fr_const, ntt_plan, run_ntt, scaled_by_powers  # noqa: F401
 from cuzk.kernels.cuda_elementwise import ArithOp, EcOp, ec_op, field_op, xyzz_to_affine  # noqa: F401
@@ -70,55 +73,44 @@ __all__ = [
     "xyzz_to_affine",
     "warm_up",
     "MSM_MAX_POINTS",
+    "CURVES",
+    "CudaKernels",
+    "kernels_for",
 ]
 
-_BLOCK = BLOCK["BLOCK_ELEMENTWISE"]  # cu/launch.cuh: the kernels' __launch_bounds__
+#: the curves whose parameter header the CUDA sources are compiled with (cu/params_<curve>.h) and
+#: that ``GpuProver(device="cuda")`` accepts
+CURVES = ("bls12_381", "bn254")
 
-#: the curves whose parameter header the CUDA sources are compiled with (cu/params_bls12_381.h)
-CURVES = ("bls12_381",)
-#: the curve of the runtimes ``get_runtime`` makes: host arrays given to the functions below are
-#: checked against it before any device is touched; device arrays against their runtime's curve
-_DEFAULT: CudaCurve = BLS12_381
-
-
-def _check_ntt_args(n: int, shift, fr) -> int:
-    log_n = n.bit_length() - 1
-    if n < 1 or n != 1 << log_n:
-        raise FieldValueError(f"NTT length must be a power of two >= 1, got {n}")
-    if log_n > MAX_LOG_N:
-        raise FieldValueError(f"NTT length 2^{log_n} exceeds the 2^{MAX_LOG_N} the CUDA kernels index")
-    is_int = isinstance(shift, (int, np.integer)) and not isinstance(shift, bool)
-    if shift is not None and not (is_int and 0 < shift < fr.modulus):
-        raise FieldValueError(f"shift must be a non-zero canonical Fr int or None, got {shift!r}")
-    return log_n
+# This module's functions are BLS12-381's kernels. They look ``get_runtime`` up here at each call
+# with the device id alone (tests and benchmarks/gpu_check.py replace it with a host runtime).
+_KERNELS = CudaKernels(BLS12_381, lambda device_id=None: get_runtime(device_id), FR_ARRAY.from_mont)
+_BY_CURVE: dict[str, CudaKernels] = {}
+_BY_CURVE_LOCK = threading.Lock()
 
 
-def _is_cupy(a) -> bool:
-    return type(a).__module__.startswith("cupy")
+def kernels_for(curve: CudaCurve):
+    """This backend's functions for ``curve`` (``cuzk.curves.get(name).cuda``): this module for
+    BLS12-381, a :class:`~cuzk.kernels.cuda_kernels.CudaKernels` on runtimes built for the curve
+    otherwise (one per curve).
+
+    >>> kernels_for(BLS12_381) is sys.modules[__name__]
+    True
+
+    Raises:
+        BackendUnavailableError: a curve not in :data:`CURVES`.
+    """
+    if curve.name not in CURVES:
+        raise BackendUnavailableError(f"the CUDA kernels are not built for {curve.name} (only {', '.join(CURVES)})")
+    if curve.name == BLS12_381.name:
+        return sys.modules[__name__]
+    with _BY_CURVE_LOCK:
+        k = _BY_CURVE.get(curve.name)
+        if k is None:
+            k = _BY_CURVE[curve.name] = CudaKernels(curve, lambda device_id=None: get_runtime(device_id, curve))
+        return k
 
 
-def _on_device(a) -> bool:
-    return isinstance(a, DeviceArray) or _is_cupy(a)
-
-
-def _device_rows(a, what: str):
-    """(runtime, C-contiguous uint32 (n, W) raw array, W the Fr words of the runtime's curve) for a :class:`DeviceArray` or CuPy Fr
-    array; orders the calling thread's stream after a pending copy, or for a CuPy array after
-    the caller's current stream (copied first if strided: the kernels only get its pointer)."""
-    if isinstance(a, DeviceArray):
-        rt, a = a.rt, a.rt.wait(a)
-    else:
-        rt = get_runtime(a.device.id)
-        a = rt.adopt(a)
-    words = rt.curve.fr_words
-    if a.ndim != 2 or a.shape[1] != words or a.dtype != np.uint32:
-        raise FieldValueError(f"{what} on the device must be a uint32 (n, {words}) array, got {a.shape} {a.dtype}")
-    if not a.flags.c_contiguous:  # a DeviceArray made around a strided view: would be misread
-        raise FieldValueError(f"{what} on the device must be C-contiguous, got strides {a.strides}")
-    return rt, a
-
-
-@_oom_guard
 def ntt(values, *, inverse=False, shift=None, root_generator=7, threads=None):
     """NTT of Fr values (natural order in and out) on the GPU.
 
@@ -140,35 +132,9 @@ def ntt(values, *, inverse=False, shift=None, root_generator=7, threads=None):
     >>> y = ntt(x, shift=7); bool((ntt(y, inverse=True, shift=7) == x).all())  # doctest: +SKIP
     True
     """
-    if _on_device(values):
-        rt, x = _device_rows(values, "values")
-        log_n = _check_ntt_args(x.shape[0], shift, rt.curve.fr)
-        w = rt.curve.fr.root_of_unity_for(log_n, root_generator)
-        out = run_ntt(rt, x, log_n, w, shift, inverse)
-        return DeviceArray(out, rt, rt.handoff())  # ordered for the caller's stream, other threads
-    fr = _DEFAULT.fr
-    v = check_field_rows(values, "values", _DEFAULT.fr_tail, fr.modulus)
-    log_n = _check_ntt_args(v.shape[0], shift, fr)
-    w = fr.root_of_unity_for(log_n, root_generator)
-    rt = get_runtime()
-    out = run_ntt(rt, rt.asarray(v.view(np.uint32)), log_n, w, shift, inverse)
-    return rt.asnumpy(out).view(np.uint64)
+    return _KERNELS.ntt(values, inverse=inverse, shift=shift, root_generator=root_generator, threads=threads)
 
 
-def _run_h_pointwise_body(rt, a, b, c, z_inv: int):
-    n = a.shape[0]
-    out = rt.xp.empty_like(a)
-    rt.launch("ntt_h_pointwise", grid_size(n, _BLOCK), _BLOCK, (a, b, c, fr_const(rt, z_inv), out, n))
-    return out
-
-
-def run_h_pointwise(rt, a, b, c, z_inv: int):
-    """Launch plan of :func:`h_pointwise` on ``rt`` arrays (uint32 ``(n, 8)``)."""
-    with rt.context():
-        return _run_h_pointwise_body(rt, a, b, c, z_inv)
-
-
-@_oom_guard
 def h_pointwise(a, b, c, z_inv):
     """(a·b − c)·z_inv elementwise over Montgomery Fr ``(n, 4)`` arrays; ``z_inv`` a canonical int.
 
@@ -178,116 +144,14 @@ def h_pointwise(a, b, c, z_inv):
 
     >>> h_pointwise(two, two, one, 3)  # (2*2 - 1)*3 = 9 in Montgomery form  # doctest: +SKIP
     """
-    if isinstance(z_inv, bool) or not isinstance(z_inv, (int, np.integer)):
-        raise FieldValueError(f"z_inv must be a canonical Fr int, got {type(z_inv).__name__}")
-    named = ((a, "a"), (b, "b"), (c, "c"))
-    on_device = [_on_device(x) for x, _ in named]
-    if any(on_device) and not all(on_device):
-        raise FieldValueError("a, b, c must all be on the device or all on the host")
-    if all(on_device):
-        rows = [_device_rows(x, name) for x, name in named]
-        rt, arrs = rows[0][0], [arr for _, arr in rows]
-        rt.curve.fr.check_canonical(int(z_inv))
-    else:
-        _DEFAULT.fr.check_canonical(int(z_inv))
-        arrs = [check_field_rows(x, name, _DEFAULT.fr_tail, _DEFAULT.fr.modulus) for x, name in named]
-    if not arrs[0].shape[0] == arrs[1].shape[0] == arrs[2].shape[0]:
-        raise FieldValueError(f"a, b, c must have the same length, got {[x.shape[0] for x in arrs]}")
-    if all(on_device):
-        out = run_h_pointwise(rt, *arrs, int(z_inv))
-        return DeviceArray(out, rt, rt.handoff())
-    rt = get_runtime()
-    if arrs[0].shape[0] == 0:
-        return np.empty((0, *_DEFAULT.fr_tail), dtype=np.uint64)
-    dev = [rt.asarray(x.view(np.uint32)) for x in arrs]
-    return rt.asnumpy(run_h_pointwise(rt, *dev, int(z_inv))).view(np.uint64)
+    return _KERNELS.h_pointwise(a, b, c, z_inv)
 
 
-class DevicePoints:
-    """Affine points uploaded once and kept on the device (a proving key's queries).
-
-    Made by :func:`upload_points`; accepted wherever ``msm_g1``/``msm_g2`` take points, so a
-    prover pays the host-to-device copy of its key once, not per proof.
-    """
-
-    __slots__ = ("words", "n", "group", "device_id")
-
-    def __init__(self, words, n: int, group: str, device_id: int):
-        self.words, self.n, self.group, self.device_id = words, n, group, device_id
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __repr__(self) -> str:
-        return f"DevicePoints({self.group}, n={self.n}, device={self.device_id})"
-
-
-@_oom_guard
 def upload_points(points, device_id: int = 0) -> DevicePoints:
     """Validate affine G1 ``(n, 2, 6)`` or G2 ``(n, 2, 2, 6)`` points once and copy them to the device."""
-    arr = np.asarray(points)
-    group = "g2" if arr.ndim == 4 else "g1"
-    pts = check_points(points, "points", _DEFAULT.point_tail(group), _DEFAULT.fq.modulus)
-    rt = get_runtime(device_id)
-    words = rt.asarray(np.ascontiguousarray(pts).view(np.uint32))
-    rt.synchronize()  # the MSMs may run on other threads' streams
-    return DevicePoints(words, len(pts), group, device_id)
+    return _KERNELS.upload_points(points, device_id)
 
 
-def _check_msm(points, scalars, group: str):
-    if _on_device(scalars):
-        sc = scalars
-        m = scalars.shape[0]
-    else:
-        sc = check_field_rows(scalars, "scalars", _DEFAULT.fr_tail, _DEFAULT.fr.modulus)
-        m = len(sc)
-    if isinstance(points, DevicePoints):
-        if points.group != group:
-            raise InputError(f"these device points are {points.group}, the MSM is over {group}")
-        n = points.n
-    else:
-        points = check_points(points, "points", _DEFAULT.point_tail(group), _DEFAULT.fq.modulus)
-        n = len(points)
-    if n != m:
-        raise InputError(f"{n} points but {m} scalars")
-    check_msm_size(n)  # nw*n (bucket, point) pairs must fit the kernels' uint32 positions
-    return points, sc
-
-
-def _check_canonical_on_device(rt, x, what: str) -> None:
-    """Every row of the uint32 (n, 8) device array ``x`` is < r (``fr_count_noncanonical``, a
-    kernel of the module: no CuPy kernel to compile on first use)."""
-    with rt.context():
-        bad = rt.xp.zeros(1, dtype=np.uint32)
-        n = x.shape[0]
-        if n:
-            rt.launch("fr_count_noncanonical", grid_size(n, _BLOCK), _BLOCK, (x, n, bad))
-        count = int(rt.asnumpy(bad)[0])
-    if count:
-        raise FieldValueError(f"{what}: {count} device rows are not canonical Fr integers (>= r)")
-
-
-def _msm(group: str, points, scalars) -> np.ndarray:
-    pts, sc = _check_msm(points, scalars, group)
-    rt = dsc = None
-    if _on_device(sc):
-        rt, dsc = _device_rows(sc, "scalars")
-        if not isinstance(sc, DeviceArray):  # cuzk's own device arrays were checked (stage) or computed
-            _check_canonical_on_device(rt, dsc, "scalars")
-    if isinstance(pts, DevicePoints):
-        prt = get_runtime(pts.device_id)
-        if rt is not None and prt is not rt:
-            raise InputError(f"the scalars are on another device than the points (device {pts.device_id})")
-        rt, words = prt, pts.words
-    else:
-        rt = rt or get_runtime()
-        words = rt.asarray(pts.view(np.uint32))
-    if dsc is None:
-        dsc = rt.asarray(np.ascontiguousarray(sc).view(np.uint32))
-    return run_msm(rt, group, words, dsc, len(dsc))
-
-
-@_oom_guard
 def stage(*arrays, device_id: int | None = None) -> list:
     """Start copying Fr arrays to the GPU and return at once; the kernels wait for each copy.
 
@@ -302,9 +166,7 @@ def stage(*arrays, device_id: int | None = None) -> list:
 
     >>> a, b, c = stage(a, b, c)  # doctest: +SKIP
     """
-    rt = get_runtime(device_id)
-    rows = [check_field_rows(a, f"arrays[{i}]", rt.curve.fr_tail, rt.curve.fr.modulus) for i, a in enumerate(arrays)]
-    return [rt.stage(np.ascontiguousarray(v).view(np.uint32)) for v in rows]
+    return _KERNELS.stage(*arrays, device_id=device_id)
 
 
 def device_timer(device_id: int | None = None):
@@ -314,10 +176,9 @@ def device_timer(device_id: int | None = None):
     >>> with device_timer() as t: h = ntt(x)  # doctest: +SKIP
     >>> t.ms  # doctest: +SKIP
     """
-    return get_runtime(device_id).timer()
+    return _KERNELS.device_timer(device_id)
 
 
-@_oom_guard
 def to_canonical(values):
     """Montgomery Fr values → canonical integers (the MSMs' scalars), where the values live.
 
@@ -327,19 +188,9 @@ def to_canonical(values):
 
     >>> to_canonical(h_on_device)  # doctest: +SKIP
     """
-    if not _on_device(values):
-        return FR_ARRAY.from_mont(check_field_rows(values, "values", _DEFAULT.fr_tail, _DEFAULT.fr.modulus))
-    rt, x = _device_rows(values, "values")
-    fr = rt.curve.fr
-    with rt.context():
-        # x * (the element whose Montgomery form is 1) = x * R^-1: Montgomery -> canonical
-        n = x.shape[0]
-        out = scaled_by_powers(rt, x, 1, pow(fr.r, -1, fr.modulus), n) if n else rt.xp.empty_like(x)
-    rt.synchronize()
-    return DeviceArray(out, rt)
+    return _KERNELS.to_canonical(values)
 
 
-@_oom_guard
 def msm_g1(points, scalars, threads=None):
     """Σ scalars[i]·points[i] over G1 on the GPU.
 
@@ -361,10 +212,9 @@ def msm_g1(points, scalars, threads=None):
 
     >>> msm_g1(points, scalars)  # doctest: +SKIP
     """
-    return _msm("g1", points, scalars)
+    return _KERNELS.msm_g1(points, scalars, threads)
 
 
-@_oom_guard
 def msm_g2(points, scalars, threads=None):
     """Σ scalars[i]·points[i] over G2 on the GPU: points ``(n, 2, 2, 6)``, result ``(2, 2, 6)``.
 
@@ -372,7 +222,7 @@ def msm_g2(points, scalars, threads=None):
 
     >>> msm_g2(points, scalars)  # doctest: +SKIP
     """
-    return _msm("g2", points, scalars)
+    return _KERNELS.msm_g2(points, scalars, threads)
 
 
 def warm_up(device_id: int = 0) -> None:
@@ -382,12 +232,4 @@ def warm_up(device_id: int = 0) -> None:
 
     >>> warm_up(0)  # doctest: +SKIP
     """
-    rt = get_runtime(device_id)
-    rt.preload()
-    curve, fw = rt.curve, rt.curve.fr_words
-    x = rt.asarray(np.zeros((4, fw), np.uint32))
-    run_ntt(rt, x, 2, curve.fr.root_of_unity_for(2), 7, True)
-    sc = rt.asarray(np.arange(4 * fw, dtype=np.uint32).reshape(4, fw) % 7)
-    for group in ("g1", "g2"):  # points at infinity (all-zero rows)
-        run_msm(rt, group, rt.asarray(np.zeros((4, 4 * curve.coord_words(group)), np.uint32)), sc, 4)
-    rt.synchronize()
+    return _KERNELS.warm_up(device_id)

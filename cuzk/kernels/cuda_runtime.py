@@ -442,12 +442,13 @@ class _EventTimer:
         return False
 
 
-_RUNTIMES: dict[int, CupyRuntime] = {}
+_RUNTIMES: dict[tuple[int, str], CupyRuntime] = {}
 _RUNTIMES_LOCK = threading.Lock()
 
 
-def get_runtime(device_id: int | None = None) -> CupyRuntime:
-    """The (lazily created, then shared) runtime of GPU ``device_id``.
+def get_runtime(device_id: int | None = None, curve: CudaCurve | None = None) -> CupyRuntime:
+    """The (lazily created, then shared) runtime of GPU ``device_id`` for ``curve`` (a
+    :class:`~cuzk.kernels.cuda_curve.CudaCurve`; None: BLS12-381), one per (device, curve).
 
     The contract functions (:func:`ntt`, :func:`msm_g1`, ...) use the default device:
     ``$CUZK_CUDA_DEVICE`` or 0. A prover that pins a device calls ``run_*`` on its runtime.
@@ -457,10 +458,11 @@ def get_runtime(device_id: int | None = None) -> CupyRuntime:
     """
     if device_id is None:
         device_id = int(os.environ.get("CUZK_CUDA_DEVICE", "0"))
+    curve = BLS12_381 if curve is None else curve
     with _RUNTIMES_LOCK:
-        rt = _RUNTIMES.get(device_id)
+        rt = _RUNTIMES.get((device_id, curve.name))
         if rt is None:
-            rt = _RUNTIMES[device_id] = CupyRuntime(device_id)
+            rt = _RUNTIMES[(device_id, curve.name)] = CupyRuntime(device_id, curve=curve)
         return rt
 
 

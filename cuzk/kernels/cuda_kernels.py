@@ -1,0 +1,273 @@
+"""The CUDA backend's public functions for one curve: :class:`CudaKernels`.
+
+Each method checks its inputs on the host against the curve (before any device is touched),
+moves them to a runtime built for that curve and calls the launch plans
+(:mod:`cuzk.kernels.cuda_ntt`, :mod:`cuzk.kernels.cuda_msm`). :mod:`cuzk.kernels.cuda` documents
+the functions and is BLS12-381's instance; ``cuda.kernels_for(cuzk.curves.get(name).cuda)``
+gives another curve's, the way ``cuzk.curves.get(name).kernels`` gives its CPU kernels.
+
+    >>> from cuzk.kernels.cuda_curve import BLS12_381
+    >>> CudaKernels(BLS12_381, lambda device_id=None: None)
+    <cuzk CUDA kernels of bls12_381>
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from cuzk.errors import FieldValueError, InputError
+from cuzk.kernels.checks import check_field_rows, check_points
+from cuzk.kernels.cuda_curve import CudaCurve
+from cuzk.kernels.cuda_msm import check_msm_size, run_msm
+from cuzk.kernels.cuda_ntt import MAX_LOG_N, fr_const, run_ntt, scaled_by_powers
+from cuzk.kernels.cuda_runtime import BLOCK, DeviceArray, _oom_guard, grid_size
+
+__all__ = ["CudaKernels", "DevicePoints", "run_h_pointwise"]
+
+_BLOCK = BLOCK["BLOCK_ELEMENTWISE"]  # cu/launch.cuh: the kernels' __launch_bounds__
+
+
+def _check_ntt_args(n: int, shift, fr) -> int:
+    log_n = n.bit_length() - 1
+    if n < 1 or n != 1 << log_n:
+        raise FieldValueError(f"NTT length must be a power of two >= 1, got {n}")
+    if log_n > MAX_LOG_N:
+        raise FieldValueError(f"NTT length 2^{log_n} exceeds the 2^{MAX_LOG_N} the CUDA kernels index")
+    is_int = isinstance(shift, (int, np.integer)) and not isinstance(shift, bool)
+    if shift is not None and not (is_int and 0 < shift < fr.modulus):
+        raise FieldValueError(f"shift must be a non-zero canonical Fr int or None, got {shift!r}")
+    return log_n
+
+
+def _is_cupy(a) -> bool:
+    return type(a).__module__.startswith("cupy")
+
+
+def _on_device(a) -> bool:
+    return isinstance(a, DeviceArray) or _is_cupy(a)
+
+
+def run_h_pointwise(rt, a, b, c, z_inv: int):
+    """Launch plan of ``h_pointwise`` on ``rt`` arrays (uint32 ``(n, W)``, W the Fr words of ``rt.curve``)."""
+    with rt.context():
+        n = a.shape[0]
+        out = rt.xp.empty_like(a)
+        rt.launch("ntt_h_pointwise", grid_size(n, _BLOCK), _BLOCK, (a, b, c, fr_const(rt, z_inv), out, n))
+        return out
+
+
+class DevicePoints:
+    """Affine points uploaded once and kept on the device (a proving key's queries).
+
+    Made by ``upload_points``; accepted wherever ``msm_g1``/``msm_g2`` of the same curve take
+    points, so a prover pays the host-to-device copy of its key once, not per proof.
+    """
+
+    __slots__ = ("words", "n", "group", "device_id", "curve")
+
+    def __init__(self, words, n: int, group: str, device_id: int, curve: str = "bls12_381"):
+        self.words, self.n, self.group, self.device_id, self.curve = words, n, group, device_id, curve
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __repr__(self) -> str:
+        return f"DevicePoints({self.group}, n={self.n}, device={self.device_id})"
+
+
+class CudaKernels:
+    """``cuzk.kernels.cuda``'s functions for ``curve``, on the runtimes ``runtime(device_id)`` returns.
+
+    Args:
+        curve: the curve (``cuzk.curves.get(name).cuda``).
+        runtime: ``runtime(device_id=None)`` → the runtime of that device built for ``curve``.
+        host_from_mont: Montgomery → canonical Fr rows on the host (``to_canonical`` of a host
+            array); None: converted on the device.
+    """
+
+    def __init__(self, curve: CudaCurve, runtime: Callable, host_from_mont: Callable | None = None):
+        self.curve, self._runtime, self._host_from_mont = curve, runtime, host_from_mont
+
+    def __repr__(self) -> str:
+        return f"<cuzk CUDA kernels of {self.curve.name}>"
+
+    def _host_rows(self, a, what: str) -> np.ndarray:
+        return check_field_rows(a, what, self.curve.fr_tail, self.curve.fr.modulus)
+
+    def _device_rows(self, a, what: str):
+        """(runtime, C-contiguous uint32 (n, W) raw array) for a :class:`DeviceArray` or CuPy Fr
+        array; orders the calling thread's stream after a pending copy, or for a CuPy array after
+        the caller's current stream (copied first if strided: the kernels only get its pointer)."""
+        if isinstance(a, DeviceArray):
+            rt, a = a.rt, a.rt.wait(a)
+            if rt.curve.name != self.curve.name:
+                raise InputError(f"{what} is a {rt.curve.name} device array, these kernels are {self.curve.name}'s")
+        else:
+            rt = self._runtime(a.device.id)
+            a = rt.adopt(a)
+        words = self.curve.fr_words
+        if a.ndim != 2 or a.shape[1] != words or a.dtype != np.uint32:
+            raise FieldValueError(f"{what} on the device must be a uint32 (n, {words}) array, got {a.shape} {a.dtype}")
+        if not a.flags.c_contiguous:  # a DeviceArray made around a strided view: would be misread
+            raise FieldValueError(f"{what} on the device must be C-contiguous, got strides {a.strides}")
+        return rt, a
+
+    @_oom_guard
+    def ntt(self, values, *, inverse=False, shift=None, root_generator=None, threads=None):
+        """As ``cuzk.kernels.cuda.ntt``; ``root_generator`` defaults to the curve's Fr generator."""
+        fr = self.curve.fr
+        gen = fr.generator if root_generator is None else root_generator
+        if _on_device(values):
+            rt, x = self._device_rows(values, "values")
+            log_n = _check_ntt_args(x.shape[0], shift, fr)
+            out = run_ntt(rt, x, log_n, fr.root_of_unity_for(log_n, gen), shift, inverse)
+            return DeviceArray(out, rt, rt.handoff())  # ordered for the caller's stream, other threads
+        v = self._host_rows(values, "values")
+        log_n = _check_ntt_args(v.shape[0], shift, fr)
+        w = fr.root_of_unity_for(log_n, gen)
+        rt = self._runtime()
+        out = run_ntt(rt, rt.asarray(v.view(np.uint32)), log_n, w, shift, inverse)
+        return rt.asnumpy(out).view(np.uint64)
+
+    @_oom_guard
+    def h_pointwise(self, a, b, c, z_inv):
+        """As ``cuzk.kernels.cuda.h_pointwise``."""
+        if isinstance(z_inv, bool) or not isinstance(z_inv, (int, np.integer)):
+            raise FieldValueError(f"z_inv must be a canonical Fr int, got {type(z_inv).__name__}")
+        self.curve.fr.check_canonical(int(z_inv))
+        named = ((a, "a"), (b, "b"), (c, "c"))
+        on_device = [_on_device(x) for x, _ in named]
+        if any(on_device) and not all(on_device):
+            raise FieldValueError("a, b, c must all be on the device or all on the host")
+        if all(on_device):
+            rows = [self._device_rows(x, name) for x, name in named]
+            rt, arrs = rows[0][0], [arr for _, arr in rows]
+        else:
+            arrs = [self._host_rows(x, name) for x, name in named]
+        if not arrs[0].shape[0] == arrs[1].shape[0] == arrs[2].shape[0]:
+            raise FieldValueError(f"a, b, c must have the same length, got {[x.shape[0] for x in arrs]}")
+        if all(on_device):
+            out = run_h_pointwise(rt, *arrs, int(z_inv))
+            return DeviceArray(out, rt, rt.handoff())
+        rt = self._runtime()
+        if arrs[0].shape[0] == 0:
+            return np.empty((0, *self.curve.fr_tail), dtype=np.uint64)
+        dev = [rt.asarray(x.view(np.uint32)) for x in arrs]
+        return rt.asnumpy(run_h_pointwise(rt, *dev, int(z_inv))).view(np.uint64)
+
+    @_oom_guard
+    def upload_points(self, points, device_id: int = 0) -> DevicePoints:
+        """As ``cuzk.kernels.cuda.upload_points``."""
+        group = "g2" if np.asarray(points).ndim == 4 else "g1"
+        pts = check_points(points, "points", self.curve.point_tail(group), self.curve.fq.modulus)
+        rt = self._runtime(device_id)
+        words = rt.asarray(np.ascontiguousarray(pts).view(np.uint32))
+        rt.synchronize()  # the MSMs may run on other threads' streams
+        return DevicePoints(words, len(pts), group, device_id, self.curve.name)
+
+    def _check_msm(self, points, scalars, group: str):
+        if _on_device(scalars):
+            sc = scalars
+            m = scalars.shape[0]
+        else:
+            sc = self._host_rows(scalars, "scalars")
+            m = len(sc)
+        if isinstance(points, DevicePoints):
+            if points.group != group:
+                raise InputError(f"these device points are {points.group}, the MSM is over {group}")
+            if points.curve != self.curve.name:
+                raise InputError(f"these device points are {points.curve}'s, the MSM is over {self.curve.name}")
+            n = points.n
+        else:
+            points = check_points(points, "points", self.curve.point_tail(group), self.curve.fq.modulus)
+            n = len(points)
+        if n != m:
+            raise InputError(f"{n} points but {m} scalars")
+        check_msm_size(n)  # nw*n (bucket, point) pairs must fit the kernels' uint32 positions
+        return points, sc
+
+    @staticmethod
+    def _check_canonical_on_device(rt, x, what: str) -> None:
+        """Every row of the uint32 (n, W) device array ``x`` is < r (``fr_count_noncanonical``, a
+        kernel of the module: no CuPy kernel to compile on first use)."""
+        with rt.context():
+            bad = rt.xp.zeros(1, dtype=np.uint32)
+            n = x.shape[0]
+            if n:
+                rt.launch("fr_count_noncanonical", grid_size(n, _BLOCK), _BLOCK, (x, n, bad))
+            count = int(rt.asnumpy(bad)[0])
+        if count:
+            raise FieldValueError(f"{what}: {count} device rows are not canonical Fr integers (>= r)")
+
+    def _msm(self, group: str, points, scalars) -> np.ndarray:
+        pts, sc = self._check_msm(points, scalars, group)
+        rt = dsc = None
+        if _on_device(sc):
+            rt, dsc = self._device_rows(sc, "scalars")
+            if not isinstance(sc, DeviceArray):  # cuzk's own device arrays were checked (stage) or computed
+                self._check_canonical_on_device(rt, dsc, "scalars")
+        if isinstance(pts, DevicePoints):
+            prt = self._runtime(pts.device_id)
+            if rt is not None and prt is not rt:
+                raise InputError(f"the scalars are on another device than the points (device {pts.device_id})")
+            rt, words = prt, pts.words
+        else:
+            rt = rt or self._runtime()
+            words = rt.asarray(pts.view(np.uint32))
+        if dsc is None:
+            dsc = rt.asarray(np.ascontiguousarray(sc).view(np.uint32))
+        return run_msm(rt, group, words, dsc, len(dsc))
+
+    @_oom_guard
+    def stage(self, *arrays, device_id: int | None = None) -> list:
+        """As ``cuzk.kernels.cuda.stage``."""
+        rt = self._runtime(device_id)
+        rows = [self._host_rows(a, f"arrays[{i}]") for i, a in enumerate(arrays)]
+        return [rt.stage(np.ascontiguousarray(v).view(np.uint32)) for v in rows]
+
+    def device_timer(self, device_id: int | None = None):
+        """As ``cuzk.kernels.cuda.device_timer``."""
+        return self._runtime(device_id).timer()
+
+    @_oom_guard
+    def to_canonical(self, values):
+        """As ``cuzk.kernels.cuda.to_canonical`` (a host array without ``host_from_mont``: through the device)."""
+        if not _on_device(values):
+            v = self._host_rows(values, "values")
+            if self._host_from_mont is not None:
+                return self._host_from_mont(v)
+            rt = self._runtime()
+            out = self.to_canonical(DeviceArray(rt.asarray(v.view(np.uint32)), rt))
+            return rt.asnumpy(out.array).view(np.uint64).reshape(v.shape)
+        rt, x = self._device_rows(values, "values")
+        fr = self.curve.fr
+        with rt.context():
+            # x * (the element whose Montgomery form is 1) = x * R^-1: Montgomery -> canonical
+            n = x.shape[0]
+            out = scaled_by_powers(rt, x, 1, pow(fr.r, -1, fr.modulus), n) if n else rt.xp.empty_like(x)
+        rt.synchronize()
+        return DeviceArray(out, rt)
+
+    @_oom_guard
+    def msm_g1(self, points, scalars, threads=None):
+        """As ``cuzk.kernels.cuda.msm_g1``: result ``(2, L)`` (L the Fq limbs)."""
+        return self._msm("g1", points, scalars)
+
+    @_oom_guard
+    def msm_g2(self, points, scalars, threads=None):
+        """As ``cuzk.kernels.cuda.msm_g2``: result ``(2, 2, L)``."""
+        return self._msm("g2", points, scalars)
+
+    def warm_up(self, device_id: int = 0) -> None:
+        """As ``cuzk.kernels.cuda.warm_up``."""
+        rt = self._runtime(device_id)
+        rt.preload()
+        fw = self.curve.fr_words
+        x = rt.asarray(np.zeros((4, fw), np.uint32))
+        run_ntt(rt, x, 2, self.curve.fr.root_of_unity_for(2), 7, True)
+        sc = rt.asarray(np.arange(4 * fw, dtype=np.uint32).reshape(4, fw) % 7)
+        for group in ("g1", "g2"):  # points at infinity (all-zero rows)
+            run_msm(rt, group, rt.asarray(np.zeros((4, 4 * self.curve.coord_words(group)), np.uint32)), sc, 4)
+        rt.synchronize()

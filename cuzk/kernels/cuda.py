@@ -8,7 +8,9 @@ CuPy is imported lazily: ``import cuzk`` never needs it.
 Every launch goes through a *runtime* object (``xp``, ``context``, ``launch``, ``asarray``,
 ``asnumpy``, ``stage``, ``wait``, ``adopt``, ``handoff``, ``synchronize``, ``timer``, ``cache``):
 :class:`CupyRuntime` here, and a ctypes runtime over a host build of the same sources in the
-tests, so the launch plans below are exercised on the CPU as well.
+tests, so the launch plans below are exercised on the CPU as well. A runtime is built for one
+curve (``rt.curve``); the functions here are BLS12-381's, :func:`kernels_for` gives another
+curve's (:class:`~cuzk.kernels.cuda_kernels.CudaKernels`).
 
     >>> from cuzk.kernels import cuda
     >>> ok, reason = cuda.is_available()
@@ -18,11 +20,8 @@ tests, so the launch plans below are exercised on the CPU as well.
 
 from __future__ import annotations
 
-
-import threading
 import sys
-
-import numpy as np
+import threading
 
 from cuzk.errors import BackendUnavailableError
 from cuzk.field.prime_field import Fr as FR_ARRAY

@@ -170,6 +170,10 @@ def test_inconsistent_specs_are_rejected():
         attrs.evolve(BN254, g1=attrs.evolve(BN254.g1, generator=((1,), (3,))))
     with pytest.raises(CurveSpecError, match="square"):
         attrs.evolve(BN254, fq6_nonresidue=(0, 1))  # u is a square in Fq2... ξ must not be
+    p, beta = BN254.fq.modulus, BN254.fq2_nonresidue
+    cube = fq2_ints.pow_(BN254.fq6_nonresidue, 3, p, beta)  # a non-square's cube: no square, a cube
+    with pytest.raises(CurveSpecError, match="cube"):
+        attrs.evolve(BN254, fq6_nonresidue=cube)
     with pytest.raises(CurveSpecError, match="family"):
         families.numbers("mnt4", 5)
 

@@ -297,6 +297,22 @@ def test_frobenius_coefficients_are_derived():
         fq6.frobenius_coefficient(P, 6)
 
 
+@pytest.mark.parametrize("curve", ["bls12_381", "bn254", "bls12_377"])
+def test_frobenius_tables_are_the_powers_of_xi(curve):
+    """FROB_V1/V2 (Fq6) and FROB_W (Fq12), built by fq2_ints.frobenius_powers from one power of
+    xi, equal xi^((p^k - 1)/3), xi^(2(p^k - 1)/3) and xi^((p^k - 1)/6) computed one by one."""
+    from cuzk import curves
+
+    bundle = curves.get(curve)
+    m6, m12 = bundle.module("fq6"), bundle.module("fq12")
+    p = m6._P
+    for k in range(6):
+        assert m6.FROB_V1[k] == m6.fq2_to_limbs(m6.frobenius_coefficient(p**k - 1, 3)), k
+        assert m6.FROB_V2[k] == m6.fq2_to_limbs(m6.frobenius_coefficient(2 * (p**k - 1), 3)), k
+    for k in range(12):
+        assert m12.FROB_W[k] == m6.fq2_to_limbs(m6.frobenius_coefficient(p**k - 1, 6)), k
+
+
 def test_int_conversion_edges():
     a = ((( 1, 2), (3, 4), (5, 6)), ((7, 8), (9, 10), (11, P - 1)))
     arr = fq12.from_ints(a)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from cuzk.errors import FieldValueError
 
-__all__ = ["mul", "pow_", "inv"]
+__all__ = ["mul", "pow_", "inv", "conj", "norm", "frobenius_powers"]
 
 
 def mul(a: tuple[int, int], b: tuple[int, int], p: int, beta: int) -> tuple[int, int]:
@@ -48,3 +48,32 @@ def inv(a: tuple[int, int], p: int, beta: int) -> tuple[int, int]:
         raise FieldValueError("zero has no inverse in Fq2")
     n = pow(norm, -1, p)
     return (a[0] * n % p, -a[1] * n % p)
+
+
+def conj(a: tuple[int, int], p: int) -> tuple[int, int]:
+    """c0 − c1·u: the p-power Frobenius of Fq2 (u^p = −u, β being a non-residue)."""
+    return (a[0] % p, -a[1] % p)
+
+
+def norm(a: tuple[int, int], p: int, beta: int) -> int:
+    """a·conj(a) = a^(p+1) = a0² − β a1², an element of Fq."""
+    return (a[0] * a[0] - beta * a[1] * a[1]) % p
+
+
+def frobenius_powers(xi: tuple[int, int], d: int, count: int, p: int, beta: int) -> list[tuple[int, int]]:
+    """[ξ^((p^k − 1)/d) for k in range(count)], the tower's Frobenius coefficients.
+
+    With d | p − 1, (p^k − 1)/d = ((p − 1)/d)(1 + p + … + p^(k−1)), so with γ = ξ^((p−1)/d) the
+    k-th is ∏_{j<k} γ^(p^j) = γ·conj(previous): one exponentiation instead of one per k (each
+    ~760 squarings; 24 of them made importing a curve's tower take ~70 ms).
+
+    >>> frobenius_powers((1, 1), 2, 3, 103, 102) == [pow_((1, 1), (103**k - 1) // 2, 103, 102) for k in range(3)]
+    True
+    """
+    if (p - 1) % d:  # then (p - 1)/d is no integer: no tower of this degree over this p
+        raise FieldValueError(f"p - 1 is not divisible by {d}")
+    gamma = pow_(xi, (p - 1) // d, p, beta)
+    out = [(1, 0)]
+    for _ in range(1, count):
+        out.append(mul(gamma, conj(out[-1], p), p, beta))
+    return out

@@ -26,9 +26,11 @@ from __future__ import annotations
 import numpy as np
 
 from cuzk.errors import FieldValueError
+from cuzk.field import fq2_ints
 from cuzk.field.jit import I0, I1, jit_kernel
 from cuzk.curves.bn254 import fq2, fq6
 from cuzk.curves.bn254.params import FQ as _F
+from cuzk.curves.bn254.params import FQ2_NONRESIDUE, FQ6_NONRESIDUE
 
 __all__ = [
     "zero",
@@ -61,7 +63,7 @@ _P = _F.modulus
 SHAPE = (2, 3, 2, _F.limbs)
 
 # FROB_W[k] = xi^((p^k - 1)/6): w^(p^k) = w * FROB_W[k] (w^6 = xi). Period 12 in k.
-FROB_W = tuple(fq6.fq2_to_limbs(fq6.frobenius_coefficient(_P**k - 1, 6)) for k in range(12))
+FROB_W = tuple(fq6.fq2_to_limbs(c) for c in fq2_ints.frobenius_powers(FQ6_NONRESIDUE, 6, 12, _P, FQ2_NONRESIDUE))
 _TWELVE = np.int64(12)
 _U63 = np.uint64(63)
 _U1 = np.uint64(1)

@@ -7,7 +7,8 @@ An element is ``(c0, c1, c2)`` = c0 + c1*v + c2*v^2 with each ``ci`` an Fq2 elem
 Python-call wrappers, ``cuzk.field.jit``).
 
 The Frobenius coefficients are derived from the modulus at import (see
-:func:`frobenius_coefficient`), not typed in.
+:func:`frobenius_coefficient`; ``cuzk.field.fq2_ints.frobenius_powers`` computes the table), not
+typed in.
 
 Kernels are meant to be called from other ``@njit`` code (called from Python, the uint64 limbs
 come back as Python ints and do not type as uint64 again).
@@ -91,8 +92,9 @@ def fq2_to_limbs(c: tuple[int, int]):
 
 # FROB_V1[k] = xi^((p^k - 1)/3), FROB_V2[k] = xi^(2(p^k - 1)/3): the factors v and v^2 pick up
 # under the p^k-power Frobenius (Fq2 coefficients are conjugated k times). Period 6 in k.
-FROB_V1 = tuple(fq2_to_limbs(frobenius_coefficient(_P**k - 1, 3)) for k in range(6))
-FROB_V2 = tuple(fq2_to_limbs(frobenius_coefficient(2 * (_P**k - 1), 3)) for k in range(6))
+_XI_POW3 = fq2_ints.frobenius_powers(FQ6_NONRESIDUE, 3, 6, _P, FQ2_NONRESIDUE)  # = frobenius_coefficient(p^k - 1, 3)
+FROB_V1 = tuple(fq2_to_limbs(c) for c in _XI_POW3)
+FROB_V2 = tuple(fq2_to_limbs(fq2_ints.mul(c, c, _P, FQ2_NONRESIDUE)) for c in _XI_POW3)
 _SIX = np.int64(6)
 
 

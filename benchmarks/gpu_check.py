@@ -272,7 +272,11 @@ def _host_runtime():
     from cuda_host import host_runtime
 
     rt = host_runtime.get_runtime()
-    cuda.get_runtime = lambda device_id=None: rt  # the public wrappers and GpuProver use the host build
+
+    def get_runtime(device_id=None, curve=None):  # the public wrappers and GpuProver use the host build
+        return rt if curve is None or curve.name == rt.curve.name else host_runtime.get_runtime(curve=curve.name)
+
+    cuda.get_runtime = get_runtime
     cuda.is_available = lambda device_id=0: (True, "host build of the kernels")
     return rt
 
@@ -345,7 +349,8 @@ def main(argv=None) -> int:
     ap.add_argument("--deadline", type=float, default=330.0, help="soft deadline (s): optional sections start before it")
     for flag, what in (("cpu-proof", "the CPU backend's proof of the largest size"),
                        ("g2-cpu", "the largest proof with MSM_B2 on the CPU beside the GPU"),
-                       ("two-workers", "two threads proving at once")):
+                       ("two-workers", "two threads proving at once"),
+                       ("bn254", "a BN254 proof through the CUDA path (its own kernel module)")):
         ap.add_argument(f"--{flag}", action="store_true", help=f"optional: {what}")
     ap.add_argument("--all-optional", action="store_true", help="every optional section (until the deadline)")
     ap.add_argument("--task", choices=("compile", "numba", "prepare"), help=argparse.SUPPRESS)

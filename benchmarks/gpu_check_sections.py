@@ -20,7 +20,8 @@ from cuzk.field import Fq, Fr
 from cuzk.field.params import FQ, FR
 from cuzk.kernels import cuda
 from cuzk.kernels.cuda_msm import MSM_PHASES
-from gpu_check_engine import engine_section  # noqa: E402 - benchmarks/ is on sys.path (gpu_check.py)
+from gpu_check_bn254 import bn254_section  # noqa: E402 - benchmarks/ is on sys.path (gpu_check.py)
+from gpu_check_engine import engine_section  # noqa: E402
 
 __all__ = ["Sizes", "SECTIONS", "time_calls", "fold_scalars", "tiled_points"]
 
@@ -465,4 +466,5 @@ SECTIONS = [
     ("CPU proof", cpu_proof, 45, 10, "cpu_proof"),
     ("MSM_B2 on the CPU", g2_on_cpu, 25, 10, "g2_cpu"),
     ("two workers", two_workers, 20, 5, "two_workers"),
+    ("BN254 proof", bn254_section, 120, 25, "bn254"),  # NVRTC + BN254 Numba kernels, cold
 ]

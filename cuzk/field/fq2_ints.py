@@ -43,10 +43,10 @@ def pow_(a: tuple[int, int], e: int, p: int, beta: int) -> tuple[int, int]:
 
 def inv(a: tuple[int, int], p: int, beta: int) -> tuple[int, int]:
     """a⁻¹ = conj(a) / (a0² − β a1²); raises FieldValueError for zero."""
-    norm = (a[0] * a[0] - beta * a[1] * a[1]) % p
-    if norm == 0:
+    nrm = norm(a, p, beta)
+    if nrm == 0:
         raise FieldValueError("zero has no inverse in Fq2")
-    n = pow(norm, -1, p)
+    n = pow(nrm, -1, p)
     return (a[0] * n % p, -a[1] * n % p)
 
 

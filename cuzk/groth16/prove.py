@@ -257,14 +257,7 @@ def _combiner(cv, group, kern, msm_name: str):
     if kern is cv.kernels:
         msm, fr = getattr(kern, msm_name), cv.Fr
         return lambda points, ks: msm(np.stack(points), fr.ints_to_limbs(ks))
-
-    def host(points, ks):
-        acc = points[0] if ks[0] == 1 else group.mul(points[0], ks[0])
-        for p, k in zip(points[1:], ks[1:]):
-            acc = group.add(acc, p if k == 1 else group.mul(p, k))
-        return acc
-
-    return host
+    return lambda points, ks: group.linear_combination(np.stack(points), ks)
 
 
 def prove(pk: ProvingKey, synthesized, r: int | None = None, s: int | None = None, *, backend="cpu",

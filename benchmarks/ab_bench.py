@@ -25,11 +25,10 @@ Only calls that exist on both commits are used (the default curve everywhere).
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
+
+from tree_ab import alternate, run_probe as _run
 
 PROBE = r'''
 import json, statistics, sys, time
@@ -67,12 +66,7 @@ FIGURES = ("synth", "prove", "verify", "verify_prepared")
 
 
 def run_probe(tree: str, reps: int, vreps: int | None = None, figures=FIGURES) -> dict:
-    env = dict(os.environ, PYTHONPATH=tree, CUZK_NUMBA_CACHE_DIR=os.path.join(tree, ".numba-cache"))
-    args = [sys.executable, "-c", PROBE, str(reps), str(vreps or reps), ",".join(figures)]
-    res = subprocess.run(args, env=env, capture_output=True, text=True, cwd=tree)
-    if res.returncode != 0:
-        raise RuntimeError(f"probe in {tree} failed:\n{res.stderr[-3000:]}")
-    return json.loads(res.stdout.strip().splitlines()[-1])
+    return _run(tree, PROBE, str(reps), str(vreps or reps), ",".join(figures))
 
 
 def main(argv=None) -> int:
@@ -84,14 +78,9 @@ def main(argv=None) -> int:
     ap.add_argument("--verify-reps", type=int, default=3, help="timed calls per process of the verify figures")
     ap.add_argument("--figures", nargs="+", choices=FIGURES, default=list(FIGURES))
     a = ap.parse_args(argv)
-    for tree in (a.old, a.new):  # untimed: compiles (or loads) each tree's Numba cache
-        run_probe(tree, 1, 1, a.figures)
-    rows = {"old": [], "new": []}
-    for i in range(a.rounds):
-        for label, tree in (("old", a.old), ("new", a.new)):
-            rows[label].append(run_probe(tree, a.reps, a.verify_reps, a.figures))
-            print(f"round {i + 1} {label}: " + ", ".join(f"{k} {v['wall'] * 1e3:.1f} ms" for k, v in rows[label][-1].items()),
-                  file=sys.stderr, flush=True)
+    rows = alternate(a.old, a.new, a.rounds, lambda tree: run_probe(tree, a.reps, a.verify_reps, a.figures),
+                     warm=lambda tree: run_probe(tree, 1, 1, a.figures),
+                     show=lambda r: ", ".join(f"{k} {v['wall'] * 1e3:.1f} ms" for k, v in r.items()))
     print("| figure | old (median wall / CPU) | new (median wall / CPU) | new / old wall | new / old CPU |")
     print("|---|---|---|---|---|")
     for k in a.figures:

@@ -27,6 +27,8 @@ import subprocess
 import sys
 import time
 
+from tree_ab import alternate, load_average
+
 MODULES = ("cuzk", "cuzk.formats.snarkjs", "cuzk.formats.snarkjs_json", "cuzk.prover", "cuzk.engine.keycache",
            "cuzk.field.fq12", "cuzk.curve.pairing")
 
@@ -90,23 +92,17 @@ def main(argv=None) -> int:
     if not (a.old and a.new):
         return 0
     code = "import " + ", ".join(MODULES)
-    trees = {"old": a.old, "new": a.new}
-    for tree in trees.values():
-        run(tree, code)  # untimed: bytecode caches
-    times = {k: [] for k in trees}
-    for _ in range(a.rounds):
-        for k, tree in trees.items():
-            times[k].append(run(tree, code))
-    with open("/proc/loadavg") as f:
-        load = " ".join(f.read().split()[:3])
+    # the untimed first process per tree writes its bytecode caches
+    rows = alternate(a.old, a.new, a.rounds, lambda tree: dict(zip(("wall", "CPU"), run(tree, code))),
+                     show=lambda r: f"wall {r['wall']:.3f} s, CPU {r['CPU']:.3f} s")
     med = {}
-    for k in trees:
-        for i, what in ((0, "wall"), (1, "CPU")):
-            xs = [t[i] for t in times[k]]
+    for k, times in rows.items():
+        for what in ("wall", "CPU"):
+            xs = [t[what] for t in times]
             med[k, what] = statistics.median(xs)
             print(f"{k} {what}: median {med[k, what]:.3f} s  ({', '.join(f'{x:.3f}' for x in xs)})")
     print(f"new / old: wall {med['new', 'wall'] / med['old', 'wall']:.3f}, CPU {med['new', 'CPU'] / med['old', 'CPU']:.3f}"
-          f"  (load at the end {load})")
+          f"  (load at the end {load_average()})")
     return 0
 
 

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
+
+from tree_ab import alternate, load_average, run_probe
 
 PROBE = r'''
 import glob, json, os, statistics, sys, time
@@ -92,21 +92,6 @@ print(json.dumps(out))
 FIGURES = ("fq2_mul", "fq2_sqr", "g2_msm", "prove")
 
 
-def run_probe(tree: str, args: dict) -> dict:
-    tree = os.path.abspath(tree)
-    env = dict(os.environ, PYTHONPATH=tree, CUZK_NUMBA_CACHE_DIR=os.path.join(tree, ".numba-cache"))
-    res = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args)], env=env, capture_output=True,
-                         text=True, cwd=tree)
-    if res.returncode != 0:
-        raise RuntimeError(f"probe in {tree} failed:\n{res.stderr[-3000:]}")
-    return json.loads(res.stdout.strip().splitlines()[-1])
-
-
-def _load() -> str:
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("old", help="source tree before the change")
@@ -121,15 +106,9 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     args = {"figures": a.figures, "curves": a.curves, "reps": a.reps, "prove_reps": a.prove_reps,
             "chain_reps": a.chain_reps, "log_msm": a.log_msm}
-    for tree in (a.old, a.new):  # untimed: compiles (or loads) each tree's Numba cache
-        run_probe(tree, args)
-    rows = {"old": [], "new": []}
-    for i in range(a.rounds):
-        for label, tree in (("old", a.old), ("new", a.new)):
-            rows[label].append(run_probe(tree, args))
-            print(f"round {i + 1} {label} (load {_load()}): " + json.dumps({k: round(v, 4) for k, v in rows[label][-1].items()}),
-                  file=sys.stderr, flush=True)
-    print(f"load average at the end: {_load()}")
+    rows = alternate(a.old, a.new, a.rounds, lambda tree: run_probe(tree, PROBE, json.dumps(args)),
+                     show=lambda r: json.dumps({k: round(v, 4) for k, v in r.items()}))
+    print(f"load average at the end: {load_average()}")
     print("| figure | old (median of rounds) | new | new / old | per-round new / old |")
     print("|---|---|---|---|---|")
     for k in rows["old"][0]:

@@ -6,7 +6,7 @@ under ~/.cache/cuzk/snarkjs, the first build of a power-14 ptau takes a long tim
 clock, median of ``--runs``:
 
 * snarkjs: ``snarkjs groth16 prove c.zkey w.wtns proof.json public.json`` (a Node process);
-* cuzk CLI: ``python -m cuzk.cli_groth16 prove ...`` (a Python process, with bytecode caches as
+* cuzk CLI: ``python -m cuzk groth16 prove ...`` (``cuzk groth16 prove``: a Python process, with bytecode caches as
   an installed Python has them even where the environment sets ``PYTHONDONTWRITEBYTECODE``; see
   :func:`cli_env`, ``--no-pyc`` keeps the environment: start-up, Numba cache
   load, the zkey through the key cache: filled by one untimed warm-up run, so the timed runs map
@@ -148,7 +148,7 @@ def bench_size(log_m: int, runs: int, device: str, cuzk_setup: bool = False, cur
     with tempfile.TemporaryDirectory() as tmp:
         proof, public = Path(tmp) / "proof.json", Path(tmp) / "public.json"
         snark = [ceremony._BIN / "snarkjs", "groth16", "prove", zkey, wtns, proof, public]
-        cli = [sys.executable, "-m", "cuzk.cli_groth16", "prove", zkey, wtns, proof, public, "--device", device,
+        cli = [sys.executable, "-m", "cuzk", "groth16", "prove", zkey, wtns, proof, public, "--device", device,
                "--key-cache", Path(tmp) / "keys"]
         env = cli_env(pyc)
         timed(cli, env)  # untimed warm-up: Numba cache, bytecode, page cache, and the key cache filled

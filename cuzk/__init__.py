@@ -23,11 +23,15 @@ Public names load on first use, so ``import cuzk`` stays quick.
 import importlib
 
 from cuzk._version import __version__
+from cuzk._numba_loads import install as _install_fast_cache_loads
 from cuzk._runtime import configure_numba as _configure_numba
 
 # Before any kernel module is imported: pick a threading layer that allows concurrent
 # parallel regions and a cache directory stamped with the kernel sources.
 _configure_numba()
+# Cached kernels load without importing Numba's compiler registries (~0.5 s per process;
+# cuzk/_numba_loads.py says why that is safe).
+_install_fast_cache_loads()
 
 _EXPORTS = {
     "Circuit": "cuzk.circuit",

@@ -1,8 +1,8 @@
 """``python -m cuzk`` runs the ``cuzk`` command line (see :mod:`cuzk.cli`)."""
 
-from cuzk.cli import main
+from cuzk.cli import console_main, main
 
 __all__ = ["main"]
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    console_main()

@@ -118,7 +118,7 @@ def _positive_int(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for docs and tests)."""
-    p = argparse.ArgumentParser(prog="cuzk", description="Groth16 proving SDK for BLS12-381")
+    p = argparse.ArgumentParser(prog="cuzk", description="Groth16 proving SDK for BLS12-381 and BN254")
     p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command")
     from cuzk.cli_groth16 import add_groth16_parser  # `cuzk groth16 prove|verify`, snarkjs-style
@@ -154,18 +154,31 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (1 for a cuzk error, with a one-line message)."""
+    return _run(argv)[0]
+
+
+def console_main() -> None:
+    """The installed ``cuzk`` script and ``python -m cuzk``: :func:`main`, then the process ends
+    with its status (at once for the commands that ask for it: :mod:`cuzk.cli_exit`)."""
+    from cuzk.cli_exit import exit_process
+
+    status, args = _run(None)
+    exit_process(status, args)
+
+
+def _run(argv):
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.version:
         print(f"cuzk {cuzk.__version__}")
-        return 0
+        return 0, args
     if not getattr(args, "fn", None):
         parser.print_help()
-        return 2
+        return 2, args
     try:
-        return args.fn(args)
+        return args.fn(args), args
     # a cuzk error; a malformed --simulate (ValueError); an output path that cannot be written
     except (CuzkError, ValueError, OSError) as e:
         sub = getattr(args, "groth16_command", None)  # same prefix as the groth16 file errors
         print(f"cuzk {args.command}{' ' + sub if sub else ''}: error: {e}", file=sys.stderr)
-        return 2 if isinstance(e, ValueError) and not isinstance(e, CuzkError) else 1
+        return (2 if isinstance(e, ValueError) and not isinstance(e, CuzkError) else 1), args

@@ -128,27 +128,33 @@ def add_groth16_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--key-cache", default=None,
                    help="key-cache directory (default: $CUZK_CACHE_DIR/keys or the user's cache dir)")
     p.add_argument("-v", "--verbose", action="store_true", help="print stage times to stderr")
-    p.set_defaults(fn=_cmd_prove)
+    p.set_defaults(fn=_cmd_prove, fast_exit=True)  # nothing to tear down: cuzk/cli_exit.py
     v = gsub.add_parser("verify", help="verify a snarkjs proof.json against verification_key.json and public.json")
     v.add_argument("vk")
     v.add_argument("public")
     v.add_argument("proof")
-    v.set_defaults(fn=_cmd_verify)
+    v.set_defaults(fn=_cmd_verify, fast_exit=True)
     return g
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m cuzk.cli_groth16 prove|verify ...``; returns the exit status (1 on a cuzk error)."""
+    return _run(argv)[0]
+
+
+def _run(argv):
     parser = argparse.ArgumentParser(prog="cuzk groth16")
     sub = parser.add_subparsers(dest="command", required=True)
     add_groth16_parser(sub)
     args = parser.parse_args(["groth16", *(argv if argv is not None else sys.argv[1:])])
     try:
-        return args.fn(args)
+        return args.fn(args), args
     except CuzkError as e:
         print(f"cuzk groth16 {args.groth16_command}: error: {e}", file=sys.stderr)
-        return 1
+        return 1, args
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from cuzk.cli_exit import exit_process
+
+    exit_process(*_run(None))

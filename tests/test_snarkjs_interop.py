@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import struct
 import sys
 from pathlib import Path
@@ -180,6 +181,32 @@ def test_cli_prove_and_verify(chain, tmp_path, capsys):
     assert capsys.readouterr().err.startswith("cuzk groth16 prove: error: ")
     assert cli.main(["groth16", "verify", vk, str(tmp_path / "missing.json"), str(proof)]) == 1
     assert capsys.readouterr().err.startswith("cuzk groth16 verify: error: ")
+
+
+def test_cli_processes_end_at_once_with_their_output(chain, tmp_path):
+    """``python -m cuzk groth16 prove|verify`` as processes: they end with os._exit
+    (cuzk/cli_exit.py), and their files, stdout (a pipe, so buffered) and status still arrive."""
+    import subprocess
+
+    d, _ = chain
+    proof, public = tmp_path / "proof.json", tmp_path / "public.json"
+    env = dict(os.environ, CUZK_CACHE_DIR=str(tmp_path / "cache"))
+
+    def cuzk(*args):
+        return subprocess.run([sys.executable, "-m", "cuzk", "groth16", *map(str, args)], capture_output=True,
+                              text=True, timeout=600, env=env)
+
+    r = cuzk("prove", d / "circuit.zkey", d / "witness.wtns", proof, public, "--device", "cpu", "-v")
+    assert r.returncode == 0 and "prove" in r.stderr, r.stderr[-2000:]
+    vk = d / "verification_key.json"
+    r = cuzk("verify", vk, public, proof)
+    assert (r.returncode, r.stdout.strip()) == (0, "OK!")
+    assert ceremony.snarkjs("groth16", "verify", vk, public, proof).returncode == 0
+    json.dump(["5"] + json.loads(public.read_text())[1:], open(tmp_path / "bad.json", "w"))
+    r = cuzk("verify", vk, tmp_path / "bad.json", proof)
+    assert (r.returncode, r.stdout.strip()) == (1, "Invalid proof")
+    r = cuzk("prove", d / "witness.wtns", d / "witness.wtns", proof, public)
+    assert r.returncode == 1 and r.stderr.startswith("cuzk groth16 prove: error: ")
 
 
 # ---------------------------------------------------------------- malformed zkeys

@@ -54,12 +54,23 @@ class JitKernel:
     def __init__(self, py_func, options: dict):
         self.py_func = py_func
         self.options = dict(options)
-        self.dispatcher = njit(no_cpython_wrapper=True, no_cfunc_wrapper=True, **self.options)(py_func)
+        self._dispatcher = None
         self._python = None
         self._lock = threading.Lock()
         for name in ("__module__", "__name__", "__qualname__", "__doc__"):
             setattr(self, name, getattr(py_func, name))
         self.__wrapped__ = py_func
+
+    @property
+    def dispatcher(self):
+        # Made when Numba first types a call to the kernel, i.e. when something that calls it
+        # compiles. A process whose kernels all come from the on-disk cache never does, and the
+        # ~220 of these cost ~0.3 ms each to make at import (docs/perf/cold-start.md).
+        if self._dispatcher is None:
+            with self._lock:
+                if self._dispatcher is None:
+                    self._dispatcher = njit(no_cpython_wrapper=True, no_cfunc_wrapper=True, **self.options)(self.py_func)
+        return self._dispatcher
 
     def __repr__(self) -> str:
         return f"<jit_kernel {self.__module__}.{self.__qualname__}>"
@@ -76,10 +87,9 @@ class JitKernel:
 
     def __getattr__(self, name):
         # signatures, targetoptions, stats, overloads, ...: the kernel's own dispatcher
-        dispatcher = self.__dict__.get("dispatcher")
-        if dispatcher is None:
+        if "_lock" not in self.__dict__ or name.startswith("__"):  # half-built (unpickling) or a dunder probe
             raise AttributeError(name)
-        return getattr(dispatcher, name)
+        return getattr(self.dispatcher, name)
 
     def __reduce__(self):
         # by name, like a module-level function (the lock and dispatchers are per process)

@@ -101,9 +101,8 @@ def start_warm_up(pk: ProvingKey, *, verify: bool = True, threads=None) -> concu
     The Future never raises into the caller unasked: a failing warm-up (which a proof would
     then report itself) is logged at DEBUG level and resolves with the exception.
     """
-    import numba.core.registry  # Numba's typing registries load here, not under the compile lock
-
-    numba.core.registry.cpu_target.target_context.refresh()
+    # Numba's compiler registries are not loaded here: a warm cache never needs them
+    # (cuzk/_numba_loads.py), and a compile loads them itself under the compile lock.
     fut: concurrent.futures.Future = concurrent.futures.Future()
     cv = curves.get(pk.curve)
     _ = cv.kernels, cv.Fr, cv.G1, cv.G2  # every module the warm-up calls into, imported by the caller

@@ -82,35 +82,57 @@ class EndoPlan:
 
 
 # ------------------------------------------------------------------ Python-int points (slow)
-def _add(P, Q, p, nr):
-    """Affine P + Q over Fq2 (a degree-1 point is (a, 0)); None is the identity."""
-    if P is None:
-        return Q
-    if Q is None:
-        return P
-    (x1, y1), (x2, y2) = P, Q
-    if x1 == x2:
-        if (y1[0] + y2[0]) % p == 0 and (y1[1] + y2[1]) % p == 0:
-            return None
-        num = fq2_ints.mul((3, 0), fq2_ints.mul(x1, x1, p, nr), p, nr)
-        den = ((2 * y1[0]) % p, (2 * y1[1]) % p)
-    else:
-        num = ((y2[0] - y1[0]) % p, (y2[1] - y1[1]) % p)
-        den = ((x2[0] - x1[0]) % p, (x2[1] - x1[1]) % p)
-    lam = fq2_ints.mul(num, fq2_ints.inv(den, p, nr), p, nr)
-    l2 = fq2_ints.mul(lam, lam, p, nr)
-    x3 = ((l2[0] - x1[0] - x2[0]) % p, (l2[1] - x1[1] - x2[1]) % p)
-    t = fq2_ints.mul(lam, ((x1[0] - x3[0]) % p, (x1[1] - x3[1]) % p), p, nr)
-    return x3, ((t[0] - y1[0]) % p, (t[1] - y1[1]) % p)
+# Jacobian coordinates over Fq2 (a degree-1 point is (a, 0)), one inversion per scalar
+# multiplication: the affine ladder this replaces paid an Fq2 inversion per step (~380 per
+# eigenvalue check, ~70 ms of every process's first split MSM; docs/perf/cold-start.md).
+def _jac_double(X, Y, Z, f):
+    """2·(X : Y : Z) on y² = x³ + b (dbl-2009-l); Z = 0 is the identity."""
+    m, sub, sc = f
+    A, B = m(X, X), m(Y, Y)
+    C = m(B, B)
+    xb = (X[0] + B[0], X[1] + B[1])
+    D = sc(2, sub(m(xb, xb), (A[0] + C[0], A[1] + C[1])))
+    E = sc(3, A)
+    X3 = sub(m(E, E), sc(2, D))
+    return X3, sub(m(E, sub(D, X3)), sc(8, C)), sc(2, m(Y, Z))
+
+
+def _jac_add_affine(X, Y, Z, x, y, f):
+    """(X : Y : Z) + (x, y) (madd-2007-bl), with the doubling and inverse cases."""
+    m, sub, sc = f
+    if Z == (0, 0):
+        return x, y, (1, 0)
+    Z2 = m(Z, Z)
+    H = sub(m(x, Z2), X)
+    rr = sc(2, sub(m(y, m(Z, Z2)), Y))
+    if H == (0, 0):
+        return _jac_double(x, y, (1, 0), f) if rr == (0, 0) else ((1, 0), (1, 0), (0, 0))
+    HH = m(H, H)
+    I4 = sc(4, HH)
+    J, V = m(H, I4), m(X, I4)
+    X3 = sub(sub(m(rr, rr), J), sc(2, V))
+    ZH = (Z[0] + H[0], Z[1] + H[1])
+    return X3, sub(m(rr, sub(V, X3)), sc(2, m(Y, J))), sub(sub(m(ZH, ZH), Z2), HH)
 
 
 def _mul(P, k, p, nr):
-    acc = None
-    for bit in bin(k)[2:]:
-        acc = _add(acc, acc, p, nr)
+    """k·P for an affine P (None is the identity) and k >= 0, affine again."""
+    if P is None or k == 0:
+        return None
+    f = (lambda a, b: fq2_ints.mul(a, b, p, nr),
+         lambda a, b: ((a[0] - b[0]) % p, (a[1] - b[1]) % p),
+         lambda c, a: (c * a[0] % p, c * a[1] % p))
+    x, y = P
+    X, Y, Z = x, y, (1, 0)
+    for bit in bin(k)[3:]:
+        X, Y, Z = _jac_double(X, Y, Z, f)
         if bit == "1":
-            acc = _add(acc, P, p, nr)
-    return acc
+            X, Y, Z = _jac_add_affine(X, Y, Z, x, y, f)
+    if Z == (0, 0):
+        return None
+    zi = fq2_ints.inv(Z, p, nr)
+    zi2 = f[0](zi, zi)
+    return f[0](X, zi2), f[0](Y, f[0](zi2, zi))
 
 
 def _endo(P, ex, ey, p, nr):

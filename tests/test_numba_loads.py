@@ -1,0 +1,80 @@
+"""Cached kernels load without Numba's compiler registries (cuzk/_numba_loads.py), and the
+``cuzk`` processes that ask for it end without the interpreter's tear-down (cuzk/cli_exit.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import cuzk  # noqa: F401 (installs the load)
+from cuzk import _numba_loads
+
+# a fresh process: one cached field kernel, then a new compile in the same process
+_PROBE = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from cuzk.field import Fr
+    a = Fr.from_ints([3, 5])
+    got = Fr.to_ints(Fr.mul(a, a))
+    assert got == [9, 25], got
+    print("registries", "numba.np.linalg" in sys.modules)
+    from numba import njit
+    @njit
+    def total(x):
+        return np.cumsum(x)[-1] + np.median(x)  # numpy implementations from the skipped registries
+    print("compiled", total(np.ones(4)))
+""")
+
+
+def _probe(env_extra=None):
+    env = dict(os.environ, **(env_extra or {}))
+    r = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return r.stdout.split("\n")
+
+
+def test_installed_on_this_numba():
+    assert _numba_loads.installed()
+    assert _numba_loads.install()  # idempotent
+
+
+def test_cached_load_skips_registries_and_compiles_still_work():
+    _probe()  # fills the on-disk cache if this run has not yet (then the registries load: a compile)
+    out = _probe()
+    assert "registries False" in out  # the cached Fr.mul loaded without them
+    assert "compiled 5.0" in out  # a compile afterwards found every registry it needs
+
+
+def test_exit_process_flushes_and_keeps_the_status(tmp_path):
+    script = textwrap.dedent("""
+        import atexit, sys, types
+        from cuzk.cli_exit import exit_process
+        atexit.register(lambda: print("atexit ran"))
+        print("partial line", end="")
+        print("to stderr", file=sys.stderr, end="")
+        exit_process(int(sys.argv[1]), types.SimpleNamespace(fast_exit=sys.argv[2] == "fast"))
+    """)
+    for status, mode in [(0, "fast"), (3, "fast"), (0, "normal"), (4, "normal")]:
+        r = subprocess.run([sys.executable, "-c", script, str(status), mode], capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == status
+        assert r.stderr.endswith("to stderr")
+        # a fast exit skips atexit hooks; a normal one runs them
+        assert r.stdout == ("partial line" if mode == "fast" else "partial lineatexit ran\n")
+
+
+@pytest.mark.parametrize("argv,fast", [
+    (["groth16", "prove", "k.zkey", "w.wtns", "p.json", "q.json"], True),
+    (["groth16", "verify", "vk.json", "q.json", "p.json"], True),
+    (["demo"], False),  # an Engine: its close and multiprocessing's clean-up run at exit
+    (["info"], False),
+    (["keys", "list"], False),
+])
+def test_only_groth16_commands_exit_fast(argv, fast):
+    from cuzk.cli import build_parser
+
+    assert getattr(build_parser().parse_args(argv), "fast_exit", False) is fast

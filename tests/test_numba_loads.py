@@ -13,16 +13,28 @@ import pytest
 import cuzk  # noqa: F401 (installs the load)
 from cuzk import _numba_loads
 
-# a fresh process: one cached field kernel, then a new compile in the same process
+# a fresh process: a cached kernel, then a new compile that calls it (Numba links the cached
+# library into the new code) and one that needs numpy implementations from the registries
 _PROBE = textwrap.dedent("""
     import sys
     import numpy as np
-    from cuzk.field import Fr
-    a = Fr.from_ints([3, 5])
-    got = Fr.to_ints(Fr.mul(a, a))
-    assert got == [9, 25], got
-    print("registries", "numba.np.linalg" in sys.modules)
     from numba import njit
+    from cuzk import _numba_loads
+    from cuzk.field import Fr
+    from cuzk.kernels import ntt_kernels
+    three, two = Fr.from_ints([3]), Fr.from_ints([2])
+    got = Fr.to_ints(ntt_kernels.powers(three, two, 5))
+    assert got == [3 * 2**i for i in range(5)], got
+    print("registries", "numba.np.linalg" in sys.modules)
+    print("pending", _numba_loads.pending_libraries())
+    from numba.core.registry import cpu_target
+    engine = cpu_target.target_context.codegen()._engine
+    # a name no machine code defines: every pending library is parsed, then Numba's own answer
+    print("unknown", engine.is_symbol_defined("cuzk_no_such_symbol"), _numba_loads.pending_libraries())
+    @njit
+    def linked(c, g, n):
+        return ntt_kernels.powers(c, g, n)[n - 1, 0]
+    print("linked", linked(three, two, 5) == ntt_kernels.powers(three, two, 5)[4, 0])
     @njit
     def total(x):
         return np.cumsum(x)[-1] + np.median(x)  # numpy implementations from the skipped registries
@@ -42,10 +54,14 @@ def test_installed_on_this_numba():
     assert _numba_loads.install()  # idempotent
 
 
-def test_cached_load_skips_registries_and_compiles_still_work():
+def test_cached_load_skips_the_compile_work_and_compiles_still_work():
     _probe()  # fills the on-disk cache if this run has not yet (then the registries load: a compile)
     out = _probe()
-    assert "registries False" in out  # the cached Fr.mul loaded without them
+    assert "registries False" in out  # the cached kernels loaded without them
+    pending = int(next(line for line in out if line.startswith("pending")).split()[1])
+    assert pending >= 2  # Fr's and the NTT's libraries: linking bitcode not parsed
+    assert "unknown False 0" in out
+    assert "linked True" in out  # linking a cached library into new code parsed it then
     assert "compiled 5.0" in out  # a compile afterwards found every registry it needs
 
 

@@ -13,7 +13,8 @@ clock, median of ``--runs``:
   it and skip the point checks); with ``--no-cache``, the zkey read with every point checked each
   time; with ``--trusted``, read without the point checks;
 * cuzk in-process: ``pk.witness(wtns)`` + ``GpuProver(pk).prove(w)`` with the key resident
-  (the proof is verified before it is returned, as always).
+  (the proof is verified before it is returned, as always); after the table, one line per size
+  gives the prover's sub-spans (H, MSM_A, ...) of the median in-process run.
 
 Every cuzk proof is also checked by ``snarkjs groth16 verify``.
 
@@ -137,6 +138,7 @@ def bench_size(log_m: int, runs: int, device: str, cuzk_setup: bool = False, cur
     from cuzk.formats import snarkjs as sj
     from cuzk.formats.snarkjs_json import write_proof_json, write_public_json
     from cuzk.prover import GpuProver
+    from cuzk.timeline import Timeline, stage_context
 
     n = chain_length(log_m)
     name = f"chain{n}" if curve == "bls12381" else f"chain{n}-{curve}"
@@ -166,13 +168,17 @@ def bench_size(log_m: int, runs: int, device: str, cuzk_setup: bool = False, cur
         out["load_checked"] = time.perf_counter() - t
         prover = GpuProver(pk, device=device)
         prover.prove(pk.witness(wtns))  # first proof: kernel dispatch warm-up
-        times = []
-        for _ in range(runs):
+        times, parts = [], []
+        for job in range(runs):
+            tl = Timeline()
             t = time.perf_counter()
-            w = pk.witness(wtns)
-            p = prover.prove(w)
+            with stage_context(tl, job_id=job):  # the prover's sub-spans (H, MSM_A, ...) for the breakdown
+                w = pk.witness(wtns)
+                p = prover.prove(w)
             times.append(time.perf_counter() - t)
+            parts.append({sp.stage: sp.seconds for sp in tl.spans()})
         out["in_process"] = statistics.median(times)
+        out["breakdown"] = parts[sorted(range(runs), key=times.__getitem__)[runs // 2]]  # the median run's
         out["device"] = prover.device
         out["curve"] = pk.curve
         write_proof_json(proof, p)
@@ -238,6 +244,7 @@ def main(argv=None) -> int:
           "checked) | cuzk CLI (--trusted) | cuzk in-process | snarkjs / in-process | zkey load checked / trusted | "
           "snarkjs verifies cuzk | zkey from |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    breakdowns = []
     for log_m in (int(s) for s in a.sizes.split(",")):
         r = bench_size(log_m, a.runs, a.device, a.cuzk_setup, a.curve, pyc=not a.no_pyc)
         print(f"| 2^{log_m} | {r['constraints']} | {r['snarkjs']:.2f} s | {r['cli']:.2f} s | "
@@ -245,6 +252,10 @@ def main(argv=None) -> int:
               f"{r['in_process']:.3f} s ({r['device']}, {r['curve']}) | {r['snarkjs'] / r['in_process']:.1f}× | "
               f"{r['load_checked']:.2f} / {r['load_trusted']:.2f} s | "
               f"{r['snarkjs_verifies_cuzk']} | {r['zkey_from']} |", flush=True)
+        breakdowns.append(f"2^{log_m} in-process prove, median run: " + ", ".join(
+            f"{name} {sec:.3f} s" for name, sec in r["breakdown"].items()))
+    for line in breakdowns:
+        print(line)
     if a.wasm:
         print(bench_wasm())
     return 0

@@ -111,10 +111,11 @@ def pending_libraries() -> int:
 
 
 def install() -> bool:
-    """Make cache loads skip the registry refresh (see the module docstring). Idempotent.
+    """Make cache loads skip the registry refresh and defer parsing the linking bitcode (see the
+    module docstring). Idempotent.
 
     Returns:
-        Whether the faster load is in place.
+        Whether the faster loads are in place.
     """
     if _state["installed"]:
         return True

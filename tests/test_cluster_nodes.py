@@ -165,6 +165,14 @@ def test_close_stops_the_watcher_the_dispatchers_and_every_actor(engine):
     engine.close()
     threads = [engine.nodes, *engine._provers, *engine.pool.replacements]
     assert not [t.name for t in threads if t.is_alive()]
+    deadline = time.monotonic() + 60
     for actor in actors:
-        with pytest.raises(ray.exceptions.RayActorError):
-            ray.get(actor.info.remote(), timeout=60)
+        # ray.kill is asynchronous: a call sent right after it may still run once (seen once in
+        # a CI run); the actor must stop answering soon after, not necessarily at once
+        while True:
+            try:
+                ray.get(actor.info.remote(), timeout=30)
+            except ray.exceptions.RayActorError:
+                break
+            assert time.monotonic() < deadline, "an actor still answers a minute after close()"
+            time.sleep(0.2)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -42,9 +41,8 @@ _PROBE = textwrap.dedent("""
 """)
 
 
-def _probe(env_extra=None):
-    env = dict(os.environ, **(env_extra or {}))
-    r = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=600, env=env)
+def _probe():
+    r = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     return r.stdout.split("\n")
 

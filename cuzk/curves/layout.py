@@ -2,8 +2,8 @@
 
 The generator writes, and the registry imports, the same module names for every curve: fields
 ``fr``, ``fq``, ``fr_array``, ``fq_array``, tower ``fq2``, ``fq6``, ``fq12``, points ``g1``,
-``g2``, ``pairing``, kernels ``msm_kernels_g1``, ``msm_kernels_g2``, ``ntt_kernels``,
-``synth_kernels``. A new
+``g2``, ``pairing``, kernels ``msm_kernels_g1``, ``msm_kernels_g2``, ``msm_vec_g1``,
+``msm_vec_g2`` (AVX-512 IFMA), ``ntt_kernels``, ``synth_kernels``. A new
 curve gets one package, ``cuzk.curves.<name>``, holding all of them plus a generated
 ``params`` module that hands the spec's numbers to the kernels. BLS12-381's modules stay where
 they were written before curves were data (``cuzk.field``, ``cuzk.curve``, ``cuzk.kernels``,
@@ -24,7 +24,7 @@ __all__ = ["Layout", "layout", "FIELD_MODULES", "CURVE_MODULES", "KERNEL_MODULES
 
 FIELD_MODULES = ("fr", "fq", "fr_array", "fq_array", "fq2", "fq6", "fq12")
 CURVE_MODULES = ("g1", "g2", "pairing")
-KERNEL_MODULES = ("msm_kernels_g1", "msm_kernels_g2", "ntt_kernels", "synth_kernels")
+KERNEL_MODULES = ("msm_kernels_g1", "msm_kernels_g2", "msm_vec_g1", "msm_vec_g2", "ntt_kernels", "synth_kernels")
 
 
 @attrs.frozen

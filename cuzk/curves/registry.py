@@ -158,12 +158,15 @@ class CurveBundle:
     def kernels(self):
         def make():
             from cuzk.kernels import cpu
+            from cuzk.kernels.msm_cpu import vec_module
 
             if self._legacy():
                 return cpu
+            pkg = self.layout.kernels_pkg
             return cpu.CpuKernels(self.Fr, self.spec.fq, self.module("msm_kernels_g1"),
                                   self.module("msm_kernels_g2"), self.module("ntt_kernels"), self.spec.name,
-                                  g1=self.spec.g1, g2=self.spec.g2, fq2_nonresidue=self.spec.fq2_nonresidue)
+                                  g1=self.spec.g1, g2=self.spec.g2, fq2_nonresidue=self.spec.fq2_nonresidue,
+                                  vec_g1=vec_module(pkg, "g1"), vec_g2=vec_module(pkg, "g2"))
 
         return self._get("kernels", make)
 

@@ -98,12 +98,13 @@ class CpuKernels:
 
     def __init__(self, fr: PrimeField, fq: FieldParams, msm_g1: ModuleType, msm_g2: ModuleType,
                  ntt_kernels: ModuleType, name: str, *, g1: CurveParams | None = None,
-                 g2: CurveParams | None = None, fq2_nonresidue: int | None = None):
+                 g2: CurveParams | None = None, fq2_nonresidue: int | None = None,
+                 vec_g1: ModuleType | None = None, vec_g2: ModuleType | None = None):
         self.name = name
         self._fr = fr
         self._ntt = CpuNtt(fr.params, ntt_kernels)
-        self._g1 = MsmGroup("g1", msm_g1, 1, fq, fr.params, g1, fq2_nonresidue)
-        self._g2 = MsmGroup("g2", msm_g2, 2, fq, fr.params, g2, fq2_nonresidue)
+        self._g1 = MsmGroup("g1", msm_g1, 1, fq, fr.params, g1, fq2_nonresidue, vec_g1)
+        self._g2 = MsmGroup("g2", msm_g2, 2, fq, fr.params, g2, fq2_nonresidue, vec_g2)
 
     def __repr__(self) -> str:
         return f"<cuzk CPU kernels of {self.name}>"

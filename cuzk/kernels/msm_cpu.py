@@ -25,6 +25,7 @@ runs while the d·n split points take at most ``_SPLIT_MAX_BYTES`` (G1 up to 2^1
 
 from __future__ import annotations
 
+import importlib
 import math
 from types import ModuleType
 
@@ -33,6 +34,7 @@ import numpy as np
 
 from cuzk.curve.params import G1_PARAMS, G2_PARAMS, CurveParams
 from cuzk.errors import InputError
+from cuzk.field import ifma
 from cuzk.field.jit import readonly
 from cuzk.field.params import FQ, FQ2_NONRESIDUE, FR, FieldParams
 from cuzk.kernels import glv, glv_kernels, msm_kernels_g1, msm_kernels_g2
@@ -41,9 +43,11 @@ from cuzk.kernels.cpu_threads import resolve_threads, run_phases
 from cuzk.kernels.scalar_digits import SCALAR_BITS, num_windows, signed_digits, signed_digits_range, top_bits
 
 __all__ = ["msm", "msm_g1", "msm_g2", "batch_mul", "batch_mul_g1", "batch_mul_g2", "choose_msm", "METHODS",
-           "MsmGroup"]
+           "VEC_METHODS", "AVAILABLE", "MsmGroup", "vec_module"]
 
-METHODS = ("affine", "xyzz")
+METHODS = ("affine", "xyzz")  # scalar bucket methods: any CPU, and the fixed-base tables' (msm_fixed)
+VEC_METHODS = ("ifma",)  # batch-affine buckets 8 additions at a time (msm_vec_*): AVX-512 IFMA only
+AVAILABLE = METHODS + VEC_METHODS if ifma.HAVE_IFMA else METHODS  # what msm() can run on this CPU
 
 
 @attrs.frozen
@@ -57,6 +61,8 @@ class MsmGroup:
         fq, fr: the base field (coordinates) and the scalar field (scalars, 4 limbs).
         curve, fq2_nonresidue: the group's parameters and the curve's Fq2 non-residue, from
             which the endomorphism split is derived (None: no split, plain MSMs only).
+        vec: the group's generated ``msm_vec_<name>`` module (AVX-512 IFMA windows), given only
+            where the CPU has IFMA (``cuzk.field.ifma.HAVE_IFMA``); None: method "ifma" is off.
     """
 
     name: str
@@ -66,6 +72,7 @@ class MsmGroup:
     fr: FieldParams
     curve: CurveParams | None = None
     fq2_nonresidue: int | None = None
+    vec: ModuleType | None = None
 
     def __attrs_post_init__(self):
         # signed_digits reads 4-limb scalars and sizes the top window for scalars < 2^SCALAR_BITS
@@ -79,13 +86,25 @@ class MsmGroup:
         return glv.plan_for(self.curve, self.fq, self.fr, self.fq2_nonresidue)
 
     @property
+    def methods(self) -> tuple[str, ...]:
+        """The bucket methods this group can run here."""
+        return METHODS + VEC_METHODS if self.vec is not None else METHODS
+
+    @property
     def coord(self) -> tuple:
         """Shape of one coordinate: (L,) or (2, L)."""
         return (self.fq.limbs,) if self.degree == 1 else (self.degree, self.fq.limbs)
 
 
-_GROUPS = {"g1": MsmGroup("g1", msm_kernels_g1, 1, FQ, FR, G1_PARAMS, FQ2_NONRESIDUE),
-           "g2": MsmGroup("g2", msm_kernels_g2, 2, FQ, FR, G2_PARAMS, FQ2_NONRESIDUE)}
+def vec_module(kernels_pkg: str, name: str) -> ModuleType | None:
+    """``<kernels_pkg>.msm_vec_<name>`` where the CPU has AVX-512 IFMA, else None (not imported)."""
+    if not ifma.HAVE_IFMA:
+        return None
+    return importlib.import_module(f"{kernels_pkg}.msm_vec_{name}")
+
+
+_GROUPS = {"g1": MsmGroup("g1", msm_kernels_g1, 1, FQ, FR, G1_PARAMS, FQ2_NONRESIDUE, vec_module("cuzk.kernels", "g1")),
+           "g2": MsmGroup("g2", msm_kernels_g2, 2, FQ, FR, G2_PARAMS, FQ2_NONRESIDUE, vec_module("cuzk.kernels", "g2"))}
 
 # Cost model, in base-field multiplications per operation (squarings count as one).
 _AFFINE_ADD = 6.5  # batch-affine addition: λ, λ², λ·(x1 − x3) + 3 for the shared inversion
@@ -93,7 +112,15 @@ _XYZZ_MADD = 10.0  # madd-2008-s: 8M + 2S
 _BUCKET_REDUCE = 24.0  # per bucket: one mixed add (running) + one full XYZZ add (acc)
 _INVERSION = 600.0  # Fermat inversion in a 381-bit Fq: ~381 squarings + ~190 multiplications
 _INVERSION_BITS = 381  # ... so a b-bit field's inversion costs about _INVERSION·b/381
+# IFMA windows (msm_vec_*), measured one thread at 2^16 (docs/perf/kernels.md): an addition
+# 8 lanes at a time costs ~3-3.4 scalar field products of the same field (BN254 G1 ~63 ns per
+# pair against a ~20 ns Fq product), and each flush's 8-lane Fermat inversion ~2·b products of
+# 8 lanes (~4 scalar products per exponent bit). 3.0 places the window where the sweeps found
+# the least time (c = 11 at 2^16 for both curves' G2; G1 is flat over c = 10-12).
+_IFMA_ADD = 3.0
+_IFMA_INVERSION_PER_BIT = 4.0
 _MAX_WINDOW = 16
+_IFMA_CHUNK = 8192  # pairs per batch inversion in the msm_vec_* modules (their CHUNK)
 # Below this many points per thread, starting helper threads costs more than it saves.
 _MIN_POINTS_PER_THREAD = 64
 # Fixed base: a slice costs one inversion per window, so slices stay >= 1024 scalars.
@@ -112,19 +139,25 @@ def _msm_cost(n: int, c: int, method: str, fq_bits: int = FQ.bits, bits: int = S
     if method == "xyzz":
         return nwin * (n * _XYZZ_MADD + buckets * _BUCKET_REDUCE)
     rounds = max(1, math.ceil(math.log2(max(2.0, n / buckets))))
+    if method == "ifma":
+        inversions = rounds + n / _IFMA_CHUNK
+        return nwin * (n * _IFMA_ADD + inversions * _IFMA_INVERSION_PER_BIT * fq_bits + buckets * _BUCKET_REDUCE)
     inversions = rounds + n / msm_kernels_g1.CHUNK
     inversion = _INVERSION * fq_bits / _INVERSION_BITS
     return nwin * (n * _AFFINE_ADD + inversions * inversion + buckets * _BUCKET_REDUCE)
 
 
-def choose_msm(n: int, fq_bits: int = FQ.bits, bits: int = SCALAR_BITS) -> tuple[str, int]:
+def choose_msm(n: int, fq_bits: int = FQ.bits, bits: int = SCALAR_BITS,
+               methods: tuple[str, ...] = METHODS) -> tuple[str, int]:
     """(method, window width c) with the least modelled cost for an n-point MSM with scalars
-    below 2^bits over a ``fq_bits``-bit base field (default BLS12-381's).
+    below 2^bits over a ``fq_bits``-bit base field (default BLS12-381's), among ``methods``.
 
     >>> choose_msm(1 << 16), choose_msm(1 << 17, bits=128)
     (('affine', 13), ('affine', 13))
+    >>> choose_msm(1 << 16, 254, methods=METHODS + VEC_METHODS), choose_msm(64, 254, methods=METHODS + VEC_METHODS)[0]
+    (('ifma', 11), 'xyzz')
     """
-    options = [(_msm_cost(max(n, 1), c, m, fq_bits, bits), m, c) for m in METHODS for c in range(1, _MAX_WINDOW + 1)]
+    options = [(_msm_cost(max(n, 1), c, m, fq_bits, bits), m, c) for m in methods for c in range(1, _MAX_WINDOW + 1)]
     _, method, c = min(options)
     return method, c
 
@@ -149,11 +182,14 @@ def msm(group, points, scalars, threads=None, *, method=None, window=None, endo=
             (``method``, ``window`` and ``endo`` must stay None).
         scalars: (n, 4) uint64 canonical Fr scalars (< r).
         threads: threads to use (None: all cores).
-        method: "affine" (batch-affine buckets) or "xyzz" (XYZZ buckets); None chooses.
+        method: "affine" (batch-affine buckets), "xyzz" (XYZZ buckets) or "ifma" (batch-affine
+            buckets 8 additions at a time on AVX-512 IFMA; only where the CPU has it); None
+            chooses among those this CPU can run.
         window: window width c in 1..16; None chooses.
         endo: True splits the scalars with the group's endomorphism when it has one (GLV/GLS),
             False never does (plain MSM over 255-bit scalars), None (default) splits while the
-            split points fit in ``_SPLIT_MAX_BYTES`` (where the split measured faster).
+            split points fit in ``_SPLIT_MAX_BYTES`` (where the split measured faster), except
+            for method "ifma" (unsplit measured faster).
 
     Returns:
         (2, *coord) affine Montgomery point; zeros for the identity.
@@ -173,12 +209,15 @@ def msm(group, points, scalars, threads=None, *, method=None, window=None, endo=
         raise InputError(f"need one scalar per point: {n} points, {scalars.shape[0]} scalars")
     threads = resolve_threads(threads)
     plan = g.plan() if endo or endo is None else None
-    if endo is None and plan is not None and plan.dim * n * points[:1].nbytes > _SPLIT_MAX_BYTES:
+    if endo is None and plan is not None and (plan.dim * n * points[:1].nbytes > _SPLIT_MAX_BYTES
+                                              or _ifma_unsplit(g, n, method)):
         plan = None
     rows, bits = (plan.dim * n, plan.bits) if plan is not None else (n, SCALAR_BITS)
-    method = choose_msm(rows, g.fq.bits, bits)[0] if method is None else method
-    if method not in METHODS:
-        raise InputError(f"method must be one of {METHODS}, got {method!r}")
+    method = choose_msm(rows, g.fq.bits, bits, g.methods)[0] if method is None else method
+    if method not in METHODS + VEC_METHODS:
+        raise InputError(f"method must be one of {METHODS + VEC_METHODS}, got {method!r}")
+    if method not in g.methods:
+        raise InputError("method 'ifma' needs a CPU with AVX-512 IFMA (cuzk.field.ifma.HAVE_IFMA is False here)")
     c = choose_window_for(rows, method, g.fq.bits, bits) if window is None else window
     if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= _MAX_WINDOW:
         raise InputError(f"window must be an int in 1..{_MAX_WINDOW}, got {c!r}")
@@ -205,10 +244,28 @@ def msm(group, points, scalars, threads=None, *, method=None, window=None, endo=
     sums = np.zeros((slices * nwin, 4) + coord, np.uint64)
     nb_top, affine = 1 << top_bits(c, bits), method == "affine"
     pts = readonly(pts)  # the key's read-only points or the split's fresh ones: one window_into
+    if method == "ifma":  # the windows read the points converted once to the IFMA form
+        pts = readonly(np.ascontiguousarray(pts))
+        pts52 = np.empty((rows, g.vec.W), np.uint64)
+        cut = [k * rows // chunks for k in range(chunks + 1)]
+        convert = [(g.vec.to52_rows, (pts, pts52, cut[k], cut[k + 1])) for k in range(chunks)]
+        tasks = [(g.vec.window_into_vec, (pts52, digits, w, c, nb_top, bounds[s], bounds[s + 1], sums, s * nwin + w))
+                 for w in range(nwin) for s in range(slices)]
+        run_phases(width, [prep, convert, tasks])
+        return kernels.combine_slices(sums, c, slices)
     tasks = [(kernels.window_into, (pts, digits, w, c, nb_top, affine, bounds[s], bounds[s + 1], sums, s * nwin + w))
              for w in range(nwin) for s in range(slices)]
     run_phases(width, [prep, tasks])
     return kernels.combine_slices(sums, c, slices)
+
+
+def _ifma_unsplit(g: MsmGroup, n: int, method) -> bool:
+    """Whether an n-point MSM runs "ifma" and so, by default, unsplit: there the split's fewer
+    bucket reductions do not pay for converting and gathering twice the rows (BN254 G1 2^16,
+    one thread: 148 ms split vs 141 ms unsplit at the best window of each, docs/perf/kernels.md)."""
+    if method is None and VEC_METHODS[0] in g.methods:
+        method = choose_msm(n, g.fq.bits, SCALAR_BITS, g.methods)[0]
+    return method in VEC_METHODS
 
 
 def _msm_table(g: MsmGroup, table, scalars, threads, options) -> np.ndarray:

@@ -20,6 +20,7 @@ from .cuda_params import SELECT_PATH, asm_path, params_path, render_cuda_params,
 from .field import render_kernels
 from .field_arrays import render_array
 from .msm import render_msm
+from .msm_vec import render_msm_vec
 from .ntt import render_ntt
 from .package import render_init, render_params
 from .pairing import render_pairing
@@ -53,6 +54,7 @@ def _pairing(t: Target):
 def _msm(t: Target):
     for name in ("g1", "g2"):
         yield t.path(f"msm_kernels_{name}"), render_msm(t, name)
+        yield t.path(f"msm_vec_{name}"), render_msm_vec(t, name)
 
 
 def _ntt(t: Target):

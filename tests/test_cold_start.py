@@ -12,13 +12,16 @@ from numba import njit
 from numba.core import event
 from test_groth16_support import CubeTag, keys_for
 
+from cuzk import curves
+from cuzk.circuit import Circuit
 from cuzk.curve import G1
 from cuzk.field import Fr, fq, fq2
 from cuzk.field.jit import JitKernel, jit_kernel, readonly
-from cuzk.groth16 import create_proof
+from cuzk.groth16 import create_proof, setup, verify
 from cuzk.groth16.warmup import start_warm_up, warm_up
-from cuzk.kernels import cpu
+from cuzk.kernels import cpu, msm_cpu
 from cuzk.prover import GpuProver
+from cuzk.synth import Synthesizer
 
 R_BLIND, S_BLIND = 0x1234567, 0x7654321
 
@@ -150,6 +153,28 @@ def test_warm_up_leaves_a_proof_nothing_to_compile(cube):
     assert warm_up(pk) >= 0
     proof, names = _compiled_during(lambda: GpuProver(pk, device="cpu").prove(w, R_BLIND, S_BLIND))
     assert proof == want and names == []
+
+
+class _Squares(Circuit):
+    """x_{i+1} = x_i² for 2,500 steps: MSMs of ~2,500 points, where the model picks method
+    "ifma" on an AVX-512 IFMA CPU (a few points, as the warm-up's own, pick XYZZ)."""
+
+    def define(self, cs, x, out):
+        v = cs.private(x)
+        for _ in range(2500):
+            v = v * v
+        cs.assert_equal(v, cs.public(out))
+
+
+@pytest.mark.skipif(msm_cpu.VEC_METHODS[0] not in msm_cpu.AVAILABLE, reason="this CPU has no AVX-512 IFMA")
+def test_warm_up_also_readies_the_ifma_msm_of_a_large_key():
+    synth = Synthesizer(_Squares(), curve="bn254")
+    pk, vk = setup(synth.r1cs, rng=np.random.default_rng(4))
+    w = synth.synthesize(x=3, out=pow(3, 2**2500, curves.get("bn254").Fr.modulus))
+    assert msm_cpu.choose_msm(pk.a.shape[0], 254, methods=msm_cpu.AVAILABLE)[0] == "ifma"
+    assert warm_up(pk) >= 0
+    proof, names = _compiled_during(lambda: GpuProver(pk, device="cpu").prove(w))
+    assert verify(vk, w.public_inputs, proof) and names == []
 
 
 def test_background_warm_up_runs_beside_a_proof(cube):

@@ -29,6 +29,7 @@ from cuzk import curves
 from cuzk.groth16.keys import ProvingKey
 from cuzk.groth16.r1cs_to_qap import compute_h
 from cuzk.groth16.verify import prepare_verifying_key
+from cuzk.kernels.msm_cpu import AVAILABLE, VEC_METHODS
 
 __all__ = ["warm_up", "start_warm_up", "WARM_UP_MAX_LOG"]
 
@@ -48,6 +49,14 @@ def _msm(msm, points, fr) -> None:
     if points is None or points.shape[0] == 0:
         return
     msm(points, fr.ints_to_limbs(range(1, points.shape[0] + 1)))
+
+
+def _msms(kern, group: str, points, fr) -> None:
+    """The group's MSM as a few points run it (XYZZ) and, where the CPU has AVX-512 IFMA, as a
+    proof's large MSMs run it (method "ifma", which a few points would not pick)."""
+    _msm(getattr(kern, f"msm_{group}"), points, fr)
+    if VEC_METHODS[0] in AVAILABLE:
+        _msm(lambda p, k: kern.msm(group, p, k, method=VEC_METHODS[0]), points, fr)
 
 
 def warm_up(pk: ProvingKey, *, verify: bool = True, threads=None, stop=lambda: False) -> float:
@@ -76,8 +85,8 @@ def warm_up(pk: ProvingKey, *, verify: bool = True, threads=None, stop=lambda: F
         kern.to_canonical(zeros[:2])
 
     steps.append(h)
-    steps.append(lambda: _msm(kern.msm_g1, _points(pk.a, 4), fr))
-    steps.append(lambda: _msm(kern.msm_g2, _points(pk.b_g2, 4), fr))
+    steps.append(lambda: _msms(kern, "g1", _points(pk.a, 4), fr))
+    steps.append(lambda: _msms(kern, "g2", _points(pk.b_g2, 4), fr))
     if verify:
         def pairing():
             pvk = prepare_verifying_key(pk.vk)

@@ -118,6 +118,9 @@ _INVERSION_BITS = 381  # ... so a b-bit field's inversion costs about _INVERSION
 # 8 lanes (~4 scalar products per exponent bit). 3.0 places the window where the sweeps found
 # the least time (c = 11 at 2^16 for both curves' G2; G1 is flat over c = 10-12).
 _IFMA_ADD = 3.0
+# Below this many points the flushes are too short to amortize the 8-lane inversions and
+# "ifma" measured slower than "affine" (2^10: 0.85-1.08x; 2^12: 1.31-1.50x faster, one thread).
+_IFMA_MIN_POINTS = 2048
 _IFMA_INVERSION_PER_BIT = 4.0
 _MAX_WINDOW = 16
 _IFMA_CHUNK = 8192  # pairs per batch inversion in the msm_vec_* modules (their CHUNK)
@@ -157,6 +160,8 @@ def choose_msm(n: int, fq_bits: int = FQ.bits, bits: int = SCALAR_BITS,
     >>> choose_msm(1 << 16, 254, methods=METHODS + VEC_METHODS), choose_msm(64, 254, methods=METHODS + VEC_METHODS)[0]
     (('ifma', 11), 'xyzz')
     """
+    if n < _IFMA_MIN_POINTS:
+        methods = tuple(m for m in methods if m not in VEC_METHODS)
     options = [(_msm_cost(max(n, 1), c, m, fq_bits, bits), m, c) for m in methods for c in range(1, _MAX_WINDOW + 1)]
     _, method, c = min(options)
     return method, c

@@ -78,8 +78,9 @@ def test_tables_are_stored_with_the_key_and_a_later_engine_maps_them(chain, tmp_
         assert verify(pk.vk, w.public_inputs, e2.submit("chain", INPUTS).result(timeout=TIMEOUT))
 
 
-def test_a_cache_entry_without_tables_still_loads_and_gains_them(chain, tmp_path):
+def test_a_cache_entry_without_tables_still_loads_and_gains_them(chain, tmp_path, monkeypatch):
     synth, pk, path, qbytes = chain
+    monkeypatch.setattr(fixed_base, "auto_factor", lambda: fixed_base.AUTO_FACTOR)  # "auto" as without IFMA
     cache = tmp_path / "cache"
     with engine(key_cache=cache) as e:  # an entry as written before tables existed
         e.register("chain", synth, path)
@@ -141,8 +142,9 @@ def test_the_budget_counts_tables_with_the_key_and_eviction_frees_them(chain, tm
         assert e.status()["memory"]["reserved"] == mem["pce"] + obj.key_bytes_reserved
 
 
-def test_auto_is_sized_from_the_memory_budget(chain):
+def test_auto_is_sized_from_the_memory_budget(chain, monkeypatch):
     synth, pk, _, qbytes = chain
+    monkeypatch.setattr(fixed_base, "auto_factor", lambda: fixed_base.AUTO_FACTOR)  # "auto" as without IFMA
     budget = 4 * _key_nbytes(pk)
     with engine(memory_budget=budget) as e:
         e.register("chain", synth, pk, precompute="auto")

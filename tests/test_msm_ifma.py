@@ -202,3 +202,22 @@ def test_the_model_picks_ifma_for_large_msms_where_it_runs():
     assert msm_cpu.choose_msm(1 << 16, 254, methods=msm_cpu.AVAILABLE)[0] == "ifma"
     assert msm_cpu._group("g1").methods == msm_cpu.AVAILABLE
     assert curves.get("bn254").kernels._group("g2").vec is not None
+
+
+@needs_ifma
+@pytest.mark.parametrize("group", ["g1", "g2"])
+def test_precomputed_tables_run_the_ifma_windows_and_give_the_same_point(group):
+    from cuzk.kernels.msm_fixed import FixedBasePlan, msm_precomputed, precompute
+
+    cv = curves.get("bn254")
+    G = cv.G1 if group == "g1" else cv.G2
+    rnd = random.Random(11)
+    r = cv.Fr.modulus
+    n = 1500  # 2 copies: 3,000 table rows, past the "ifma" threshold
+    base = getattr(cv.kernels, f"batch_mul_{group}")(G.generator(), _scalars([rnd.randrange(1, r) for _ in range(n)]))
+    base[7] = 0
+    sc = _scalars([rnd.randrange(r) for _ in range(n)])
+    g = cv.kernels._group(group)
+    table = precompute(g, base, FixedBasePlan(c=9, t=15), threads=2)
+    assert table.points.shape[0] >= msm_cpu._IFMA_MIN_POINTS
+    assert G.eq(msm_precomputed(table, sc, threads=2), cv.kernels.msm(group, base, sc, threads=1, method="affine"))

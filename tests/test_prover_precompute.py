@@ -9,6 +9,7 @@ from cuzk import curves
 from cuzk.errors import InputError, KeyMismatchError
 from cuzk.groth16 import ToxicWaste, fixed_base, setup_with_waste, verify
 from cuzk.groth16.fixed_base import QUERY_GROUPS, KeyTables, build_tables, plan_tables, tables_bytes
+from cuzk.kernels import msm_cpu
 from cuzk.kernels.msm_fixed import FixedBasePlan
 from cuzk.prover import GpuProver
 from cuzk.synth import Synthesizer
@@ -68,6 +69,7 @@ def test_planned_tables_fit_their_figure_and_prove_identically(key, monkeypatch)
     for q, plan in unbounded.items():
         assert plan == kern.trade_off(QUERY_GROUPS[q], getattr(pk, q).shape[0])[-1][2]
     plain = _bytes(GpuProver(pk, device="cpu").prove(w, 5, 7))
+    monkeypatch.setattr(fixed_base, "auto_factor", lambda: fixed_base.AUTO_FACTOR)  # "auto" as on CPUs without IFMA
     for option in (2 * qbytes, "auto"):
         prover = GpuProver(pk, device="cpu", precompute=option, threads=2)
         assert prover.tables is not None and prover.tables.seconds > 0
@@ -115,3 +117,12 @@ def test_tables_round_trip_through_arrays(key):
         fixed_base.tables_from_arrays(pk, bad, meta)
     with pytest.raises(InputError, match="malformed"):
         fixed_base.tables_from_arrays(pk, {k: v for k, v in arrays.items() if k != "h.points"}, meta)
+
+
+def test_auto_builds_no_tables_where_the_msms_run_on_ifma(key, monkeypatch):
+    """On an AVX-512 IFMA CPU the plain MSM measured as fast as the tables (docs/perf/kernels.md)."""
+    pk = key[0]
+    monkeypatch.setattr(fixed_base, "MIN_POINTS", 1)
+    ifma_here = msm_cpu.VEC_METHODS[0] in msm_cpu.AVAILABLE
+    assert fixed_base.auto_factor() == (0 if ifma_here else fixed_base.AUTO_FACTOR)
+    assert (GpuProver(pk, device="cpu", precompute="auto").tables is None) == ifma_here

@@ -167,14 +167,15 @@ class CircuitRoute(Route):
 
     def _table_cap(self, query_bytes: int) -> int:
         """The bytes this key's tables may take: the ``precompute`` figure, or for ``"auto"``
-        AUTO_FACTOR x the query bytes, at most a quarter of the budget and at most what one
-        witness, the key and the PCE leave of it (docs/engine.md, "Memory budget")."""
+        auto_factor() x the query bytes (0 on AVX-512 IFMA CPUs), at most a quarter of the
+        budget and at most what one witness, the key and the PCE leave of it (docs/engine.md,
+        "Memory budget")."""
         if self.precompute is None or self.engine.backend != "cpu":
             return 0
         if self.precompute != "auto":
             return self.precompute
         budget = self.engine.memory_budget
-        cap = min(fixed_base.AUTO_FACTOR * query_bytes, (budget or physical_memory()) // 4)
+        cap = min(fixed_base.auto_factor() * query_bytes, (budget or physical_memory()) // 4)
         if budget is not None:
             key = _key_nbytes(self._pk) if self._pk is not None else query_bytes
             cap = min(cap, max(0, budget - self.unit_bytes - self.pce_bytes - key))

@@ -10,7 +10,8 @@ milliseconds, and split by GLV/GLS by default). The CPU MSMs take a table where 
 (``kernels.msm_g1(table, scalars)``), so :meth:`KeyTables.bases` is all a prover needs.
 
 What ``"auto"`` means: tables up to :data:`AUTO_FACTOR` times the bytes of the key's query
-points, and at most a quarter of the machine's physical memory (an Engine passes a byte figure
+points (none where the MSMs run on AVX-512 IFMA: :func:`auto_factor`), and at most a quarter of
+the machine's physical memory (an Engine passes a byte figure
 from its memory budget instead: docs/engine.md). The measured curve behind the factor is in
 docs/perf/kernels.md ("Fixed-base precomputation for resident keys").
 
@@ -30,9 +31,10 @@ import numpy as np
 from cuzk import curves
 from cuzk.errors import InputError, KeyMismatchError
 from cuzk.groth16.keys import ProvingKey
+from cuzk.kernels.msm_cpu import AVAILABLE, VEC_METHODS
 
 __all__ = ["KeyTables", "QUERY_GROUPS", "AUTO_FACTOR", "MIN_POINTS", "plan_tables", "build_tables", "tables_bytes",
-           "auto_bytes", "check_precompute", "tables_for", "tables_to_arrays", "tables_from_arrays", "check_tables"]
+           "auto_bytes", "auto_factor", "check_precompute", "tables_for", "tables_to_arrays", "tables_from_arrays", "check_tables"]
 
 #: the group of each query's points
 QUERY_GROUPS = {"a": "g1", "b_g1": "g1", "b_g2": "g2", "l": "g1", "h": "g1"}
@@ -156,11 +158,19 @@ def _physical_memory() -> int:
         return 1 << 62
 
 
+def auto_factor() -> int:
+    """The factor ``precompute="auto"`` applies to a key's query bytes on this CPU:
+    :data:`AUTO_FACTOR`, or 0 where the CPU MSMs run method "ifma" (AVX-512 IFMA): there the
+    tables measured no faster than the plain MSM (G1 2^16 1.10-1.41x its time, G2 2^14 0.95x;
+    docs/perf/kernels.md), so "auto" builds none. An explicit byte figure still builds them."""
+    return 0 if VEC_METHODS[0] in AVAILABLE else AUTO_FACTOR
+
+
 def auto_bytes(pk: ProvingKey, memory: int | None = None) -> int:
-    """What ``precompute="auto"`` allows for ``pk``: :data:`AUTO_FACTOR` times its query bytes,
+    """What ``precompute="auto"`` allows for ``pk``: :func:`auto_factor` times its query bytes,
     at most a quarter of ``memory`` (default: the machine's physical memory)."""
     memory = _physical_memory() if memory is None else memory
-    return min(AUTO_FACTOR * _query_bytes(pk), memory // 4)
+    return min(auto_factor() * _query_bytes(pk), memory // 4)
 
 
 def check_precompute(value):

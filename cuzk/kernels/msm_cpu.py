@@ -43,7 +43,7 @@ from cuzk.kernels.cpu_threads import resolve_threads, run_phases
 from cuzk.kernels.scalar_digits import SCALAR_BITS, num_windows, signed_digits, signed_digits_range, top_bits
 
 __all__ = ["msm", "msm_g1", "msm_g2", "batch_mul", "batch_mul_g1", "batch_mul_g2", "choose_msm", "METHODS",
-           "VEC_METHODS", "AVAILABLE", "MsmGroup", "vec_module"]
+           "VEC_METHODS", "AVAILABLE", "MsmGroup", "vec_module", "ifma_phases"]
 
 METHODS = ("affine", "xyzz")  # scalar bucket methods: any CPU, and the fixed-base tables' (msm_fixed)
 VEC_METHODS = ("ifma",)  # batch-affine buckets 8 additions at a time (msm_vec_*): AVX-512 IFMA only
@@ -249,19 +249,27 @@ def msm(group, points, scalars, threads=None, *, method=None, window=None, endo=
     sums = np.zeros((slices * nwin, 4) + coord, np.uint64)
     nb_top, affine = 1 << top_bits(c, bits), method == "affine"
     pts = readonly(pts)  # the key's read-only points or the split's fresh ones: one window_into
-    if method == "ifma":  # the windows read the points converted once to the IFMA form
-        pts = readonly(np.ascontiguousarray(pts))
-        pts52 = np.empty((rows, g.vec.W), np.uint64)
-        cut = [k * rows // chunks for k in range(chunks + 1)]
-        convert = [(g.vec.to52_rows, (pts, pts52, cut[k], cut[k + 1])) for k in range(chunks)]
-        tasks = [(g.vec.window_into_vec, (pts52, digits, w, c, nb_top, bounds[s], bounds[s + 1], sums, s * nwin + w))
-                 for w in range(nwin) for s in range(slices)]
-        run_phases(width, [prep, convert, tasks])
+    if method == "ifma":
+        run_phases(width, [prep, *ifma_phases(g, pts, digits, c, nb_top, bounds, sums, chunks)])
         return kernels.combine_slices(sums, c, slices)
     tasks = [(kernels.window_into, (pts, digits, w, c, nb_top, affine, bounds[s], bounds[s + 1], sums, s * nwin + w))
              for w in range(nwin) for s in range(slices)]
     run_phases(width, [prep, tasks])
     return kernels.combine_slices(sums, c, slices)
+
+
+def ifma_phases(g: MsmGroup, pts, digits, c: int, nb_top: int, bounds, sums, chunks: int) -> list:
+    """The ``run_phases`` phases of the "ifma" windows: convert the rows of ``pts`` to the IFMA
+    form in ``chunks`` tasks, then one task per window and slice (bounds), writing
+    sums[slice·nwin + window] as ``window_into`` does."""
+    rows, nwin, slices = pts.shape[0], digits.shape[0], len(bounds) - 1
+    pts = readonly(np.ascontiguousarray(pts))
+    pts52 = np.empty((rows, g.vec.W), np.uint64)
+    cut = [k * rows // chunks for k in range(chunks + 1)]
+    convert = [(g.vec.to52_rows, (pts, pts52, cut[k], cut[k + 1])) for k in range(chunks)]
+    tasks = [(g.vec.window_into_vec, (pts52, digits, w, c, nb_top, bounds[s], bounds[s + 1], sums, s * nwin + w))
+             for w in range(nwin) for s in range(slices)]
+    return [convert, tasks]
 
 
 def _ifma_unsplit(g: MsmGroup, n: int, method) -> bool:

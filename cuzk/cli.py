@@ -18,11 +18,19 @@ from cuzk.errors import CuzkError
 __all__ = ["main", "build_parser", "environment_info"]
 
 
+def _cpu_msm_methods() -> tuple[str, ...]:
+    # "ifma" where the CPU has AVX-512 IFMA: the MSM's additions run 8 at a time (docs/perf/kernels.md)
+    from cuzk.kernels.msm_cpu import AVAILABLE
+
+    return AVAILABLE
+
+
 def environment_info() -> dict:
-    """What ``cuzk info`` prints: versions, Numba threading layer, cache dir, CUDA, CPUs.
+    """What ``cuzk info`` prints: versions, Numba threading layer, cache dir, the CPU MSM's bucket
+    methods (``ifma`` where the CPU has AVX-512 IFMA), CUDA, CPUs.
 
     >>> sorted(environment_info())[:3]
-    ['cache dir', 'cpu count', 'cuda device']
+    ['cache dir', 'cpu count', 'cpu msm methods']
     """
     import numba
 
@@ -31,7 +39,8 @@ def environment_info() -> dict:
     info = {"cuzk": cuzk.__version__, "numba": numba.__version__,
             "threading layer (cuzk choice)": _runtime.threading_layer_choice(),
             "threading layer (numba.config)": str(numba.config.THREADING_LAYER),
-            "cache dir": str(_runtime.cache_dir())}
+            "cache dir": str(_runtime.cache_dir()),
+            "cpu msm methods": ", ".join(_cpu_msm_methods())}
     try:
         import cupy
 

@@ -3,8 +3,8 @@
 The batch-affine bucket additions of the CPU MSM spend ~75 % of their time in field products
 (docs/perf/kernels.md). On a CPU with AVX-512 IFMA, :class:`VecField` does the arithmetic of 8
 additions at once (``cuzk.field.ifma_arith``: the IFMA Montgomery form, 52-bit limbs): a BN254
-Fq product costs ~5 ns per lane against ~20 ns for the scalar ``mulx`` form
-(``benchmarks/msm_ifma_bench.py``). Its intrinsics read and write point rows in the IFMA form,
+Fq product costs ~5 ns per lane against ~20 ns for the scalar ``mulx`` form, and an MSM 1.6-1.8x
+less time (docs/perf/kernels.md, "AVX-512 IFMA windows"; ``benchmarks/msm_ifma_bench.py``). Its intrinsics read and write point rows in the IFMA form,
 ``(rows, 2·D·L)`` uint64 arrays (x then y, each D coefficients of L limbs), and keep the batch
 inversion's running products as SoA blocks of ``D·L·8`` uint64 ([coefficient][limb][lane]).
 The generated ``msm_vec_g1``/``msm_vec_g2`` modules of each curve drive them

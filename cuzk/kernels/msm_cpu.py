@@ -9,6 +9,10 @@ runs it in two phases on ``threads`` threads (``cpu_threads``, dynamic schedulin
 windows to keep every thread busy). ``endo=False`` runs the plain 255-bit MSM (the baseline the
 tests and benchmarks compare with).
 
+Where the CPU has AVX-512 IFMA a third bucket method, ``"ifma"``, runs the batch-affine
+additions 8 at a time (the generated ``msm_vec_<group>`` modules over ``cuzk.field.ifma``); the
+model picks it from ``_IFMA_MIN_POINTS`` points on, and it runs unsplit by default.
+
 The split halves (G1) or quarters (G2) the bucket reductions but not the bucket additions, and
 the additions of its d·n-point windows measure dearer per addition as the windows grow: one
 thread, split/unsplit (docs/perf/kernels.md) G1 0.86 at 2^10, 0.96 at 2^14, 0.98 at 2^15, 1.00
@@ -118,12 +122,12 @@ _INVERSION_BITS = 381  # ... so a b-bit field's inversion costs about _INVERSION
 # 8 lanes (~4 scalar products per exponent bit). 3.0 places the window where the sweeps found
 # the least time (c = 11 at 2^16 for both curves' G2; G1 is flat over c = 10-12).
 _IFMA_ADD = 3.0
+_IFMA_INVERSION_PER_BIT = 4.0
+_IFMA_CHUNK = 8192  # pairs per batch inversion in the msm_vec_* modules (their CHUNK)
 # Below this many points the flushes are too short to amortize the 8-lane inversions and
 # "ifma" measured slower than "affine" (2^10: 0.85-1.08x; 2^12: 1.31-1.50x faster, one thread).
 _IFMA_MIN_POINTS = 2048
-_IFMA_INVERSION_PER_BIT = 4.0
 _MAX_WINDOW = 16
-_IFMA_CHUNK = 8192  # pairs per batch inversion in the msm_vec_* modules (their CHUNK)
 # Below this many points per thread, starting helper threads costs more than it saves.
 _MIN_POINTS_PER_THREAD = 64
 # Fixed base: a slice costs one inversion per window, so slices stay >= 1024 scalars.

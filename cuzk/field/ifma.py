@@ -30,7 +30,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from cuzk.field.ifma_arith import LANES, LIMB_BITS, VecArith, limb_count, limbs52
+from cuzk.field.ifma_arith import LANES, LIMB_BITS, VecArith, limb_count, limbs52, splat
 from cuzk.field.intrinsics import _target_features
 
 __all__ = ["VecField", "HAVE_IFMA", "ifma_in", "limbs52"]
@@ -63,10 +63,6 @@ def _splat_value(b, x):
     return v
 
 
-def _const(c: int):
-    return ir.Constant(_V, [ir.Constant(_I64, c)] * LANES)
-
-
 def _data(context, builder, ty, val):
     return context.make_array(ty)(context, builder, val).data
 
@@ -74,7 +70,7 @@ def _data(context, builder, ty, val):
 def _lanes_addr(b, base, offsets, const: int):
     """<8 x i64*>: &base[offsets[l] + const]."""
     start = _splat_value(b, b.ptrtoint(base, _I64))
-    return b.inttoptr(b.add(start, b.shl(b.add(offsets, _const(const)), _const(3))), _PV)
+    return b.inttoptr(b.add(start, b.shl(b.add(offsets, splat(const)), splat(3))), _PV)
 
 
 def _gather(b, base, offsets, const: int):
@@ -154,7 +150,7 @@ class VecField:
     def _rows(self, b, idx_ptr, k0):
         """uint64 offsets of the rows idx[k0 .. k0+7] (an int64 array)."""
         v = b.load(b.bitcast(b.gep(idx_ptr, [k0]), _V.as_pointer()), align=8)
-        return b.mul(v, _const(self.W))
+        return b.mul(v, splat(self.W))
 
     def _group_offset(self, b, k0):
         # schedule entries k0..k0+7 (k0 a multiple of 8) own the SoA block k0/8: offset k0·D·L
@@ -182,7 +178,7 @@ class VecField:
             f = vf.arith(b)
             rows = vf._rows(b, ptr(1), v[2])
             x1 = vf._load_point_coord(b, ptr(0), rows, 0)
-            x2 = vf._load_point_coord(b, ptr(0), b.add(rows, _const(vf.W)), 0)
+            x2 = vf._load_point_coord(b, ptr(0), b.add(rows, splat(vf.W)), 0)
             d = f.esub(x2, x1)
             off, zero = vf._group_offset(b, v[2]), ir.Constant(_I64, 0)
             acc = vf._load_block(b, ptr(5), zero)
@@ -203,7 +199,7 @@ class VecField:
             # (pts, src, dst, k0, den)
             f = vf.arith(b)
             rows = vf._rows(b, ptr(1), v[3])
-            rows2 = b.add(rows, _const(vf.W))
+            rows2 = b.add(rows, splat(vf.W))
             x1, y1 = vf._load_point_coord(b, ptr(0), rows, 0), vf._load_point_coord(b, ptr(0), rows, 1)
             x2, y2 = vf._load_point_coord(b, ptr(0), rows2, 0), vf._load_point_coord(b, ptr(0), rows2, 1)
             lam = f.emul(f.esub(y2, y1), vf._load_block(b, ptr(4), vf._group_offset(b, v[3])))
@@ -234,7 +230,7 @@ class VecField:
             acc = [b.phi(_V) for _ in range(vf.L)]
             i.add_incoming(zero, start)
             for a, one in zip(acc, limbs52((1 << (LIMB_BITS * vf.L)) % vf.p, vf.L)):
-                a.add_incoming(_const(one), start)
+                a.add_incoming(splat(one), start)
             sq = f.mul(acc, acc)
             taken = f.mul(sq, n)
             bit = b.load(b.gep(ptr(2), [i]))
@@ -266,27 +262,27 @@ class VecField:
                 idx = b.add(idx, ir.Constant(_V, [ir.Constant(_I64, k) for k in range(LANES)]))
                 last = _splat_value(b, b.sub(hi, ir.Constant(_I64, 1)))
                 idx = b.select(b.icmp_signed("<", idx, _splat_value(b, hi)), idx, last)
-                src = b.mul(idx, _const(width_in))
-                dst = b.mul(idx, _const(width_out))
+                src = b.mul(idx, splat(width_in))
+                dst = b.mul(idx, splat(width_out))
                 words = [_gather(b, ptr(0), src, k) for k in range(width_in)]
                 if to52:
                     limbs = []
                     for j in range(L):
                         k, s = divmod(LIMB_BITS * j, 64)
-                        x = b.lshr(words[k], _const(s))
+                        x = b.lshr(words[k], splat(s))
                         if s > 64 - LIMB_BITS and k + 1 < L64:
-                            x = b.or_(x, b.shl(words[k + 1], _const(64 - s)))
+                            x = b.or_(x, b.shl(words[k + 1], splat(64 - s)))
                         limbs.append(b.and_(x, f.mask))
-                    for j, limb in enumerate(f.mul(limbs, [_const(c) for c in const])):
+                    for j, limb in enumerate(f.mul(limbs, [splat(c) for c in const])):
                         _scatter(b, ptr(1), dst, j, limb)
                     return
-                limbs = f.mul(words, [_const(c) for c in const])
+                limbs = f.mul(words, [splat(c) for c in const])
                 for k in range(L64):
                     x = f.zero
                     for j in range(L):
                         at = LIMB_BITS * j - 64 * k  # where limb j starts in word k
                         if -LIMB_BITS < at < 64:
-                            x = b.or_(x, b.shl(limbs[j], _const(at)) if at >= 0 else b.lshr(limbs[j], _const(-at)))
+                            x = b.or_(x, b.shl(limbs[j], splat(at)) if at >= 0 else b.lshr(limbs[j], splat(-at)))
                     _scatter(b, ptr(1), dst, k, x)
 
             return body

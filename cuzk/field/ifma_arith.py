@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-__all__ = ["LANES", "LIMB_BITS", "VecArith", "limbs52", "limb_count"]
+__all__ = ["LANES", "LIMB_BITS", "VecArith", "limbs52", "limb_count", "splat"]
 
 LANES = 8
 LIMB_BITS = 52
@@ -33,6 +33,11 @@ _V = ir.VectorType(_I64, LANES)
 def limbs52(x: int, n: int) -> list[int]:
     """x as n little-endian 52-bit limbs."""
     return [(x >> (LIMB_BITS * k)) & _MASK for k in range(n)]
+
+
+def splat(c: int):
+    """The constant ``<8 x i64>`` with c in every lane."""
+    return ir.Constant(_V, [ir.Constant(_I64, c)] * LANES)
 
 
 def limb_count(p: int) -> int:
@@ -59,20 +64,15 @@ class VecArith:
         self.L = limb_count(p)
         self.degree = degree
         self.k = k
-        self.p = [self.splat(v) for v in limbs52(p, self.L)]
-        self.inv = self.splat((-pow(p, -1, 1 << LIMB_BITS)) % (1 << LIMB_BITS))  # -p^-1 mod 2^52
-        self.zero = self.splat(0)
-        self.mask = self.splat(_MASK)
-        self.shift = self.splat(LIMB_BITS)
+        self.p = [splat(v) for v in limbs52(p, self.L)]
+        self.inv = splat((-pow(p, -1, 1 << LIMB_BITS)) % (1 << LIMB_BITS))  # -p^-1 mod 2^52
+        self.zero = splat(0)
+        self.mask = splat(_MASK)
+        self.shift = splat(LIMB_BITS)
         fnty = ir.FunctionType(_V, [_V, _V, _V])
         module = builder.module
         self._lo = module.declare_intrinsic("llvm.x86.avx512.vpmadd52l.uq.512", fnty=fnty)
         self._hi = module.declare_intrinsic("llvm.x86.avx512.vpmadd52h.uq.512", fnty=fnty)
-
-    @staticmethod
-    def splat(c: int):
-        """The constant vector with c in every lane."""
-        return ir.Constant(_V, [ir.Constant(_I64, c)] * LANES)
 
     # ------------------------------------------------------------------ Fq
     def _carry(self, t):
@@ -143,9 +143,6 @@ class VecArith:
         return acc
 
     # ------------------------------------------------------------------ Fq or Fq2
-    def eadd(self, x, y):
-        return [self.add(a, c) for a, c in zip(x, y)]
-
     def esub(self, x, y):
         return [self.sub(a, c) for a, c in zip(x, y)]
 

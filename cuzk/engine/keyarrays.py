@@ -103,7 +103,7 @@ def key_from_arrays(arrays: dict, meta: dict) -> ProvingKey:
         return cls(vk=vk, **meta["fields"], **kw)
     except KeyError as e:
         raise KeyCacheFormatError(f"key-cache entry lacks {e.args[0]!r}") from None
-    except (TypeError, ValueError) as e:  # KeyMismatchError is a ValueError: the key's own checks
+    except (TypeError, ValueError, OverflowError) as e:  # KeyMismatchError is a ValueError: the key's own checks
         raise KeyCacheFormatError(f"key-cache entry does not make a proving key: {e}") from None
 
 

@@ -18,8 +18,9 @@ bytes [64, data_end) (the last piece may be short), so a load can check the data
 
 :func:`read_keyfile` checks, before using anything: the magic and version; the table's own
 digest (so only bytes this module wrote reach ``json.loads``); that the file is exactly
-``T + L`` bytes long (truncation); that every array lies inside the data region, aligned, with
-a whitelisted dtype and a size matching its shape; and, unless told it was checked already in
+``T + L`` bytes long (truncation); every field of the table for type and range (a digest-valid
+table may still come from a foreign or broken writer), so that every array lies inside the data
+region, aligned, uniquely named, with a whitelisted dtype and a size matching its shape; and, unless told it was checked already in
 this process, every data chunk's digest. Any failure is a :class:`~cuzk.errors.KeyCacheFormatError`.
 
 What the checksums are for: accidental damage (a truncated copy, a flipped bit, a crash while
@@ -235,20 +236,69 @@ def _table_of(f, path) -> tuple[dict, int]:
     return table, size
 
 
+def _int(value, field: str, lo: int, hi: int) -> int:
+    """``value`` when it is an int (not a bool) in [lo, hi], else a ValueError naming ``field``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValueError(f"{field} is {str(value)[:40]!r}, not an int in [{lo}, {hi}]")
+    return value
+
+
+def _field(obj: dict, name: str, where: str):
+    if name not in obj:
+        raise ValueError(f"{where}{name} is missing")
+    return obj[name]
+
+
+def _check_array(e, i: int, data_end: int, seen: set) -> None:
+    """One ``arrays`` entry: a name not seen before, a whitelisted dtype, a shape whose size (in
+    Python ints: no overflow) matches ``nbytes``, an aligned offset inside the data region."""
+    where = f"arrays[{i}]"
+    if not isinstance(e, dict):
+        raise ValueError(f"{where} is a {type(e).__name__}, not an object")
+    name = _field(e, "name", where + ".")
+    if not isinstance(name, str) or name in seen:
+        raise ValueError(f"{where}.name {str(name)[:40]!r} is not a new string")
+    seen.add(name)
+    dtype = _field(e, "dtype", where + ".")
+    if not isinstance(dtype, str) or dtype not in _DTYPES:
+        raise ValueError(f"{where}.dtype {str(dtype)[:40]!r} is not one of {sorted(_DTYPES)}")
+    shape = _field(e, "shape", where + ".")
+    # no dimension of a stored array exceeds the file's size (an empty array's other dimensions
+    # are small too), and numpy takes at most 32 of them
+    if not isinstance(shape, list) or len(shape) > 32:
+        raise ValueError(f"{where}.shape is not a list of at most 32 ints")
+    n = np.dtype(dtype).itemsize
+    for k, dim in enumerate(shape):
+        n *= _int(dim, f"{where}.shape[{k}]", 0, data_end)
+    _int(_field(e, "nbytes", where + "."), f"{where}.nbytes", n, n)
+    offset = _int(_field(e, "offset", where + "."), f"{where}.offset", _PREAMBLE.size, data_end - n)
+    if offset % _ALIGN:
+        raise ValueError(f"{where}.offset {offset} is not {_ALIGN}-byte aligned")
+
+
 def _check_table(path, table, data_end: int) -> None:
+    """Every field a reader uses, checked for type and range: the table's digest shows it is
+    the one written, not that its writer wrote sense (an old or foreign writer, a hand edit
+    with the digest fixed up). Each failure names the field."""
     try:
-        if table["data_end"] != data_end or table["chunk"] <= 0:
-            raise ValueError("data_end/chunk")
-        want = -(-(data_end - _PREAMBLE.size) // table["chunk"])
-        if len(table["chunks"]) != want or not isinstance(table["meta"], dict):
-            raise ValueError(f"{len(table['chunks'])} chunk digests for {want} chunks")
-        for e in table["arrays"]:
-            n = int(np.prod(e["shape"], dtype=np.int64)) * np.dtype(e["dtype"]).itemsize
-            if (e["dtype"] not in _DTYPES or e["nbytes"] != n or e["offset"] % _ALIGN
-                    or e["offset"] < _PREAMBLE.size or e["offset"] + n > data_end):
-                raise ValueError(f"array {e['name']!r}")
-    except (KeyError, TypeError, ValueError) as e:
-        raise _bad(path, f"inconsistent table ({e})") from None
+        if not isinstance(table, dict):
+            raise ValueError(f"the table is a {type(table).__name__}, not an object")
+        _int(_field(table, "data_end", ""), "data_end", data_end, data_end)
+        chunk = _int(_field(table, "chunk", ""), "chunk", 1, 1 << 40)
+        want = -(-(data_end - _PREAMBLE.size) // chunk)
+        chunks = _field(table, "chunks", "")
+        if not isinstance(chunks, list) or len(chunks) != want or not all(isinstance(c, str) for c in chunks):
+            raise ValueError(f"chunks is not a list of {want} digests")
+        if not isinstance(_field(table, "meta", ""), dict):
+            raise ValueError("meta is not an object")
+        arrays = _field(table, "arrays", "")
+        if not isinstance(arrays, list):
+            raise ValueError("arrays is not a list")
+        seen: set = set()
+        for i, e in enumerate(arrays):
+            _check_array(e, i, data_end, seen)
+    except ValueError as e:
+        raise _bad(path, f"inconsistent table: {e}") from None
 
 
 def _threads() -> int:

@@ -68,6 +68,7 @@ from pathlib import Path
 import attrs
 
 from cuzk.atomic_file import atomic_write
+from cuzk.bounded_json import loads_bounded
 from cuzk.engine.keyarrays import key_from_arrays, key_to_arrays
 from cuzk.engine.keycache_cap import cap_lock, choose_victims, file_lock, pinned, resolve_cap
 from cuzk.engine.keyfile import FORMAT_VERSION, planned_size, read_keyfile, read_table, write_keyfile
@@ -347,10 +348,14 @@ class KeyCache:
 
     def _stamped(self, entry: Path) -> frozenset:
         """The identity a process recorded after checking ``entry`` in full (empty if none)."""
-        try:
-            with open(self._stamp_path(entry)) as f:
-                return frozenset({tuple(json.loads(f.read(4096))["identity"])})
-        except (OSError, ValueError, KeyError, TypeError):
+        path = self._stamp_path(entry)
+        try:  # a damaged stamp (nested 10^4 deep, a list, ...) only costs the full check
+            with open(path, "rb") as f:
+                ident = loads_bounded(f.read(4096), str(path), KeyCacheFormatError)["identity"]
+            if not (isinstance(ident, list) and len(ident) == 4 and all(type(x) is int for x in ident)):
+                return frozenset()
+            return frozenset({tuple(ident)})
+        except (OSError, KeyCacheFormatError, KeyError, TypeError):
             return frozenset()
 
     def _stamp(self, entry: Path, identity: tuple) -> None:

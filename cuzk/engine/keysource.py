@@ -9,7 +9,9 @@ the last among them; the whole file when it is under 4 MiB).
 
 On load, when size, mtime, inode and device all still match the record, the sampled digest is
 recomputed (a few MiB of reads) and, if it matches too, the record's full digest is trusted.
-Otherwise the whole file is hashed again and the entry looked up under the new digest.
+Otherwise the whole file is hashed again and the entry looked up under the new digest. A
+record that cannot be read, or is damaged (nested JSON, a field missing or of the wrong type:
+:meth:`SourceRecord.parse`, through the bounded JSON loader), means the same: hash again.
 
 What this trusts: that a file whose size, mtime_ns, inode and device are unchanged, and whose
 sampled pieces are unchanged, holds the bytes it held when it was hashed. Ordinary replacement
@@ -39,13 +41,16 @@ import tempfile
 import attrs
 
 from cuzk.atomic_file import atomic_write
-from cuzk.errors import KeyCacheError
+from cuzk.bounded_json import loads_bounded
+from cuzk.errors import KeyCacheError, KeyCacheFormatError
 
-__all__ = ["SourceRecord", "HashingReader", "full_digest", "sampled_digest", "SAMPLES", "SAMPLE_BYTES"]
+__all__ = ["SourceRecord", "HashingReader", "full_digest", "sampled_digest", "SAMPLES", "SAMPLE_BYTES", "RECORD_BYTES"]
 
 SAMPLES = 64  #: pieces in a sampled digest
 SAMPLE_BYTES = 64 << 10  #: bytes per piece
 _BLOCK = 8 << 20  # read size while hashing a whole file
+#: the longest record file read (one is ~400 bytes; a longer one is damage)
+RECORD_BYTES = 1 << 16
 
 
 def _opened(source):
@@ -130,15 +135,46 @@ class SourceRecord:
             json.dump(attrs.asdict(self), f)
 
     @classmethod
+    def parse(cls, raw: bytes, where: str) -> "SourceRecord":
+        """The record in ``raw`` (a record file's bytes), every field checked for type.
+
+        Raises:
+            KeyCacheFormatError: not a record: too long, nested too deep, not JSON, a field
+                missing, extra or of the wrong type (named).
+        """
+        d = loads_bounded(raw, where, KeyCacheFormatError, max_bytes=RECORD_BYTES)
+        if not isinstance(d, dict) or set(d) != set(_FIELDS):
+            raise KeyCacheFormatError(f"{where}: not a source record (fields {sorted(d) if isinstance(d, dict) else d!r:.80})")
+        for name, check in _FIELDS.items():
+            if not check(d[name]):
+                raise KeyCacheFormatError(f"{where}: source record field {name} is {str(d[name])[:40]!r}")
+        return cls(**d)
+
+    @classmethod
     def load(cls, folder, source: str) -> "SourceRecord | None":
         """The record for ``source``, or None (absent, unreadable or damaged: all mean "hash again")."""
+        path = cls.path_in(folder, source)
         try:
-            with open(cls.path_in(folder, source), "rb") as f:
-                raw = f.read(1 << 16)  # a record is ~400 bytes
-            rec = cls(**json.loads(raw))
-        except (OSError, ValueError, TypeError):
+            with open(path, "rb") as f:
+                raw = f.read(RECORD_BYTES + 1)
+            rec = cls.parse(raw, path)
+        except (OSError, KeyCacheFormatError):
             return None
         return rec if rec.source == source else None
+
+
+def _nat(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _hex64(v) -> bool:
+    return isinstance(v, str) and len(v) == 64 and all(c in "0123456789abcdef" for c in v)
+
+
+# every field of a record and what it must be: a digest names a cache file, so it must be one
+_FIELDS = {"source": lambda v: isinstance(v, str), "size": _nat, "mtime_ns": lambda v: isinstance(v, int)
+           and not isinstance(v, bool), "inode": _nat, "device": _nat, "digest": _hex64, "sampled": _hex64,
+           "kind": lambda v: v in ("params", "zkey")}
 
 
 class HashingReader(io.RawIOBase):

@@ -99,3 +99,115 @@ def test_cli_keys_load_and_groth16_prove_survive_nested_records(keys, tmp_path, 
     assert cli_groth16.main(["prove", *args]) == 0
     _damage_records(Path(d))
     assert cli_groth16.main(["prove", *args]) == 0, capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- clear racing loads
+def test_a_load_whose_fresh_entry_vanished_returns_the_key_it_checked(keys, tmp_path, monkeypatch):
+    params, _, _ = keys
+    real = keycache.write_keyfile
+
+    def write_then_removed(path, *a, **k):  # an operator's rm (or a clear) right after the rename
+        n = real(path, *a, **k)
+        os.unlink(path)
+        return n
+
+    monkeypatch.setattr(keycache, "write_keyfile", write_then_removed)
+    key, info = KeyCache(tmp_path).load(params)
+    assert not info.hit and info.path is None and "removed" in info.note
+    assert same_key(key, ProvingKey.read(params))
+
+
+def test_clear_leaves_held_locks_and_writes_in_progress_alone(keys, tmp_path):
+    from cuzk.engine.keycache_cap import cap_lock, file_lock
+
+    params, _, _ = keys
+    cache = KeyCache(tmp_path)
+    _, info = cache.load(params)
+    held = Path(info.path + ".lock")
+    old_tmp = tmp_path / "sources" / ".x.json.abc.tmp"
+    young_tmp = tmp_path / "sources" / ".y.json.abc.tmp"
+    for p in (old_tmp, young_tmp):
+        p.write_text("{}")
+    os.utime(old_tmp, (time.time() - 3600,) * 2)  # left by a process that died an hour ago
+    with file_lock(held):  # a fill in progress holds its entry's lock
+        cache.clear()
+        assert held.exists()
+    assert young_tmp.exists() and not old_tmp.exists() and not Path(info.path).exists()
+    cache.clear()
+    assert not held.exists()  # no longer held: removed
+    # a writer between writing its temporary file and renaming it holds the cap's lock: clear waits
+    done = threading.Event()
+    with cap_lock(tmp_path):
+        tmp = tmp_path / ".entry.cuzkkey.abc.tmp"
+        tmp.write_bytes(b"x")
+        clearer = threading.Thread(target=lambda: (cache.clear(), done.set()))
+        clearer.start()
+        done.wait(0.5)
+        assert tmp.exists() and not done.is_set()
+        tmp.rename(tmp_path / "entry.cuzkkey")
+    clearer.join(30)
+    assert done.is_set() and not (tmp_path / "entry.cuzkkey").exists()
+
+
+def test_a_lock_removed_while_waited_on_is_taken_again_at_its_path(tmp_path):
+    from cuzk.engine.keycache_cap import file_lock, remove_unheld_lock
+
+    path = tmp_path / "e.lock"
+    order = []
+    first = file_lock(path)
+    first.__enter__()
+    waiter = threading.Thread(target=lambda: _hold(path, order, "waiter"))
+    waiter.start()
+    time.sleep(0.2)  # the waiter has opened the file and waits on it (if not yet, it opens the new one)
+    assert not remove_unheld_lock(path)  # held: stays
+    first.__exit__(None, None, None)
+    os.unlink(path)  # removed between the holder's release and the waiter's wake-up
+    with file_lock(path):  # the file now at the path: the waiter must not hold its old inode meanwhile
+        order.append("second")
+        time.sleep(0.2)
+        order.append("second done")
+    waiter.join(30)
+    assert order.index("second done") < order.index("waiter") or order.index("waiter done") < order.index("second")
+    assert remove_unheld_lock(path) and not path.exists()
+
+
+def _hold(path, order, name):
+    from cuzk.engine.keycache_cap import file_lock
+
+    with file_lock(path):
+        order.append(name)
+        time.sleep(0.1)
+        order.append(name + " done")
+
+
+def test_loads_racing_clears_always_return_the_checked_key(keys, tmp_path):
+    params, _, _ = keys
+    ref = ProvingKey.read(params)
+    stop, errors, loads = threading.Event(), [], [0]
+
+    def loader():
+        cache = KeyCache(tmp_path)
+        try:
+            for _ in range(40):
+                key, _ = cache.load(params)
+                assert np.array_equal(key.h, ref.h) and np.array_equal(key.b_g2, ref.b_g2)
+                loads[0] += 1
+        except BaseException as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    def clearer():
+        cache = KeyCache(tmp_path)
+        while not stop.is_set():
+            cache.clear()
+
+    threads = [threading.Thread(target=loader) for _ in range(2)]
+    c = threading.Thread(target=clearer)
+    c.start()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    stop.set()
+    c.join(30)
+    assert not errors, errors[:3]
+    assert loads[0] == 80 and not any(t.is_alive() for t in (*threads, c))

@@ -70,7 +70,7 @@ import attrs
 from cuzk.atomic_file import atomic_write
 from cuzk.bounded_json import loads_bounded
 from cuzk.engine.keyarrays import key_from_arrays, key_to_arrays
-from cuzk.engine.keycache_cap import cap_lock, choose_victims, file_lock, pinned, resolve_cap
+from cuzk.engine.keycache_cap import cap_lock, choose_victims, file_lock, pinned, remove_unheld_lock, resolve_cap
 from cuzk.engine.keyfile import FORMAT_VERSION, planned_size, read_keyfile, read_table, write_keyfile
 from cuzk.engine.keysource import HashingReader, SourceRecord, full_digest, sampled_digest
 from cuzk.errors import InputError, KeyCacheError, KeyCacheFormatError
@@ -82,6 +82,8 @@ _SUFFIX = ".cuzkkey"
 _VERIFY = ("first", "always")
 #: data chunks (8 MiB each) checked at random when another process checked the whole file
 SAMPLE_CHUNKS = 2
+#: a record's or stamp's temporary file older than this is a dead writer's leftover (clear removes it)
+STALE_TMP_SECONDS = 600
 _log = logging.getLogger("cuzk.engine.keycache")
 
 
@@ -259,34 +261,59 @@ class KeyCache:
         """
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
             raise InputError(f"max_bytes must be an int >= 0, got {max_bytes!r}")
-        entries = self.entries()
-        total = sum(e.bytes for e in entries)
         removed = []
-        for e in sorted(entries, key=lambda e: (e.error is None, e.last_use)):  # damaged first, then LRU
-            if e.error is None and total <= max_bytes:
-                break
-            if pinned(e.path):
-                continue
-            self._unlink(e.path)
-            total -= e.bytes
-            removed.append(e)
+        with cap_lock(self.directory) if self.directory.is_dir() else contextlib.nullcontext():  # as clear()
+            entries = self.entries()
+            total = sum(e.bytes for e in entries)
+            for e in sorted(entries, key=lambda e: (e.error is None, e.last_use)):  # damaged first, then LRU
+                if e.error is None and total <= max_bytes:
+                    break
+                if pinned(e.path):
+                    continue
+                self._unlink(e.path)
+                total -= e.bytes
+                removed.append(e)
         return removed
 
     def clear(self) -> tuple[int, int]:
-        """Remove every entry, lock, source record and leftover temporary file; ``(files, bytes)``
-        removed. Keys already mapped by a process stay valid (POSIX keeps unlinked files open)."""
+        """Remove every entry, unheld lock, source record and leftover temporary file;
+        ``(files, bytes)`` removed. Keys already mapped by a process stay valid (POSIX keeps
+        unlinked files open).
+
+        It holds the cap's lock, which every writer of an entry holds from making room until it
+        has mapped the new file back: no entry is half written or about to be mapped meanwhile
+        (a clear waits for a fill's write). A ``.lock`` someone holds stays (a fill in progress);
+        temporary files of records and stamps (written without the lock) go only when older
+        than :data:`STALE_TMP_SECONDS`.
+        """
         files = size = 0
         if not self.directory.is_dir():
             return 0, 0
-        for folder in (self.directory, self._sources, self.directory / "matched", self.directory / "verified"):
-            for p in list(folder.glob("*")) if folder.is_dir() else []:
-                ours = folder == self.directory / "matched" or p.suffix in (_SUFFIX, ".lock", ".json", ".tmp")
-                if p.is_file() and ours:
+
+        def remove(p: Path) -> None:
+            nonlocal files, size
+            with contextlib.suppress(FileNotFoundError):
+                n = p.stat().st_size
+                p.unlink()
+                files, size = files + 1, size + n
+
+        with cap_lock(self.directory):
+            for p in list(self.directory.glob("*")):
+                if not p.is_file() or p.name == "cap.lock":
+                    continue
+                if p.suffix in (_SUFFIX, ".tmp"):
+                    remove(p)
+                elif p.suffix == ".lock" and remove_unheld_lock(p):
+                    files += 1
+            old = time.time() - STALE_TMP_SECONDS
+            for folder in (self._sources, self.directory / "verified", self.directory / "matched"):
+                for p in list(folder.glob("*")) if folder.is_dir() else []:
                     with contextlib.suppress(FileNotFoundError):
-                        n = p.stat().st_size
-                        p.unlink()
-                        files, size = files + 1, size + n
-        self._verified.clear()
+                        if not p.is_file() or (p.suffix == ".tmp" and p.stat().st_mtime > old):
+                            continue
+                    if folder.name == "matched" or p.suffix in (".json", ".tmp"):
+                        remove(p)
+            self._verified.clear()
         return files, size
 
     # -- steps --------------------------------------------------------------------------------
@@ -428,7 +455,8 @@ class KeyCache:
         cap, a full or read-only disk).
 
         Raises:
-            KeyCacheError: the file just written cannot be read back.
+            KeyCacheError: the file just written fails its checks when read back (one removed
+                meanwhile is not an error: ``(None, why)``).
         """
         entry = Path(entry)
         try:
@@ -450,6 +478,10 @@ class KeyCache:
         except OSError as e:  # a full or read-only disk must not cost the caller the key itself
             _log.warning("cannot write key cache entry %s: %s", entry, e)
             return None, f"not cached: {e}"
+        if mapped is None and why is None:  # removed by hand (or a tool without the lock) since the rename
+            why = f"not cached: {entry} was removed right after it was written"
+            _log.warning("%s; serving the key just read", why)
+            return None, why
         if mapped is None:
             raise KeyCacheError(f"the key cache entry just written cannot be read back ({why})")
         return mapped, None

@@ -30,7 +30,8 @@ from pathlib import Path
 
 from cuzk.errors import InputError
 
-__all__ = ["ENV", "parse_size", "resolve_cap", "default_cap", "pin", "pinned", "file_lock", "cap_lock", "choose_victims"]
+__all__ = ["ENV", "parse_size", "resolve_cap", "default_cap", "pin", "pinned", "file_lock", "remove_unheld_lock", "cap_lock",
+           "choose_victims"]
 
 ENV = "CUZK_CACHE_MAX_BYTES"
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -133,10 +134,44 @@ def file_lock(path: Path):
         yield
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        while True:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            # the file may have been removed (a clear found it unheld) while we waited on it: a lock
+            # on a removed inode excludes no one who opens the path now, so lock what is there now
+            try:
+                if os.path.samestat(os.fstat(fd), os.stat(path)):
+                    break
+            except FileNotFoundError:
+                pass
+            os.close(fd)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def remove_unheld_lock(path) -> bool:
+    """Remove the lock file ``path`` unless someone holds it; whether it was removed (also True
+    when it was already gone). Holding it while unlinking means no holder is cut off; a process
+    waiting on it then finds the path gone and locks the new file (see :func:`file_lock`)."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return True
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return True
+    finally:
+        os.close(fd)
 
 
 def cap_lock(directory: Path):

@@ -211,3 +211,56 @@ def test_loads_racing_clears_always_return_the_checked_key(keys, tmp_path):
     c.join(30)
     assert not errors, errors[:3]
     assert loads[0] == 80 and not any(t.is_alive() for t in (*threads, c))
+
+
+# ---------------------------------------------------------------------------- sources that are not keys
+def _no_hashing(monkeypatch):
+    def hashed(*a, **k):
+        raise AssertionError("the whole source was hashed before its header was checked")
+
+    monkeypatch.setattr(keycache, "full_digest", hashed)
+
+
+@pytest.mark.parametrize("head, kind, error", [(b"", None, ParamsFormatError), (b"\xff" * 4096, None, ParamsFormatError),
+                                               (b"zkey" + bytes(8), None, SnarkjsFormatError),
+                                               (b"zkey\x01\x00\x00\x00\x0a\x00\x00\x00", None, SnarkjsFormatError),
+                                               (b"", "zkey", SnarkjsFormatError)])
+def test_a_large_non_key_is_refused_by_its_header_before_hashing(tmp_path, monkeypatch, head, kind, error):
+    big = tmp_path / "big.bin"
+    with open(big, "wb") as f:
+        f.write(head)
+        f.truncate(1 << 30)  # sparse: 1 GiB that takes no disk
+    _no_hashing(monkeypatch)
+    with pytest.raises(error):
+        KeyCache(tmp_path / "cache").load(big, kind=kind)
+    assert not list((tmp_path / "cache").glob("*.cuzkkey"))
+
+
+def test_real_keys_pass_the_header_check_and_a_truncated_one_fails_it(keys, tmp_path, monkeypatch):
+    params, zkey, _ = keys
+    for src in (params, zkey):
+        KeyCache(tmp_path / "ok").load(src)  # a real key is not refused
+        cut = tmp_path / ("cut" + src.suffix)
+        cut.write_bytes(src.read_bytes()[:-1])
+        with monkeypatch.context() as m:
+            _no_hashing(m)
+            with pytest.raises((ParamsFormatError, SnarkjsFormatError)):
+                KeyCache(tmp_path / "c").load(cut)
+        assert read_zkey(zkey) is not None
+
+
+def test_cli_refuses_a_large_non_key_and_a_dir_that_is_a_file(tmp_path, monkeypatch, capsys):
+    from cuzk import cli_keys
+
+    big = tmp_path / "big.bin"
+    with open(big, "wb") as f:
+        f.truncate(1 << 30)
+    _no_hashing(monkeypatch)
+    assert cli_keys.main(["--dir", str(tmp_path / "c"), "load", str(big)]) == 1
+    assert "cuzk keys load: error:" in capsys.readouterr().err
+    for cmd in (["list"], ["clear"], ["prune", "1G"], ["load", str(big)]):
+        for d in (big, big / "keys"):
+            assert cli_keys.main(["--dir", str(d), *cmd]) == 1
+            err = capsys.readouterr().err
+            assert "not a directory" in err and str(big) in err
+    assert big.stat().st_size == 1 << 30  # untouched

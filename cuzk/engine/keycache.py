@@ -72,7 +72,7 @@ from cuzk.bounded_json import loads_bounded
 from cuzk.engine.keyarrays import key_from_arrays, key_to_arrays
 from cuzk.engine.keycache_cap import cap_lock, choose_victims, file_lock, pinned, remove_unheld_lock, resolve_cap
 from cuzk.engine.keyfile import FORMAT_VERSION, planned_size, read_keyfile, read_table, write_keyfile
-from cuzk.engine.keysource import HashingReader, SourceRecord, full_digest, sampled_digest
+from cuzk.engine.keysource import HashingReader, SourceRecord, check_header, full_digest, sampled_digest
 from cuzk.errors import InputError, KeyCacheError, KeyCacheFormatError
 
 __all__ = ["KeyCache", "LoadInfo", "EntryInfo", "default_cache_dir", "KINDS"]
@@ -144,13 +144,15 @@ class KeyCache:
 
     Raises:
         InputError: ``verify`` is not one of ``"first"``, ``"always"``; a malformed ``max_bytes``
-            or ``$CUZK_CACHE_MAX_BYTES``.
+            or ``$CUZK_CACHE_MAX_BYTES``; ``directory`` (or the nearest existing folder above
+            it) is a file: listing it would show an empty cache, filling it would fail later.
     """
 
     def __init__(self, directory=None, *, verify: str = "first", threads: int | None = None, max_bytes=None):
         if verify not in _VERIFY:
             raise InputError(f"verify must be one of {_VERIFY}, got {verify!r}")
         self.directory = Path(directory) if directory is not None else default_cache_dir()
+        _refuse_non_directory(self.directory)
         self.max_bytes = resolve_cap(max_bytes, self.directory)
         self.verify = verify
         self.threads = threads
@@ -334,6 +336,7 @@ class KeyCache:
             sampled = sampled_digest(f)
             if rec is not None and rec.kind == kind and rec.same_stat(st) and sampled == rec.sampled:
                 return rec.digest, st, "record+samples"
+            check_header(f, kind, src)  # a file of another kind is refused before a full hash
             digest = full_digest(f, progress=_stage(progress, "hash"))
         self._remember(SourceRecord.of(src, st, digest, sampled, kind))
         return digest, st, "full hash"
@@ -485,6 +488,15 @@ class KeyCache:
         if mapped is None:
             raise KeyCacheError(f"the key cache entry just written cannot be read back ({why})")
         return mapped, None
+
+
+def _refuse_non_directory(directory: Path) -> None:
+    p = directory
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    if p.exists() and not p.is_dir():
+        what = "is" if p == directory else f"lies under {p}, which is"
+        raise InputError(f"key cache directory {directory} {what} not a directory")
 
 
 def _size(path) -> int:

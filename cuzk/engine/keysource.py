@@ -44,7 +44,8 @@ from cuzk.atomic_file import atomic_write
 from cuzk.bounded_json import loads_bounded
 from cuzk.errors import KeyCacheError, KeyCacheFormatError
 
-__all__ = ["SourceRecord", "HashingReader", "full_digest", "sampled_digest", "SAMPLES", "SAMPLE_BYTES", "RECORD_BYTES"]
+__all__ = ["SourceRecord", "HashingReader", "full_digest", "sampled_digest", "check_header", "SAMPLES", "SAMPLE_BYTES",
+           "RECORD_BYTES"]
 
 SAMPLES = 64  #: pieces in a sampled digest
 SAMPLE_BYTES = 64 << 10  #: bytes per piece
@@ -99,6 +100,75 @@ def sampled_digest(source) -> str:
     finally:
         if mine:
             f.close()
+
+
+def check_header(f, kind: str, where: str) -> None:
+    """Refuse a source that cannot be a key of ``kind`` from a few reads of its structure,
+    before it is hashed in full (a 1 GiB file of another kind is refused in microseconds, not
+    after a second of hashing). It checks what the checked read checks first:
+
+    * ``zkey``: magic, version, a section table that fits the file exactly, Groth16 protocol and
+      every section the reader needs (:func:`cuzk.synth.binfile.read_container`, skipping the bodies);
+    * ``params``: the bellperson layout's fixed vk points and the six length prefixes (ic and the
+      five queries), each backed by the bytes after it and adding up to the file's size.
+
+    Args:
+        f: the source, an open binary file (its position is left at 0).
+
+    Raises:
+        SnarkjsFormatError, ParamsFormatError: not such a key (the checked read's own errors).
+
+    >>> import io
+    >>> check_header(io.BytesIO(bytes(1000)), "params", "x.params")
+    Traceback (most recent call last):
+    ...
+    cuzk.errors.ParamsFormatError: x.params: ic count is 0 at byte offset 864; it must hold ONE's point
+    """
+    try:
+        if kind == "zkey":
+            _zkey_header(f, where)
+        else:
+            _params_layout(f, where)
+    finally:
+        f.seek(0)
+
+
+def _zkey_header(f, where: str) -> None:
+    from cuzk.errors import SnarkjsFormatError
+    from cuzk.synth.binfile import read_container
+
+    name = getattr(f, "name", None)
+    if not isinstance(name, (str, bytes, os.PathLike)):
+        return  # not a named file: the checked read checks it
+    sec = read_container(name, b"zkey", (1,), where, keep=(1,))  # reads 12 bytes per section header
+    if len(sec.get(1, b"")) != 4 or int.from_bytes(sec[1], "little") != 1:
+        raise SnarkjsFormatError(f"{where}: not a Groth16 zkey (protocol section)")
+
+
+def _params_layout(f, where: str) -> None:
+    from cuzk.curve.encoding import encoded_size
+    from cuzk.errors import ParamsFormatError
+    from cuzk.formats.bellperson import PARAMS_QUERIES, VK_FIXED
+    from cuzk.curve import G1
+
+    size = f.seek(0, io.SEEK_END)
+    pos = sum(encoded_size(g, compressed=False) for _, g in VK_FIXED)
+    for field, group in (("ic", G1), *PARAMS_QUERIES):
+        f.seek(pos)
+        raw = f.read(4)
+        if len(raw) < 4:
+            raise ParamsFormatError(f"{where}: truncated before the {field} count at byte offset {pos} "
+                                    f"(the file has {size} bytes)")
+        n = int.from_bytes(raw, "big")
+        if field == "ic" and n == 0:
+            raise ParamsFormatError(f"{where}: ic count is 0 at byte offset {pos}; it must hold ONE's point")
+        need = n * encoded_size(group, compressed=False)
+        if pos + 4 + need > size:
+            raise ParamsFormatError(f"{where}: {field} count {n} at byte offset {pos} needs {need} bytes of points, "
+                                    f"only {size - pos - 4} left in the file")
+        pos += 4 + need
+    if pos != size:
+        raise ParamsFormatError(f"{where}: {size - pos} trailing bytes after b_g2 at byte offset {pos}")
 
 
 @attrs.frozen

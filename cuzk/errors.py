@@ -21,6 +21,7 @@ __all__ = [
     "CircuitError",
     "ValueDependentTraceError",
     "InputError",
+    "VanillaFormatError",
     "UnsatisfiedConstraint",
     "PceFormatError",
     "R1csFormatError",
@@ -76,6 +77,16 @@ class ValueDependentTraceError(CircuitError):
 
 class InputError(CuzkError, ValueError):
     """Inputs given to ``synthesize``/``prove``/``verify`` are missing, extra, malformed or out of range."""
+
+
+class VanillaFormatError(InputError):
+    """A serde JSON or bincode document of rust-fil-proofs' types (a C1 output, a vanilla proof)
+    is malformed; ``path`` names the bad field (``$.vanilla_proofs.StackedDrg2KiBV1[0][1].seed``)
+    and, for bincode, the message names the byte offset."""
+
+    def __init__(self, message, path=None):
+        super().__init__(message)
+        self.path = path
 
 
 class UnsatisfiedConstraint(CuzkError, ValueError):

@@ -23,13 +23,16 @@ from cuzk.curve.params import CurveParams
 from cuzk.errors import InputError
 from cuzk.field.params import FieldParams
 from cuzk.field.prime_field import Fr, PrimeField
+from cuzk.kernels import msm_bits as _msm_bits
 from cuzk.kernels import msm_cpu
+from cuzk.kernels.bit_split import BitSplit, split_bits
 from cuzk.kernels.msm_cpu import MsmGroup, batch_mul_g1, batch_mul_g2, msm, msm_g1, msm_g2
 from cuzk.kernels.msm_fixed import (FixedBasePlan, FixedBaseTable, msm_precomputed, plain_cost, plan_for_bytes,
                                     precompute, table_from_arrays, trade_off)
 from cuzk.kernels.ntt_cpu import CpuNtt, h_pointwise, ntt, powers
 
-__all__ = ["ntt", "h_pointwise", "powers", "msm", "msm_g1", "msm_g2", "stage", "to_canonical", "device_timer", "batch_mul_g1",
+__all__ = ["ntt", "h_pointwise", "powers", "msm", "msm_g1", "msm_g2", "msm_bits_g1", "msm_bits_g2", "split_bits",
+           "BitSplit", "stage", "to_canonical", "device_timer", "batch_mul_g1",
            "batch_mul_g2", "CpuKernels", "precompute", "msm_precomputed", "plan_for_bytes", "trade_off", "plain_cost",
            "table_from_arrays", "FixedBasePlan", "FixedBaseTable"]
 
@@ -67,6 +70,25 @@ def device_timer(device_id=None):
     True
     """
     return _NoDevice()
+
+
+def msm_bits_g1(points, scalars, threads=None, *, split=None):
+    """As :func:`msm_g1`, the scalars 0 skipped and the scalars 1 adding their points directly
+    (:mod:`cuzk.kernels.msm_bits`); ``split`` is ``split_bits(scalars)`` made earlier (None:
+    made here). The same result as :func:`msm_g1`.
+
+    >>> import numpy as np
+    >>> from cuzk.curve import G1
+    >>> g = G1.generator()
+    >>> bool(G1.eq(msm_bits_g1(np.stack([g, g]), np.array([[1, 0, 0, 0], [4, 0, 0, 0]], np.uint64)), G1.mul(g, 5)))
+    True
+    """
+    return _msm_bits.msm_bits("g1", points, scalars, threads, split=split)
+
+
+def msm_bits_g2(points, scalars, threads=None, *, split=None):
+    """As :func:`msm_bits_g1` over G2 (:func:`msm_g2`'s shapes)."""
+    return _msm_bits.msm_bits("g2", points, scalars, threads, split=split)
 
 
 def to_canonical(values):
@@ -164,6 +186,17 @@ class CpuKernels:
     def msm_g2(self, points, scalars, threads=None):
         """As :func:`msm_g2`."""
         return msm_cpu.msm(self._g2, points, scalars, threads)
+
+    def msm_bits_g1(self, points, scalars, threads=None, *, split=None):
+        """As :func:`msm_bits_g1` over the curve's G1."""
+        return _msm_bits.msm_bits(self._g1, points, scalars, threads, split=split)
+
+    def msm_bits_g2(self, points, scalars, threads=None, *, split=None):
+        """As :func:`msm_bits_g2` over the curve's G2."""
+        return _msm_bits.msm_bits(self._g2, points, scalars, threads, split=split)
+
+    split_bits = staticmethod(split_bits)
+    BitSplit = BitSplit
 
     def batch_mul_g1(self, base, scalars, threads=None):
         """As :func:`batch_mul_g1`."""

@@ -1,0 +1,381 @@
+"""bellperson's SHA-256 gadget, row for row, with each compression stamped from a cached template.
+
+The gadget is bellpepper's: message words as ``UInt32`` of 32 bits (least significant first),
+``Boolean`` constant folding (a constant operand costs nothing; ``xor`` with ``true`` is a
+negation), ``sha256_ch`` / ``sha256_maj`` with their special cases, and ``UInt32::addmany``
+whose sum equalities are batched by a ``MultiEq`` into one row per 254 bits, the pending row
+written when the next one would overflow and at the end of the compression. Rows and variables
+come in bellpepper's order and A/B/C orientation.
+
+A bit is a Python ``bool`` (constant), an allocated :class:`~cuzk.circuit.Variable` (``Is``) or
+a :class:`Not` of one. :func:`sha256` pads the message and runs the compressions; each one goes
+through a :class:`~cuzk.circuits.filecoin.porep.stamp_cache.TemplateCache` keyed by the
+constant/variable pattern of its 768 input bits, so the 19 identical compressions of a PoRep
+label, or the two of every tree-D level, are traced once.
+
+    >>> import hashlib
+    >>> from cuzk.circuit import ConstraintSystem
+    >>> cs = ConstraintSystem()
+    >>> out = sha256(cs, [b == "1" for b in format(int.from_bytes(b"abc", "big"), "024b")])
+    >>> cs.n_constraints, [type(b).__name__ for b in out[:1]]   # constant message: all folded
+    (0, ['bool'])
+"""
+
+from __future__ import annotations
+
+from cuzk.circuit.lc import LinearCombination, Variable
+from cuzk.circuits.filecoin.porep.circuit_num import CAPACITY, alloc_bit
+from cuzk.circuits.filecoin.porep.stamp_cache import TemplateCache
+from cuzk.errors import CircuitError
+
+__all__ = ["Not", "UInt32", "MultiEq", "sha256", "compress", "ROUND_CONSTANTS", "IV"]
+
+# FIPS 180-4 §4.2.2: the first 32 bits of the fractional parts of the cube roots of the first 64 primes
+ROUND_CONSTANTS = (
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+)
+# FIPS 180-4 §5.3.3: the first 32 bits of the fractional parts of the square roots of the first 8 primes
+IV = (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
+
+
+class Not:
+    """The negation of an allocated bit (bellpepper's ``Boolean::Not``)."""
+
+    __slots__ = ("var",)
+
+    def __init__(self, var):
+        self.var = var
+
+
+def _not(b):
+    if isinstance(b, bool):
+        return not b
+    if isinstance(b, Not):
+        return b.var
+    return Not(b)
+
+
+def _value(b):
+    """The witness of a bit: an int for a constant, else a Value."""
+    if isinstance(b, bool):
+        return int(b)
+    if isinstance(b, Not):
+        return 1 - b.var.value
+    return b.value
+
+
+def _add_bit(terms: dict, b, coeff: int, r: int) -> None:
+    """``terms += coeff * b`` (bellpepper's ``Boolean::lc``)."""
+    if b is False:
+        return
+    if b is True:
+        terms[0] = (terms.get(0, 0) + coeff) % r
+        return
+    if isinstance(b, Not):
+        terms[0] = (terms.get(0, 0) + coeff) % r
+        k, coeff = b.var.index, -coeff
+    else:
+        k = b.index
+    terms[k] = (terms.get(k, 0) + coeff) % r
+
+
+def _lc(cs, *pairs) -> LinearCombination:
+    terms, r = {}, cs.modulus
+    for coeff, b in pairs:
+        _add_bit(terms, b, coeff, r)
+    return LinearCombination(cs, {k: v for k, v in terms.items() if v})
+
+
+# -- AllocatedBit operations (each: a new variable, then its row) -----------------------------
+
+def _bit_xor(cs, a, b):
+    av, bv = a.value, b.value
+    c = cs.private(av + bv - 2 * (av * bv))
+    cs.enforce(_lc(cs, (2, a)), b, _lc(cs, (1, a), (1, b), (-1, c)), name="xor constraint")
+    return c
+
+
+def _bit_and(cs, a, b):
+    c = cs.private(a.value * b.value)
+    cs.enforce(a, b, c, name="and constraint")
+    return c
+
+
+def _bit_and_not(cs, a, b):
+    c = cs.private(a.value * (1 - b.value))
+    cs.enforce(a, _lc(cs, (1, True), (-1, b)), c, name="and not constraint")
+    return c
+
+
+def _bit_nor(cs, a, b):
+    c = cs.private((1 - a.value) * (1 - b.value))
+    cs.enforce(_lc(cs, (1, True), (-1, a)), _lc(cs, (1, True), (-1, b)), c, name="nor constraint")
+    return c
+
+
+# -- Boolean operations with bellpepper's constant folding ------------------------------------
+
+def xor(cs, a, b):
+    """``Boolean::xor``."""
+    if a is False:
+        return b
+    if b is False:
+        return a
+    if a is True:
+        return _not(b)
+    if b is True:
+        return _not(a)
+    na, nb = isinstance(a, Not), isinstance(b, Not)
+    if na != nb:  # a XOR (NOT b) = NOT (a XOR b)
+        is_, not_ = (b, a) if na else (a, b)
+        return _not(xor(cs, is_, not_.var))
+    if na:  # (NOT a) XOR (NOT b) = a XOR b
+        return _bit_xor(cs, a.var, b.var)
+    return _bit_xor(cs, a, b)
+
+
+def and_(cs, a, b):
+    """``Boolean::and``."""
+    if a is False or b is False:
+        return False
+    if a is True:
+        return b
+    if b is True:
+        return a
+    na, nb = isinstance(a, Not), isinstance(b, Not)
+    if not na and nb:
+        return _bit_and_not(cs, a, b.var)
+    if na and not nb:
+        return _bit_and_not(cs, b, a.var)
+    if na:
+        return _bit_nor(cs, a.var, b.var)
+    return _bit_and(cs, a, b)
+
+
+def _ch_value(a, b, c):
+    av, bv, cv = _value(a), _value(b), _value(c)
+    return cv + av * (bv - cv)  # (a and b) xor ((not a) and c) on bits
+
+
+def sha256_ch(cs, a, b, c):
+    """``Boolean::sha256_ch``: ``(a and b) xor ((not a) and c)``."""
+    ca, cb, cc = isinstance(a, bool), isinstance(b, bool), isinstance(c, bool)
+    if ca and cb and cc:
+        return (a and b) ^ ((not a) and c)
+    if a is False:
+        return c
+    if b is False:
+        return and_(cs, _not(a), c)
+    if c is False:
+        return and_(cs, a, b)
+    if c is True:
+        return _not(and_(cs, a, _not(b)))
+    if b is True:
+        return _not(and_(cs, _not(a), _not(c)))
+    ch = cs.private(_ch_value(a, b, c))
+    cs.enforce(_lc(cs, (1, b), (-1, c)), _lc(cs, (1, a)), _lc(cs, (1, ch), (-1, c)), name="ch computation")
+    return ch
+
+
+def sha256_maj(cs, a, b, c):
+    """``Boolean::sha256_maj``: ``(a and b) xor (a and c) xor (b and c)``."""
+    ca, cb, cc = isinstance(a, bool), isinstance(b, bool), isinstance(c, bool)
+    if ca and cb and cc:
+        return (a and b) ^ (a and c) ^ (b and c)
+    if a is False:
+        return and_(cs, b, c)
+    if b is False:
+        return and_(cs, a, c)
+    if c is False:
+        return and_(cs, a, b)
+    if c is True:
+        return _not(and_(cs, _not(a), _not(b)))
+    if b is True:
+        return _not(and_(cs, _not(a), _not(c)))
+    if a is True:
+        return _not(and_(cs, _not(b), _not(c)))
+    av, bv, cv = _value(a), _value(b), _value(c)
+    bc_v = bv * cv
+    maj = cs.private(bc_v + av * (bv + cv - 2 * bc_v))  # maj before bc, as bellpepper allocates
+    bc = and_(cs, b, c)
+    cs.enforce(_lc(cs, (2, bc), (-1, b), (-1, c)), _lc(cs, (1, a)), _lc(cs, (1, bc), (-1, maj)),
+               name="maj computation")
+    return maj
+
+
+# -- UInt32 and MultiEq ------------------------------------------------------------------------
+
+class MultiEq:
+    """bellpepper's ``MultiEq``: sum equalities packed 254 bits to a row ``lhs * 1 = rhs``."""
+
+    def __init__(self, cs):
+        self.cs, self.bits_used, self.lhs, self.rhs = cs, 0, {}, {}
+
+    def enforce_equal(self, num_bits: int, lhs: dict, rhs: dict) -> None:
+        if CAPACITY <= self.bits_used + num_bits:
+            self.flush()
+        r, coeff = self.cs.modulus, 1 << self.bits_used
+        for acc, src in ((self.lhs, lhs), (self.rhs, rhs)):
+            for k, v in src.items():
+                acc[k] = (acc.get(k, 0) + coeff * v) % r
+        self.bits_used += num_bits
+
+    def flush(self) -> None:
+        if not self.bits_used:
+            return
+        cs = self.cs
+        lhs = LinearCombination(cs, {k: v for k, v in self.lhs.items() if v})
+        rhs = LinearCombination(cs, {k: v for k, v in self.rhs.items() if v})
+        cs.enforce(lhs, cs.one, rhs, name="multieq")
+        self.bits_used, self.lhs, self.rhs = 0, {}, {}
+
+
+class UInt32:
+    """32 bits, least significant first (bellpepper's ``UInt32``)."""
+
+    __slots__ = ("bits",)
+
+    def __init__(self, bits):
+        self.bits = list(bits)
+
+    @classmethod
+    def constant(cls, v: int) -> "UInt32":
+        return cls([bool(v >> i & 1) for i in range(32)])
+
+    @classmethod
+    def from_bits_be(cls, bits) -> "UInt32":
+        return cls(reversed(bits))
+
+    def bits_be(self) -> list:
+        return self.bits[::-1]
+
+    def rotr(self, by: int) -> "UInt32":
+        by %= 32
+        return UInt32(self.bits[by:] + self.bits[:by])
+
+    def shr(self, by: int) -> "UInt32":
+        return UInt32(self.bits[by:] + [False] * by)
+
+    def xor(self, cs, other: "UInt32") -> "UInt32":
+        return UInt32([xor(cs, a, b) for a, b in zip(self.bits, other.bits)])
+
+    @staticmethod
+    def ch(cs, a, b, c) -> "UInt32":
+        return UInt32([sha256_ch(cs, x, y, z) for x, y, z in zip(a.bits, b.bits, c.bits)])
+
+    @staticmethod
+    def maj(cs, a, b, c) -> "UInt32":
+        return UInt32([sha256_maj(cs, x, y, z) for x, y, z in zip(a.bits, b.bits, c.bits)])
+
+    @staticmethod
+    def addmany(cs, meq: MultiEq, operands) -> "UInt32":
+        """The sum mod 2^32: result bits allocated (carries included), then one MultiEq equality."""
+        r = cs.modulus
+        terms, all_const = {}, True
+        for op in operands:
+            for i, b in enumerate(op.bits):
+                _add_bit(terms, b, 1 << i, r)
+                all_const = all_const and isinstance(b, bool)
+        if all_const:
+            return UInt32.constant(terms.get(0, 0) % (1 << 32))
+        terms = {k: v for k, v in terms.items() if v}
+        total = LinearCombination(cs, terms).value
+        n = (len(operands) * 0xFFFFFFFF).bit_length()
+        out = [alloc_bit(cs, v, name=f"result bit {i}") for i, v in enumerate(total.bits(n))]
+        meq.enforce_equal(n, terms, {b.index: 1 << i for i, b in enumerate(out)})
+        return UInt32(out[:32])
+
+
+# -- the compression function and the padded hash ----------------------------------------------
+
+def compress(cs, block, state):
+    """One SHA-256 compression of 512 message bits (big-endian words) into 8 UInt32 state words."""
+    if len(block) != 512 or len(state) != 8:
+        raise CircuitError("a SHA-256 compression takes 512 message bits and 8 state words")
+    w = [UInt32.from_bits_be(block[i:i + 32]) for i in range(0, 512, 32)]
+    meq = MultiEq(cs)
+    for i in range(16, 64):
+        s0 = w[i - 15].rotr(7).xor(cs, w[i - 15].rotr(18)).xor(cs, w[i - 15].shr(3))
+        s1 = w[i - 2].rotr(17).xor(cs, w[i - 2].rotr(19)).xor(cs, w[i - 2].shr(10))
+        w.append(UInt32.addmany(cs, meq, [w[i - 16], s0, w[i - 7], s1]))
+    # a and e are deferred sums ("Maybe::Deferred"): added up only when next read
+    a, b, c, d = [state[0]], state[1], state[2], state[3]
+    e, f, g, h = [state[4]], state[5], state[6], state[7]
+
+    def compute(x, others=()):
+        if len(x) == 1 and not others:
+            return x[0]
+        return UInt32.addmany(cs, meq, x + list(others))
+
+    for i in range(64):
+        new_e = compute(e)
+        s1 = new_e.rotr(6).xor(cs, new_e.rotr(11)).xor(cs, new_e.rotr(25))
+        ch = UInt32.ch(cs, new_e, f, g)
+        temp1 = [h, s1, ch, UInt32.constant(ROUND_CONSTANTS[i]), w[i]]
+        new_a = compute(a)
+        s0 = new_a.rotr(2).xor(cs, new_a.rotr(13)).xor(cs, new_a.rotr(22))
+        maj = UInt32.maj(cs, new_a, b, c)
+        h, g, f = g, f, new_e
+        e = temp1 + [d]
+        d, c, b = c, b, new_a
+        a = temp1 + [s0, maj]
+    out = [compute(a, [state[0]])]
+    out += [UInt32.addmany(cs, meq, [state[1 + j], x]) for j, x in enumerate((b, c, d))]
+    out.append(compute(e, [state[4]]))
+    out += [UInt32.addmany(cs, meq, [state[5 + j], x]) for j, x in enumerate((f, g, h))]
+    meq.flush()  # MultiEq's drop at the end of the compression
+    return out
+
+
+def _code(b):
+    if isinstance(b, bool):
+        return b
+    return "n" if isinstance(b, Not) else "v"
+
+
+def _stamped_compress(cs, pattern, variables):
+    """The template side of :func:`_compress_cached`: rebuild the bits, compress, flatten."""
+    it = iter(variables)
+    bits = [p if isinstance(p, bool) else (Not(next(it)) if p == "n" else next(it)) for p in pattern]
+    state = [UInt32(bits[512 + 32 * j:512 + 32 * (j + 1)]) for j in range(8)]
+    out = compress(cs, bits[:512], state)
+    flat = [b for word in out for b in word.bits]
+    if not all(type(b) is Variable for b in flat):
+        raise CircuitError("a stamped compression must end in allocated state bits")
+    return flat
+
+
+def _compress_cached(cs, cache: TemplateCache, block, state):
+    bits = list(block) + [b for word in state for b in word.bits]
+    pattern = tuple(_code(b) for b in bits)
+    variables = [b.var if isinstance(b, Not) else b for b in bits if not isinstance(b, bool)]
+    flat = cache.call(cs, _stamped_compress, pattern, variables)
+    return [UInt32(flat[32 * j:32 * (j + 1)]) for j in range(8)]
+
+
+def sha256(cs, bits, cache: TemplateCache | None = None, name: str = "sha256") -> list:
+    """bellpepper's ``sha256``: pad ``bits`` (a whole number of bytes), compress block by block
+    from the IV; returns the 256 digest bits, big-endian. With ``cache`` each compression with
+    an allocated input is stamped from a cached template (same rows, variables and witness)."""
+    if len(bits) % 8:
+        raise CircuitError(f"sha256 takes whole bytes, got {len(bits)} bits")
+    n = len(bits)
+    padded = list(bits) + [True]
+    padded += [False] * (-(len(padded) + 64) % 512)
+    padded += [bool(n >> i & 1) for i in range(63, -1, -1)]
+    cur = [UInt32.constant(v) for v in IV]
+    for k in range(0, len(padded), 512):
+        block = padded[k:k + 512]
+        with cs.namespace(f"{name}/block {k // 512}"):
+            if cache is None or all(isinstance(b, bool) for b in block + [x for w in cur for x in w.bits]):
+                cur = compress(cs, block, cur)
+            else:
+                cur = _compress_cached(cs, cache, block, cur)
+    return [b for word in cur for b in word.bits_be()]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 
 from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError, InputError
+from cuzk.groth16.bit_msm import check_mode as _check_bit_msm
 from cuzk.groth16.fixed_base import check_precompute, tables_for
 from cuzk.groth16.keys import ProvingKey
 from cuzk.groth16.prove import Bases, check_compatible, load_backend, prove
@@ -81,6 +82,11 @@ class GpuProver:
             the caller does before the first proof overlaps it; that proof waits for a kernel
             the thread is compiling, never compiles one twice. ``prover.warm_up_future`` holds
             its Future (None when off). Default False.
+        bit_msm: the A, B (G1, G2) and L MSMs bit-aware (:mod:`cuzk.groth16.bit_msm`): each
+            query's scalars are scanned, the 0s skipped and the 1s' points added directly, the
+            rest through the general MSM, on either backend. ``False`` (default), ``True``, or
+            ``"auto"`` (a query whose scalars are at least ``AUTO_MIN_FRACTION`` 0/1: a
+            SHA-256-heavy witness such as PoRep's). The same proof bytes either way.
 
     Raises:
         InputError: a bad argument (``precompute`` included).
@@ -91,7 +97,7 @@ class GpuProver:
 
     def __init__(self, pk: ProvingKey, device: str = "auto", *, device_id: int = 0, threads=None,
                  verify: bool = True, check: bool = True, g2_msm: str = "device", on_oom: str = "cpu",
-                 precompute=None, warm_up: bool = False):
+                 precompute=None, warm_up: bool = False, bit_msm=False):
         if not isinstance(pk, ProvingKey):
             raise InputError(f"GpuProver needs a cuzk.groth16.ProvingKey, got {type(pk).__name__}")
         if device not in _DEVICES:
@@ -105,6 +111,7 @@ class GpuProver:
         if g2_msm not in _G2_PLACES:
             raise InputError(f"g2_msm must be one of {_G2_PLACES}, got {g2_msm!r}")
         check_precompute(precompute)
+        self.bit_msm = _check_bit_msm(bit_msm)
         if device == "auto":
             device = "cuda" if cuda_status()[0] and _cuda_builds(pk.curve) else "cpu"
         elif device == "cuda":
@@ -148,6 +155,7 @@ class GpuProver:
     def __repr__(self) -> str:
         g2 = ", g2_msm='cpu'" if self._g2_backend else ""
         g2 += f", tables={self.tables.nbytes}B" if self.tables is not None else ""
+        g2 += f", bit_msm={self.bit_msm!r}" if self.bit_msm is not False else ""
         return (f"GpuProver(device={self.device!r}{g2}, curve={self.pk.curve!r}, vars={self.pk.n_vars}, "
                 f"domain={self.pk.domain_size})")
 
@@ -164,11 +172,12 @@ class GpuProver:
         """
         try:
             return prove(self.pk, synthesized, r, s, backend=self._backend, verify=self.verify, check=self.check,
-                         threads=self.threads, bases=self._bases, prepared_vk=self._pvk, g2_backend=self._g2_backend)
+                         threads=self.threads, bases=self._bases, prepared_vk=self._pvk, g2_backend=self._g2_backend,
+                         bit_msm=self.bit_msm)
         except DeviceOutOfMemoryError as e:
             if self.on_oom != "cpu" or self.device == "cpu":
                 raise
             _log.warning("GPU out of memory (%s); proving this witness on the CPU backend instead", e)
             with span("CPU_FALLBACK"):  # the witness was checked above: no second check
                 return prove(self.pk, synthesized, r, s, backend="cpu", verify=self.verify, check=False,
-                             threads=self.threads, prepared_vk=self._pvk)
+                             threads=self.threads, prepared_vk=self._pvk, bit_msm=self.bit_msm)

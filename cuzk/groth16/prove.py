@@ -28,6 +28,7 @@ import numpy as np
 
 from cuzk import curves
 from cuzk.errors import BackendUnavailableError, InputError, KeyMismatchError, ProofVerificationError, UnsatisfiedConstraint
+from cuzk.groth16 import bit_msm as _bits
 from cuzk.groth16.keys import ProvingKey, check_same_curve
 from cuzk.groth16.proof import Proof
 from cuzk.groth16.r1cs_to_qap import compute_h, witness_evaluations
@@ -171,13 +172,21 @@ def _sub_span(name: str, kern, device_id=None):
         yield
 
 
-def _msm_b2(kern, points, scalars, threads, device_id=None):
+def _msm(kern, group: str, points, scalars, split, threads):
+    """``kern``'s MSM over ``group``: the bit-aware one where the scalars have a split (host
+    scalars), else the general one (staged or host scalars)."""
+    if split is not None:
+        return getattr(kern, f"msm_bits_{group}")(points, scalars, threads=threads, split=split)
+    return getattr(kern, f"msm_{group}")(points, scalars, threads=threads)
+
+
+def _msm_b2(kern, points, scalars, threads, device_id=None, split=None):
     with _sub_span("MSM_B2", kern, device_id):
-        return kern.msm_g2(points, scalars, threads=threads)
+        return _msm(kern, "g2", points, scalars, split, threads)
 
 
 def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", bases: Bases | None = None,
-                 check: bool = True, threads=None, g2_backend=None) -> Proof:
+                 check: bool = True, threads=None, g2_backend=None, bit_msm=False) -> Proof:
     """The deterministic prover: the proof for ``synthesized`` with blinding factors ``r``, ``s``.
 
     Args:
@@ -191,6 +200,9 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
         g2_backend: where MSM_B2 runs (None: ``backend``). A different one (``"cpu"`` next to
             ``"cuda"``) runs it on its own thread from the moment the scalars exist, concurrently
             with H and the G1 MSMs, over the key's host points.
+        bit_msm: the A, B and L MSMs with the scalars 0 skipped and the scalars 1 added
+            directly (``msm_bits_g1/g2``; :mod:`cuzk.groth16.bit_msm`): ``False`` (default),
+            ``True``, or ``"auto"`` (each query whose scalars are mostly bits). The same proof.
 
     Raises:
         KeyMismatchError: witness and key belong to different circuits, shapes or curves.
@@ -216,21 +228,25 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
             a, b, c = witness_evaluations(synthesized, pk.n_inputs, pk.domain_size)
             a, b, c = kern.stage(a, b, c, device_id=dev)
             scalars = query_scalars(pk, Fr.from_mont(synthesized.z))  # MSM scalars are canonical
+            splits = _bits.splits_for(bit_msm, kern, scalars, threads)  # None: the general MSM
             if g2_kern is not kern:
                 b2_pts = bases.b_g2 if isinstance(bases.b_g2, np.ndarray) else pk.b_g2
-                b2 = _aside(_msm_b2, g2_kern, b2_pts, scalars[1], threads)
-            a_sc, b_sc, l_sc = kern.stage(*scalars, device_id=dev)
+                b2_split = splits[1] if _bits.supports(g2_kern) else None
+                b2 = _aside(_msm_b2, g2_kern, b2_pts, scalars[1], threads, None, b2_split)
+            # a split MSM reads its host scalars (it gathers the others itself): stage the rest
+            staged = iter(kern.stage(*[sc for sc, sp in zip(scalars, splits) if sp is None], device_id=dev))
+            a_sc, b_sc, l_sc = [sc if sp is not None else next(staged) for sc, sp in zip(scalars, splits)]
             with _device_time(h_span, kern, dev):  # from the first kernel: what waits for copies counts
                 h = compute_h(a, b, c, kern, threads=threads, convention=pk.convention, curve=pk.curve)
                 h = kern.to_canonical(h)
         with _sub_span("MSM_A", kern, dev):
-            a_sum = kern.msm_g1(bases.a, a_sc, threads=threads)
+            a_sum = _msm(kern, "g1", bases.a, a_sc, splits[0], threads)
         with _sub_span("MSM_B1", kern, dev):
-            b1_sum = kern.msm_g1(bases.b_g1, b_sc, threads=threads)
+            b1_sum = _msm(kern, "g1", bases.b_g1, b_sc, splits[1], threads)
         if b2 is None:
-            b2_sum = _msm_b2(kern, bases.b_g2, b_sc, threads, dev)
+            b2_sum = _msm_b2(kern, bases.b_g2, b_sc, threads, dev, splits[1])
         with _sub_span("MSM_L", kern, dev):
-            l_sum = kern.msm_g1(bases.l, l_sc, threads=threads)
+            l_sum = _msm(kern, "g1", bases.l, l_sc, splits[2], threads)
         with _sub_span("MSM_H", kern, dev):
             h_sum = kern.msm_g1(bases.h, h, threads=threads)
     finally:
@@ -262,7 +278,7 @@ def _combiner(cv, group, kern, msm_name: str):
 
 def prove(pk: ProvingKey, synthesized, r: int | None = None, s: int | None = None, *, backend="cpu",
           verify: bool = True, check: bool = True, threads=None, bases: Bases | None = None,
-          prepared_vk=None, g2_backend=None) -> Proof:
+          prepared_vk=None, g2_backend=None, bit_msm=False) -> Proof:
     """A Groth16 proof with fresh blinding (``secrets``) unless r, s are given.
 
     With ``verify=True`` (default) the proof is checked with one multi-pairing before it is
@@ -276,7 +292,7 @@ def prove(pk: ProvingKey, synthesized, r: int | None = None, s: int | None = Non
     r = secrets.randbelow(order) if r is None else r
     s = secrets.randbelow(order) if s is None else s
     proof = create_proof(pk, synthesized, r, s, backend=backend, bases=bases, check=check, threads=threads,
-                         g2_backend=g2_backend)
+                         g2_backend=g2_backend, bit_msm=bit_msm)
     if verify:
         pvk = prepared_vk or prepare_verifying_key(pk.vk)
         cpu = curves.get(pk.curve).kernels

@@ -1,0 +1,70 @@
+"""Which of a proof's MSMs run bit-aware: the A, B (G1 and G2) and L queries' scalars.
+
+A witness of SHA-256 gadgets (Filecoin PoRep) is mostly bits. For each of those three scalar
+vectors the prover scans the values (:func:`cuzk.kernels.bit_split.split_bits`) and, where the
+mode says so, hands the backend's ``msm_bits_g1/g2`` the split: the ones are added directly,
+the zeros skipped, the rest runs the general MSM. The result is the same group element, so the
+proof is the same bytes either way. H's scalars (the quotient's coefficients) are not bits and
+always run the general MSM.
+
+Modes: ``False`` (never), ``True`` (always, for every query), ``"auto"`` (a query whose share of
+0/1 scalars is at least :data:`AUTO_MIN_FRACTION` and that has at least :data:`AUTO_MIN_POINTS`
+rows; measured by ``benchmarks/bit_msm_bench.py``, docs/kernel-contracts.md).
+
+    >>> import numpy as np
+    >>> from cuzk.kernels import cpu
+    >>> sc = np.zeros((1 << 12, 4), np.uint64); sc[::3, 0] = 1
+    >>> [s is not None for s in splits_for("auto", cpu, (sc, sc, sc[:10]), threads=1)]
+    [True, True, False]
+"""
+
+from __future__ import annotations
+
+from cuzk.errors import InputError
+from cuzk.kernels.bit_split import split_bits
+
+__all__ = ["MODES", "AUTO_MIN_FRACTION", "AUTO_MIN_POINTS", "check_mode", "supports", "splits_for"]
+
+MODES = (False, True, "auto")
+#: "auto" runs a query bit-aware from this share of 0/1 scalars on (benchmarks/bit_msm_bench.py
+#: --sweep: at 2^16 G1 points the bit-aware MSM was already faster at 10 % bits)
+AUTO_MIN_FRACTION = 0.25
+#: ... and from this many rows (below it the MSM costs too little for the scan to matter either way)
+AUTO_MIN_POINTS = 1024
+
+
+def check_mode(mode) -> object:
+    """``mode`` if it is one of :data:`MODES`, else InputError."""
+    if not any(mode is m or (isinstance(m, str) and mode == m) for m in MODES):
+        raise InputError(f"bit_msm must be False, True or 'auto', got {mode!r}")
+    return mode
+
+
+def supports(kern) -> bool:
+    """Whether a backend offers the bit-aware MSMs (both CPU and CUDA kernels do; a custom
+    kernel module may not)."""
+    return hasattr(kern, "msm_bits_g1") and hasattr(kern, "msm_bits_g2")
+
+
+def splits_for(mode, kern, scalars, threads=None) -> tuple:
+    """The :class:`~cuzk.kernels.bit_split.BitSplit` to use for each host scalar array of
+    ``scalars`` (canonical (n, 4) uint64), or None where that MSM runs the general way.
+
+    Raises:
+        InputError: a bad mode, or ``True`` with a backend without bit-aware MSMs.
+    """
+    check_mode(mode)
+    if mode is False:
+        return (None,) * len(scalars)
+    if not supports(kern):
+        if mode is True:
+            raise InputError(f"bit_msm=True but the backend {kern!r} has no msm_bits_g1/g2")
+        return (None,) * len(scalars)
+    out = []
+    for sc in scalars:
+        if mode == "auto" and len(sc) < AUTO_MIN_POINTS:
+            out.append(None)
+            continue
+        split = split_bits(sc, threads)
+        out.append(split if mode is True or split.bit_fraction >= AUTO_MIN_FRACTION else None)
+    return tuple(out)

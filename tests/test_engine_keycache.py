@@ -118,7 +118,14 @@ def test_r1cs_of_another_circuit_is_refused_as_by_the_checked_read(circuit, tmp_
 
 
 # ---------------------------------------------------------------------------- damage and change
+def _writable(path) -> None:
+    """Cache files are written 0444: a test that damages one in place first makes it writable
+    (as a non-root owner must; root writes regardless)."""
+    os.chmod(path, 0o644)
+
+
 def _corrupt(path: Path, at: int) -> None:
+    _writable(path)
     data = bytearray(path.read_bytes())
     data[at] ^= 0x10
     path.write_bytes(bytes(data))
@@ -131,6 +138,7 @@ def test_damaged_cache_file_is_rebuilt_never_used(circuit, tmp_path, damage):
     entry = Path(info.path)
     size = entry.stat().st_size
     if damage == "truncate":
+        _writable(entry)
         os.truncate(entry, size - 100)
     else:
         _corrupt(entry, {"data": 64 + 200, "table": size - 10, "preamble": 40}[damage])
@@ -149,6 +157,7 @@ def test_verify_always_catches_damage_the_same_instance_mapped_before(circuit, t
     data = bytearray(Path(info.path).read_bytes())
     data[64 + 96] ^= 1
     st = os.stat(info.path)
+    _writable(info.path)
     Path(info.path).write_bytes(bytes(data))
     os.utime(info.path, ns=(st.st_atime_ns, st.st_mtime_ns))  # same identity as the verified file
     key, info2 = cache.load(params)
@@ -215,6 +224,7 @@ def test_entries_clear_path_for_and_default_dir(circuit, tmp_path, monkeypatch):
     entries = cache.entries()
     assert {(e.kind, e.source, e.bytes) for e in entries} == {
         ("params", str(params), ip.bytes), ("zkey", str(zkey), iz.bytes)}
+    _writable(ip.path)
     os.truncate(ip.path, 10)
     bad = [e for e in cache.entries() if e.error]
     assert len(bad) == 1 and bad[0].path == ip.path
@@ -353,6 +363,7 @@ def test_prune_removes_damaged_then_least_recently_used(circuit, tmp_path):
     assert cache.prune(ip.bytes + iz.bytes) == []
     gone = cache.prune(ip.bytes)
     assert [e.path for e in gone] == [iz.path] and [e.path for e in cache.entries()] == [ip.path]
+    _writable(ip.path)
     os.truncate(ip.path, 10)
     assert [e.path for e in cache.prune(10**12)] == [ip.path] and cache.entries() == []
     with pytest.raises(InputError):
@@ -383,6 +394,7 @@ def test_a_file_another_process_checked_gets_a_random_sample_of_chunks_checked(c
     data = bytearray(path.read_bytes())
     data[64 + 7 * 512 + 3] ^= 1  # damage chunk 7, keeping size and mtime (the stamp still matches)
     st = os.stat(path)
+    _writable(path)
     path.write_bytes(bytes(data))
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert keyfile.file_identity(path) == ident

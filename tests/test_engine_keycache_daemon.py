@@ -264,3 +264,145 @@ def test_cli_refuses_a_large_non_key_and_a_dir_that_is_a_file(tmp_path, monkeypa
             err = capsys.readouterr().err
             assert "not a directory" in err and str(big) in err
     assert big.stat().st_size == 1 << 30  # untouched
+
+
+# ---------------------------------------------------------------------------- cache files changed by hand
+def test_cache_files_are_read_only_and_cuzk_never_writes_one_in_place(keys, tmp_path, monkeypatch):
+    import builtins
+
+    params, zkey, _ = keys
+    writes = []
+    real_open, real_os_open = builtins.open, os.open
+
+    def is_entry(p) -> bool:
+        return isinstance(p, (str, os.PathLike)) and os.fspath(p).endswith(".cuzkkey") and os.path.exists(p)
+
+    def spy_open(file, mode="r", *a, **k):
+        if is_entry(file) and any(c in mode for c in "wa+x"):
+            writes.append((file, mode))
+        return real_open(file, mode, *a, **k)
+
+    def spy_os_open(path, flags, *a, **k):
+        if is_entry(path) and flags & (os.O_WRONLY | os.O_RDWR | os.O_TRUNC):
+            writes.append((path, flags))
+        return real_os_open(path, flags, *a, **k)
+
+    monkeypatch.setattr(builtins, "open", spy_open)
+    monkeypatch.setattr(os, "open", spy_os_open)
+    monkeypatch.setattr(os, "truncate", lambda *a: writes.append(("truncate", a)))
+    monkeypatch.setattr(os, "ftruncate", lambda *a: writes.append(("ftruncate", a)))
+    cache = KeyCache(tmp_path)
+    _, ip = cache.load(params)   # fill
+    _, iz = cache.load(zkey)
+    KeyCache(tmp_path).load(params)  # hit
+    damaged = tmp_path / "damaged"
+    damaged.write_bytes(Path(ip.path).read_bytes()[:-7])
+    os.replace(damaged, ip.path)  # an operator's copy (replaced, not edited in place)
+    key, again = KeyCache(tmp_path).load(params)  # rebuild
+    assert not again.hit and "truncated" in again.note
+    cache.prune(0)
+    cache.load(zkey)
+    cache.clear()
+    assert writes == []
+    for p in (ip.path, iz.path):
+        cache.load(params), cache.load(zkey)
+        assert stat.S_IMODE(os.stat(p).st_mode) == 0o444
+
+
+def test_a_mapped_key_outlives_the_replacement_of_its_file(keys, tmp_path):
+    from cuzk.prover import GpuProver
+
+    _, zkey, wtns = keys
+    key, info = KeyCache(tmp_path).load(zkey)
+    ref = read_zkey(zkey)
+    cut = tmp_path / "cut"
+    cut.write_bytes(Path(info.path).read_bytes()[: info.bytes // 2])
+    os.replace(cut, info.path)  # `cp --remove-destination`, rsync without --inplace: a new inode
+    proof = GpuProver(key, device="cpu").prove(key.witness(wtns))  # the old inode is still mapped, whole
+    assert same_key(key, ref) and proof is not None
+    again, info2 = KeyCache(tmp_path).load(zkey)
+    assert not info2.hit and "truncated" in info2.note and same_key(again, ref)
+
+
+_EDITS = """
+import json, os, random, sys
+import numpy as np
+from cuzk.engine.keycache import KeyCache
+from cuzk.engine.keyfile import read_table
+from cuzk.errors import CuzkError
+from cuzk.prover import GpuProver
+
+cache_dir, zkey, wtns = sys.argv[1:4]
+key, info = KeyCache(cache_dir).load(zkey)
+arrays = {e["name"]: e for e in read_table(info.path)[0]["arrays"]}
+prover = GpuProver(key, device="cpu")
+rng = random.Random(5)
+os.chmod(info.path, 0o644)  # a stray writer (or root): the 0444 mode does not stop it
+fd = os.open(info.path, os.O_RDWR)
+edits = [("matrix_a.indices", 0, (2**31 - 1).to_bytes(4, "little")),
+         ("matrix_b.indices", 4, (2**31).to_bytes(4, "little")),  # -2^31 as int32
+         ("matrix_a.indptr", -8, (2**62).to_bytes(8, "little")),
+         ("matrix_b.indptr", 8, (2**64 - 5).to_bytes(8, "little"))]
+for _ in range(60):
+    name = rng.choice(["matrix_a.indices", "matrix_b.indices", "matrix_a.indptr", "matrix_b.indptr"])
+    edits.append((name, rng.randrange(arrays[name]["nbytes"]), bytes([rng.randrange(256)])))
+outcomes = {}
+for name, at, data in edits:
+    e = arrays[name]
+    os.pwrite(fd, data, e["offset"] + at % e["nbytes"])  # in place: the live mapping sees it
+    try:
+        prover.prove(key.witness(wtns))
+        outcome = "proof"
+    except CuzkError as exc:
+        outcome = type(exc).__name__
+    outcomes[outcome] = outcomes.get(outcome, 0) + 1
+print(json.dumps(outcomes))
+"""
+
+
+def test_in_place_edits_of_a_mapped_zkey_entrys_indices_give_errors_not_crashes(keys, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    _, zkey, wtns = keys
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    p = subprocess.run([sys.executable, "-c", _EDITS, str(tmp_path), str(zkey), str(wtns)], capture_output=True,
+                       text=True, env=env, timeout=300)
+    assert p.returncode == 0, (p.returncode, p.stderr[-3000:])  # -11: SIGSEGV in csr_matvec
+    outcomes = json.loads(p.stdout.strip().splitlines()[-1])
+    assert sum(outcomes.values()) == 64 and outcomes.get("ProofVerificationError", 0) >= 4, outcomes
+
+
+def _matvec_reference(Fr, indptr, indices, data, z):  # noqa: N803 (the field's name)
+    """M·z in Python ints, each row over k in [indptr[r], indptr[r+1]] clamped to the arrays,
+    terms with a column outside z dropped: what the kernels promise for wild indices."""
+    nnz, zs, ds, out = min(len(indices), len(data)), Fr.to_ints(z), Fr.to_ints(data), []
+    for r in range(len(indptr) - 1):
+        k0 = min(max(int(indptr[r]), 0), nnz)
+        k1 = min(max(int(indptr[r + 1]), k0), nnz)
+        out.append(sum(ds[k] * zs[int(indices[k])] for k in range(k0, k1) if 0 <= indices[k] < len(zs)) % Fr.modulus)
+    return out
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as hst  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(indptr=hst.lists(hst.one_of(hst.integers(-2**63, 2**63 - 1), hst.integers(-3, 8)), min_size=1, max_size=6),
+       indices=hst.lists(hst.one_of(hst.integers(-2**31, 2**31 - 1), hst.integers(-2, 6)), max_size=8),
+       n_data=hst.integers(0, 8), n_z=hst.integers(0, 6))
+def test_csr_kernels_never_index_outside_their_arrays(indptr, indices, n_data, n_z):
+    from cuzk import curves
+    from cuzk.synth.kernels import for_curve
+
+    for curve in ("bls12_381", "bn254"):
+        Fr, k = curves.get(curve).Fr, for_curve(curve)  # noqa: N806
+        ip, ix = np.array(indptr, np.int64), np.array(indices, np.int32)
+        data, z = Fr.from_ints(list(range(2, 2 + n_data))), Fr.from_ints(list(range(5, 5 + n_z)))
+        want = _matvec_reference(Fr, ip, ix, data, z)
+        assert Fr.to_ints(k.csr_matvec(ip, ix, data, z)) == want
+        assert Fr.to_ints(k.csr_matvec_parallel(ip, ix, data, z)) == want
+        out = np.zeros((n_z, Fr.limbs), np.uint64)
+        k.columns_at(ip, ix, data, Fr.from_ints([1] * (len(ip) - 1)), out)  # writes stay inside out

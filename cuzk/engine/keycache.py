@@ -31,9 +31,13 @@ the default): a key damaged in memory after the check yields an error, not a bad
 cache directory itself is trusted like the code: whoever can write it can replace keys (the
 checksums detect damage, not tampering). It is created ``0700``.
 
-Cache files are never modified in place: they are replaced by rename or removed (both safe while
-a process has the old file mapped). Do not edit or truncate one by hand while a process uses it:
-a mapped page past a truncation raises SIGBUS in that process.
+Cache files are never modified in place: they are written read-only (0444), replaced by rename
+or removed (both safe while a process has the old file mapped). An in-place edit anyway (root,
+or after a chmod) cannot make a live process read outside its mapping (the synthesis kernels
+bound every index): it gives a proof that fails verification, a ``cuzk.errors`` exception.
+Truncating one in place is the one thing that cannot be made safe: a mapped page past the new
+end raises SIGBUS in every process that touches it; a later load detects the short file and
+rebuilds it (docs/engine.md, "Cache files under a live mapping").
 
 Concurrency: a fill holds an ``flock`` on ``<entry>.lock``, so a second process loading the same
 source waits and then maps the first one's file instead of repeating an hours-long checked read;

@@ -30,7 +30,9 @@ who could as well rewrite the digests; the cache directory is trusted like the c
 The arrays come back as read-only ``np.memmap`` views of one mapping of the file: nothing is
 read from disk until used, and the pages are shared with every process mapping the same file.
 Files are written to a temporary file in the target folder and renamed into place, so readers
-see either no file or a whole one; the temporary file is removed on any failure.
+see either no file or a whole one; the temporary file is removed on any failure. They are
+written read-only (mode 0444) and never opened for writing again: replaced by a rename or
+unlinked, both harmless to a process that has the old file mapped.
 
     >>> import numpy as np, tempfile, os
     >>> d = tempfile.mkdtemp()
@@ -169,7 +171,10 @@ def write_keyfile(path, arrays: dict, meta: dict, *, progress=None) -> int:
         OSError: the folder is not writable, the disk is full, ...
     """
     entries, parts, data_end = _layout(arrays)
-    with atomic_write(path, fsync=True) as out:  # a temp file beside it, renamed; removed on any failure
+    # a temp file beside it, renamed; removed on any failure. Read-only (0444): processes map the
+    # file, and an in-place write (cp onto it, rsync --inplace) by its owner then fails instead
+    # of changing pages under their feet (cuzk itself only ever replaces or unlinks it)
+    with atomic_write(path, fsync=True, perms=0o444) as out:
         out.write(bytes(_PREAMBLE.size))
         hasher, pos, total = _ChunkHasher(), _PREAMBLE.size, data_end - _PREAMBLE.size
         for off, a in parts:

@@ -105,10 +105,23 @@ def gather(reg, var_slot):
 @njit(cache=True, nogil=True)
 def _matvec_rows(indptr, indices, data, z, out, lo, hi):
     # Rows lo..hi-1 in one call: a helper called per row costs ~70 ns a row (measured).
+    # Every index is read once and bounded by the arrays it indexes: the matrices may be read-only
+    # maps of a key-cache file that someone edits in place after its checksum was checked, and an
+    # index out of range must drop its term (a wrong product, which the proof's verification
+    # catches) rather than read outside z, indices or data (benchmarks/csr_bounds_bench.py: the
+    # checks cost well under 1% of a prove).
+    nnz = min(indices.shape[0], data.shape[0])
+    n_z = z.shape[0]
     for r in range(lo, hi):
         acc = fr.zero()
-        for k in range(indptr[r], indptr[r + 1]):
-            v = fr.load(z, np.int64(indices[k]))  # int64 rows everywhere: one fr.load specialization
+        # 0 <= k0 <= k1 <= nnz: also keeps range() from overflowing on wild bounds
+        k0 = min(max(indptr[r], 0), nnz)
+        k1 = min(max(indptr[r + 1], k0), nnz)
+        for k in range(k0, k1):
+            col = np.int64(indices[k])  # int64 rows everywhere: one fr.load specialization
+            if col < 0 or col >= n_z:
+                continue
+            v = fr.load(z, col)
             if not (data[k, 0] == _M0 and data[k, 1] == _M1 and data[k, 2] == _M2 and data[k, 3] == _M3):
                 v = fr.mul(fr.load(data, k), v)
             acc = fr.add(acc, v)
@@ -150,10 +163,14 @@ def synthesize_serial(code, consts, inputs, n_slots, var_slot, ap, ai, ad, bp, b
 def columns_at(indptr, indices, data, lag, out):
     """``out[col] += coeff · lag[row]`` over every nonzero: the transposed mat-vec ``Mᵀ·lag``
     (Groth16 setup: each variable's QAP polynomial at τ from the Lagrange values at τ)."""
+    nnz = min(indices.shape[0], data.shape[0])
     for row in range(indptr.shape[0] - 1):
         lr = fr.load(lag, row)
-        for k in range(indptr[row], indptr[row + 1]):
+        k0 = min(max(indptr[row], 0), nnz)
+        for k in range(k0, min(max(indptr[row + 1], k0), nnz)):
             col = np.int64(indices[k])
+            if col < 0 or col >= out.shape[0]:  # as in _matvec_rows: never a write outside out
+                continue
             fr.store(out, col, fr.add(fr.load(out, col), fr.mul(fr.load(data, k), lr)))
 
 

@@ -343,3 +343,95 @@ def test_to_jsonable_handles_what_status_dicts_hold():
     json.dumps(out, allow_nan=False)
     assert out["1"] == "RED" and out["a"] == [0, 1, 2] and out["b"] == 2.5 and out["e"] is None
     assert out["c"].startswith("<object") and "nested too deeply" in json.dumps(out["d"])
+
+
+# ---------------------------------------------------------------------------- hostile clients
+def _wait_for(cond, what: str, limit: float = TIMEOUT) -> None:
+    end = __import__("time").monotonic() + limit
+    while not cond():
+        if __import__("time").monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        __import__("time").sleep(0.01)
+
+
+def _threads_named(name: str) -> list:
+    return [t for t in threading.enumerate() if t.name == name and t.is_alive()]
+
+
+def test_a_client_reset_mid_reply_is_logged_not_printed(capfd, caplog):
+    import logging
+    import struct
+
+    big = {"x": "y" * (8 << 20)}  # larger than the socket buffers: the reply is still being written
+    with caplog.at_level(logging.DEBUG, logger="cuzk.engine.http"):
+        with serve_status(lambda: big, str) as srv:
+            for _ in range(3):
+                s = socket.create_connection(srv.address, timeout=TIMEOUT)
+                s.sendall(b"GET /status HTTP/1.1\r\nHost: x\r\n\r\n")
+                s.recv(100)  # the reply has started
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                s.close()  # RST
+            _wait_for(lambda: srv.open_connections == 0, "the handlers to end")
+            assert _get(srv.url + "/metrics")[0] == 200  # still serving
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception occurred" not in err, err[-2000:]
+    assert any("ended" in r.getMessage() for r in caplog.records if r.name == "cuzk.engine.http")
+
+
+def test_connections_beyond_the_cap_get_a_503_and_idle_ones_stay_bounded():
+    with serve_status(dict, str, max_connections=2) as srv:
+        idle = [socket.create_connection(srv.address, timeout=TIMEOUT) for _ in range(2)]
+        _wait_for(lambda: srv.open_connections == 2, "two served connections")
+        extra = [socket.create_connection(srv.address, timeout=TIMEOUT) for _ in range(20)]
+        for s in extra:
+            s.sendall(b"GET /status HTTP/1.1\r\nHost: x\r\n\r\n")
+            reply = b""
+            while chunk := s.recv(4096):
+                reply += chunk
+            s.close()
+            assert reply.startswith(b"HTTP/1.1 503 ") and b"Retry-After: 1" in reply and b"cap" in reply
+        assert srv.refused == 20 and srv.open_connections == 2
+        assert len(_threads_named("cuzk-http-conn")) <= 2
+        for s in idle:
+            s.close()
+        _wait_for(lambda: srv.open_connections == 0, "the idle connections to end")
+        assert _get(srv.url + "/status")[0] == 200  # room again
+    for kw in (dict(max_connections=0), dict(max_connections=1.5), dict(request_timeout=0),
+               dict(timeout=float("inf"))):
+        with pytest.raises(InputError):
+            serve_status(dict, str, **kw)
+
+
+def test_a_slow_loris_client_is_cut_after_the_request_timeout():
+    import time
+
+    with serve_status(dict, str, timeout=5, request_timeout=0.5) as srv:
+        s = socket.create_connection(srv.address, timeout=TIMEOUT)
+        _wait_for(lambda: srv.open_connections == 1, "the connection to be served")
+        start, cut = time.monotonic(), False
+        for c in b"GET /status HTTP/1.1\r\nX-Slow: " + b"a" * 200:  # one byte every 50 ms: never idle 5 s
+            try:
+                s.sendall(bytes([c]))
+            except OSError:
+                cut = True
+                break
+            time.sleep(0.05)
+            if srv.open_connections == 0:
+                cut = True
+                break
+        s.close()
+        assert cut, "the server kept a connection that sent a byte now and then for 10 s"
+        assert time.monotonic() - start < 8  # cut well before the client was done
+        _wait_for(lambda: srv.open_connections == 0, "the handler to end")
+        assert _get(srv.url + "/status")[0] == 200
+
+
+def test_close_stops_every_thread_it_started():
+    srv = serve_status(dict, str)
+    idle = [socket.create_connection(srv.address, timeout=TIMEOUT) for _ in range(3)]
+    _wait_for(lambda: srv.open_connections == 3, "three served connections")
+    srv.close()
+    assert not _threads_named("cuzk-http-conn") and not _threads_named("cuzk-http-status")
+    for s in idle:
+        assert s.recv(10) == b""  # closed by the server
+        s.close()

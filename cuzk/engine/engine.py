@@ -447,16 +447,17 @@ class Engine:
         """Prometheus text: ``cuzk_`` counters and latency histograms per circuit, gauges."""
         return engine_metrics(self)
 
-    def serve_status(self, port: int = 0, host: str = "127.0.0.1") -> tuple[str, int]:
+    def serve_status(self, port: int = 0, host: str = "127.0.0.1", **limits) -> tuple[str, int]:
         """Serve ``/status`` (JSON) and ``/metrics`` (Prometheus) on a background thread until
-        :meth:`close`; returns the bound ``(host, port)``."""
+        :meth:`close`; returns the bound ``(host, port)``. ``limits``: ``timeout``,
+        ``max_connections``, ``request_timeout`` of :func:`cuzk.engine.status_http.serve_status`."""
         from cuzk.engine.status_http import serve_status
 
         with self._lock:
             self._check_open()
             if self._server is not None:
                 return self._server.address
-            self._server = serve_status(self.status, self.metrics, port=port, host=host)
+            self._server = serve_status(self.status, self.metrics, port=port, host=host, **limits)
             return self._server.address
 
     # -- shutting down --------------------------------------------------------------------------

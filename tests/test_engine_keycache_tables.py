@@ -78,6 +78,16 @@ def test_a_table_that_is_not_an_object_is_refused(tmp_path):
             read_keyfile(path)
 
 
+def test_a_deeply_nested_digest_valid_table_is_refused(tmp_path):
+    data, table = _valid(tmp_path)
+    body = json.dumps(table).encode()[:-1] + b', "deep": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    pre = _PRE.pack(MAGIC, FORMAT_VERSION, 0, len(data), len(body), hashlib.sha256(body).digest())
+    path = tmp_path / "deep.cuzkkey"
+    path.write_bytes(pre + data[64:] + body)
+    with pytest.raises(KeyCacheFormatError, match="nested"):
+        read_keyfile(path)
+
+
 _json = st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False)
                      | st.text(max_size=5),
                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),

@@ -1,0 +1,182 @@
+"""PoRep commit phase 1 (C1): a sealed sector's vanilla proofs, in the form C2 provers are handed.
+
+:class:`SealCommitPhase1Output` is filecoin-proofs-api's ``SealCommitPhase1Output``, the JSON
+filecoin-ffi returns from ``seal_commit_phase1`` and Curio sends to a C2 prover. Its serde JSON
+(:data:`C1_OUTPUT`), field by field, in this order::
+
+    {"registered_proof": "StackedDrg2KiBV1_1",
+     "vanilla_proofs": {"StackedDrg2KiBV1": [[P, ...challenges], ...partitions]},
+     "comm_r": D, "comm_d": D, "replica_id": D, "seed": D, "ticket": D}
+
+``registered_proof`` is a unit variant of ``RegisteredSealProof`` (its name, ids 0-19 in the
+table of :mod:`~cuzk.circuits.filecoin.porep.registered`). ``vanilla_proofs`` is the
+``VanillaSealProof`` enum, whose five variants are named by sector size alone with ``V1``
+(no ``_1``, no feature suffix: every API version's proofs share one tree type);
+``P`` is a :data:`~cuzk.circuits.filecoin.porep.vanilla.VANILLA_PROOF` and ``D`` 32 numbers
+(``replica_id`` is a Poseidon domain, the others ``[u8; 32]``).
+
+filecoin-proofs' own ``SealCommitPhase1Output<Tree>`` (:data:`C1_OUTPUT_V1`) has no
+``registered_proof`` and a bare ``vanilla_proofs: Vec<Vec<Proof>>``; Curio writes that one in
+bincode (:meth:`SealCommitPhase1Output.to_bincode`).
+
+    >>> out = SealCommitPhase1Output(registered_proof=5, vanilla_proofs=[[]], comm_r=bytes(32),
+    ...                              comm_d=bytes(32), replica_id=bytes(32), seed=bytes(32), ticket=bytes(32))
+    >>> text = out.to_json(); text[:83]
+    '{"registered_proof":"StackedDrg2KiBV1_1","vanilla_proofs":{"StackedDrg2KiBV1":[[]]}'
+    >>> SealCommitPhase1Output.from_json(text) == out
+    True
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from cuzk.bounded_json import read_json_file
+from cuzk.circuits.filecoin.porep.registered import REGISTERED_SEAL_PROOFS, registered_seal_proof
+from cuzk.circuits.filecoin.porep.vanilla import VANILLA_PROOF, VanillaProof
+from cuzk.circuits.filecoin.vanilla import bincode, serde_json
+from cuzk.circuits.filecoin.vanilla.merkle import DOMAIN
+from cuzk.circuits.filecoin.vanilla.schema import Enum, Field, Mapped, Seq, Struct, Variant
+from cuzk.errors import InputError, VanillaFormatError
+
+__all__ = [
+    "SealCommitPhase1Output", "C1_OUTPUT", "C1_OUTPUT_V1", "REGISTERED_SEAL_PROOF", "VANILLA_SEAL_PROOF",
+    "vanilla_variant", "MAX_C1_JSON_BYTES", "MAX_PARTITIONS", "MAX_CHALLENGES",
+]
+
+#: Most partitions a document may hold: above the 126 of a non-interactive 32/64 GiB proof.
+MAX_PARTITIONS = 256
+#: Most challenges per partition a document may hold (Filecoin's proofs have at most 18).
+MAX_CHALLENGES = 1 << 12
+#: Largest C1 JSON read by default. A 32 GiB interactive C1 is ~40 MB (176 challenges of ~1,800
+#: domains at ~115 characters each); a non-interactive one (2,253 challenges) ~0.5 GB.
+MAX_C1_JSON_BYTES = 1 << 30
+
+
+def vanilla_variant(registered_proof) -> str:
+    """The ``VanillaSealProof`` variant (the ``vanilla_proofs`` key) of a registered proof id.
+
+    >>> vanilla_variant(8), vanilla_variant(15)
+    ('StackedDrg32GiBV1', 'StackedDrg2KiBV1')
+    """
+    name = registered_seal_proof(registered_proof).name
+    return name[:name.index("V1")] + "V1"
+
+
+_IDS = sorted(REGISTERED_SEAL_PROOFS)
+_BY_NAME = {REGISTERED_SEAL_PROOFS[i].name: i for i in _IDS}
+#: ``RegisteredSealProof``: 20 unit variants in id order (bincode writes the id)
+REGISTERED_SEAL_PROOF = Enum("RegisteredSealProof", tuple((REGISTERED_SEAL_PROOFS[i].name, None) for i in _IDS))
+_PROOFS = Seq(Seq(VANILLA_PROOF, MAX_CHALLENGES), MAX_PARTITIONS)
+_VARIANTS = tuple(dict.fromkeys(vanilla_variant(i) for i in _IDS))
+#: ``VanillaSealProof``: one variant per sector size, each ``Vec<Vec<Proof>>``
+VANILLA_SEAL_PROOF = Enum("VanillaSealProof", tuple((v, _PROOFS) for v in _VARIANTS))
+
+
+def _bytes32(what):
+    def check(inst, attribute, value):
+        if not isinstance(value, bytes) or len(value) != 32:
+            raise InputError(f"{what or attribute.name} must be 32 bytes, got {value!r:.50}")
+    return check
+
+
+def _proofs(v) -> tuple:
+    out = tuple(tuple(part) for part in v)
+    if not all(isinstance(p, VanillaProof) for part in out for p in part):
+        raise InputError("vanilla_proofs holds partitions of VanillaProof")
+    return out
+
+
+def _registered(v) -> int:
+    return registered_seal_proof(v).id
+
+
+@attrs.frozen
+class SealCommitPhase1Output:
+    """A sector's C1 output: per partition, per challenge, one :class:`~cuzk.circuits.filecoin.porep.vanilla.VanillaProof`."""
+
+    registered_proof: int = attrs.field(converter=_registered)  #: the RegisteredSealProof id (0-19)
+    vanilla_proofs: tuple = attrs.field(converter=_proofs)  #: partitions of challenges' proofs
+    comm_r: bytes = attrs.field(validator=_bytes32(None))
+    comm_d: bytes = attrs.field(validator=_bytes32(None))
+    replica_id: bytes = attrs.field(validator=_bytes32(None))
+    seed: bytes = attrs.field(validator=_bytes32(None))  #: the interactive challenge randomness
+    ticket: bytes = attrs.field(validator=_bytes32(None))
+
+    @property
+    def seal_proof(self):
+        """The registered proof's parameters (:class:`~cuzk.circuits.filecoin.porep.registered.SealProof`)."""
+        return registered_seal_proof(self.registered_proof)
+
+    def to_json(self) -> str:
+        """filecoin-proofs-api's serde JSON (compact, as ``serde_json`` writes it)."""
+        return serde_json.to_json(C1_OUTPUT, self)
+
+    @classmethod
+    def from_json(cls, text, where: str = "C1 output", *, max_bytes: int = MAX_C1_JSON_BYTES):
+        """Read filecoin-proofs-api's serde JSON (str or bytes).
+
+        Raises:
+            VanillaFormatError: not JSON, over ``max_bytes``, or a field not of the layout (named
+                by its JSON path), or a ``vanilla_proofs`` variant of another sector size.
+        """
+        return serde_json.from_json(C1_OUTPUT, text, where, max_bytes=max_bytes)
+
+    @classmethod
+    def read(cls, path, *, max_bytes: int = MAX_C1_JSON_BYTES):
+        """Read a C1 JSON file, refused before reading when over ``max_bytes``.
+
+        Raises:
+            VanillaFormatError: as :meth:`from_json`; OSError: the file cannot be read.
+        """
+        doc = read_json_file(path, VanillaFormatError, max_bytes=max_bytes,
+                             why="the default bound of a C1 output (MAX_C1_JSON_BYTES)")
+        return serde_json.from_value(C1_OUTPUT, doc, str(path))
+
+    def to_bincode(self) -> bytes:
+        """bincode of filecoin-proofs' ``SealCommitPhase1Output<Tree>`` (no registered_proof), as Curio writes it."""
+        return bincode.to_bincode(C1_OUTPUT_V1, _v1_dict(self))
+
+    @classmethod
+    def from_bincode(cls, data, registered_proof, where: str = "C1 output (bincode)"):
+        """Read :meth:`to_bincode`'s bytes; the registered proof is not in them, so it is given.
+
+        Raises:
+            VanillaFormatError: truncated or malformed bytes (the path and offset named).
+            InputError: an unknown registered proof id.
+        """
+        rid = registered_seal_proof(registered_proof).id
+        d = bincode.from_bincode(C1_OUTPUT_V1, data, where)
+        return cls(registered_proof=rid, **d)
+
+
+def _v1_dict(out: SealCommitPhase1Output) -> dict:
+    return {"vanilla_proofs": out.vanilla_proofs, "comm_r": out.comm_r, "comm_d": out.comm_d,
+            "replica_id": out.replica_id, "seed": out.seed, "ticket": out.ticket}
+
+
+def _load(d: dict) -> SealCommitPhase1Output:
+    rid = _BY_NAME[d["registered_proof"].name]
+    variant = d["vanilla_proofs"]
+    if variant.name != vanilla_variant(rid):
+        raise InputError(f"vanilla_proofs are {variant.name} proofs, registered_proof {d['registered_proof'].name} "
+                         f"takes {vanilla_variant(rid)}")
+    return SealCommitPhase1Output(registered_proof=rid, vanilla_proofs=variant.value, comm_r=d["comm_r"],
+                                  comm_d=d["comm_d"], replica_id=d["replica_id"], seed=d["seed"], ticket=d["ticket"])
+
+
+def _dump(out: SealCommitPhase1Output) -> dict:
+    rid = out.registered_proof
+    return {"registered_proof": Variant(REGISTERED_SEAL_PROOFS[rid].name),
+            "vanilla_proofs": Variant(vanilla_variant(rid), [list(p) for p in out.vanilla_proofs]),
+            **{k: v for k, v in _v1_dict(out).items() if k != "vanilla_proofs"}}
+
+
+_COMMON = (Field("comm_r", DOMAIN), Field("comm_d", DOMAIN), Field("replica_id", DOMAIN), Field("seed", DOMAIN),
+           Field("ticket", DOMAIN))
+#: filecoin-proofs-api's ``SealCommitPhase1Output`` (the JSON filecoin-ffi and Curio hand over)
+C1_OUTPUT = Mapped(Struct("SealCommitPhase1Output", (Field("registered_proof", REGISTERED_SEAL_PROOF),
+                                                     Field("vanilla_proofs", VANILLA_SEAL_PROOF)) + _COMMON),
+                   load=_load, dump=_dump, name="SealCommitPhase1Output")
+#: filecoin-proofs' ``SealCommitPhase1Output<Tree>`` (values as dicts: vanilla_proofs and the five domains)
+C1_OUTPUT_V1 = Struct("SealCommitPhase1Output<Tree>", (Field("vanilla_proofs", _PROOFS),) + _COMMON)

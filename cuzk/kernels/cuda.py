@@ -62,6 +62,8 @@ __all__ = [
     "h_pointwise",
     "msm_g1",
     "msm_g2",
+    "msm_bits_g1",
+    "msm_bits_g2",
     "field_op",
     "ec_op",
     "run_ntt",
@@ -222,6 +224,35 @@ def msm_g2(points, scalars, threads=None):
     >>> msm_g2(points, scalars)  # doctest: +SKIP
     """
     return _KERNELS.msm_g2(points, scalars, threads)
+
+
+def msm_bits_g1(points, scalars, threads=None, *, split=None):
+    """Σ scalars[i]·points[i] over G1 with the scalars 0 skipped and the points of the scalars 1
+    summed directly on the GPU (``msm_bits.cu``, plan :mod:`cuzk.kernels.cuda_bits`); only the
+    other rows run the Pippenger MSM, over their points gathered on the device.
+
+    Args:
+        points, threads: as :func:`msm_g1` (``threads`` also for the host scan).
+        scalars: ``(n, 4)`` uint64 canonical Fr integers on the host (the split is made there).
+        split: ``split_bits(scalars)`` made earlier (checked against the scalars); None: made here.
+
+    Returns:
+        the same ``(2, 6)`` limbs as :func:`msm_g1`.
+
+    Raises:
+        InputError: device scalars, a split of other scalars, and what :func:`msm_g1` raises.
+
+    >>> msm_bits_g1(points, scalars)  # doctest: +SKIP
+    """
+    return _KERNELS.msm_bits_g1(points, scalars, threads, split=split)
+
+
+def msm_bits_g2(points, scalars, threads=None, *, split=None):
+    """As :func:`msm_bits_g1` over G2 (:func:`msm_g2`'s shapes).
+
+    >>> msm_bits_g2(points, scalars)  # doctest: +SKIP
+    """
+    return _KERNELS.msm_bits_g2(points, scalars, threads, split=split)
 
 
 def warm_up(device_id: int = 0) -> None:

@@ -18,11 +18,14 @@ from typing import Callable
 import numpy as np
 
 from cuzk.errors import FieldValueError, InputError
+from cuzk.kernels.bit_split import split_bits
 from cuzk.kernels.checks import check_field_rows, check_points
+from cuzk.kernels.cuda_bits import run_msm_bits
 from cuzk.kernels.cuda_curve import CudaCurve
 from cuzk.kernels.cuda_msm import check_msm_size, run_msm
 from cuzk.kernels.cuda_ntt import MAX_LOG_N, fr_const, run_ntt, scaled_by_powers
 from cuzk.kernels.cuda_runtime import BLOCK, DeviceArray, _oom_guard, grid_size
+from cuzk.kernels.msm_bits import check_split_of
 
 __all__ = ["CudaKernels", "DevicePoints", "run_h_pointwise"]
 
@@ -220,6 +223,28 @@ class CudaKernels:
             dsc = rt.asarray(np.ascontiguousarray(sc).view(np.uint32))
         return run_msm(rt, group, words, dsc, len(dsc))
 
+    def _msm_bits(self, group: str, points, scalars, split, threads) -> np.ndarray:
+        if _on_device(scalars):
+            raise InputError("the bit-aware MSM splits its scalars on the host: pass them as an (n, 4) numpy array")
+        pts, sc = self._check_msm(points, scalars, group)
+        split = split_bits(sc, threads) if split is None else check_split_of(split, sc)
+        if isinstance(pts, DevicePoints):
+            rt, words = self._runtime(pts.device_id), pts.words
+        else:
+            rt = self._runtime()
+            words = rt.asarray(pts.view(np.uint32))
+        return run_msm_bits(rt, group, words, split, sc)
+
+    @_oom_guard
+    def msm_bits_g1(self, points, scalars, threads=None, *, split=None):
+        """As ``cuzk.kernels.cuda.msm_bits_g1``."""
+        return self._msm_bits("g1", points, scalars, split, threads)
+
+    @_oom_guard
+    def msm_bits_g2(self, points, scalars, threads=None, *, split=None):
+        """As ``cuzk.kernels.cuda.msm_bits_g2``."""
+        return self._msm_bits("g2", points, scalars, split, threads)
+
     @_oom_guard
     def stage(self, *arrays, device_id: int | None = None) -> list:
         """As ``cuzk.kernels.cuda.stage``."""
@@ -270,4 +295,9 @@ class CudaKernels:
         sc = rt.asarray(np.arange(4 * fw, dtype=np.uint32).reshape(4, fw) % 7)
         for group in ("g1", "g2"):  # points at infinity (all-zero rows)
             run_msm(rt, group, rt.asarray(np.zeros((4, 4 * self.curve.coord_words(group)), np.uint32)), sc, 4)
+        bits = np.zeros((4, self.curve.fr.limbs), np.uint64)
+        bits[1, 0], bits[2, 0] = 1, 3  # a zero, a one, two others: every step of the bit-aware plan
+        split = check_split_of(split_bits(bits, 1), bits)  # the host scan and its check compile here
+        for group in ("g1", "g2"):
+            run_msm_bits(rt, group, rt.asarray(np.zeros((4, 4 * self.curve.coord_words(group)), np.uint32)), split, bits)
         rt.synchronize()

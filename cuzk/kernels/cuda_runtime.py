@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 CU_DIR = pathlib.Path(__file__).resolve().parent / "cu"
-KERNEL_FILES = ("arith.cu", "ntt.cu", "msm.cu")
+KERNEL_FILES = ("arith.cu", "ntt.cu", "msm.cu", "msm_bits.cu")
 
 
 def _source_files() -> list[pathlib.Path]:

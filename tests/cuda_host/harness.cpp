@@ -6,6 +6,7 @@
 #include "../../cuzk/kernels/cu/arith.cu"
 #ifndef CUZK_HARNESS_ARITH_ONLY  // the broken-carry build needs only the field kernels
 #include "../../cuzk/kernels/cu/msm.cu"
+#include "../../cuzk/kernels/cu/msm_bits.cu"
 #include "../../cuzk/kernels/cu/ntt.cu"
 #endif
 
@@ -43,6 +44,11 @@ const entry kernels[] = {
     CUZK_KERNEL(g2_msm_bucket_fixup, false),
     CUZK_KERNEL(g2_msm_window_segments, false),
     CUZK_KERNEL(g2_msm_window_fold, false),
+    CUZK_KERNEL(bits_gather_rows, false),
+    CUZK_KERNEL(g1_bits_sum_points, true),
+    CUZK_KERNEL(g1_bits_sum_xyzz, true),
+    CUZK_KERNEL(g2_bits_sum_points, true),
+    CUZK_KERNEL(g2_bits_sum_xyzz, true),
 #endif
 };
 }  // namespace

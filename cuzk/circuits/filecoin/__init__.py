@@ -16,6 +16,11 @@ from cuzk.circuits.filecoin.post import FallbackPoSt, PostSector, window_post, w
 from cuzk.circuits.filecoin.sparse import SparseTree
 from cuzk.circuits.filecoin.shapes import SECTOR_SHAPES, TreeShape, shape_for_sector
 from cuzk.circuits.filecoin.tree import FilecoinTree, build_tree, leaves_from_bytes, merkle_root_native
+# last: the porep package imports shapes from this package
+from cuzk.circuits.filecoin.porep import (
+    interactive_challenges, ni_challenges, parent_cache, porep_id, replica_id, synthetic_challenges,
+    synthetic_porep_challenges,
+)
 
 __all__ = [
     "poseidon_hash", "neptune_spec", "ARITIES",
@@ -24,4 +29,6 @@ __all__ = [
     "PoR", "por_challenge",
     "FallbackPoSt", "PostSector", "window_post", "winning_post", "winning_post_sectors",
     "leaf_challenge", "API_VERSIONS",
+    "porep_id", "replica_id", "parent_cache",
+    "interactive_challenges", "ni_challenges", "synthetic_challenges", "synthetic_porep_challenges",
 ]

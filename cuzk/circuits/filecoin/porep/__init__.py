@@ -1,4 +1,16 @@
 """Filecoin's stacked-DRG proof of replication (PoRep): graph, sealing, vanilla proofs and the
 StackedCircuit with rust-fil-proofs' constraint counts (docs/filecoin.md)."""
 
-__all__: list = []
+from cuzk.circuits.filecoin.porep.challenges import (
+    interactive_challenges, ni_challenges, synthetic_challenges, synthetic_porep_challenges,
+)
+from cuzk.circuits.filecoin.porep.graph import parent_cache, parent_cache_id, parents
+from cuzk.circuits.filecoin.porep.registered import (
+    REGISTERED_SEAL_PROOFS, SealProof, porep_id, registered_seal_proof, replica_id,
+)
+
+__all__: list = [
+    "SealProof", "REGISTERED_SEAL_PROOFS", "registered_seal_proof", "porep_id", "replica_id",
+    "parents", "parent_cache", "parent_cache_id",
+    "interactive_challenges", "ni_challenges", "synthetic_challenges", "synthetic_porep_challenges",
+]

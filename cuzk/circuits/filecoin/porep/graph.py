@@ -71,6 +71,15 @@ def _check_nodes(nodes) -> int:
     return n
 
 
+def _int_or(x, default: int, what: str) -> int:
+    if x is None:
+        return default
+    try:
+        return operator.index(x)
+    except TypeError:
+        raise InputError(f"{what} must be an int, got {type(x).__name__}") from None
+
+
 def drg_seed(porep_id: bytes) -> bytes:
     """The DRG's 28-byte seed: ``sha256("Filecoin_DRSample" || porep_id)[:28]``."""
     return hashlib.sha256(b"Filecoin_DRSample" + check_porep_id(porep_id)).digest()[:28]
@@ -118,20 +127,21 @@ def _drg_parents(node, state, x, words, legacy, row):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _parents_kernel(nodes, seed_words, keys_le, left_mask, right_mask, half_bits, legacy, out):
+def _parents_kernel(nodes, start, seed_words, keys_le, left_mask, right_mask, half_bits, legacy, out):
     n_slots = _U(nodes) * _U(EXP_DEGREE)
     m32 = _U(0xFFFFFFFF)
-    n_chunks = (nodes + _CHUNK - 1) // _CHUNK
+    rows = out.shape[0]
+    n_chunks = (rows + _CHUNK - 1) // _CHUNK
     for c in prange(n_chunks):
         state = np.zeros(16, dtype=np.uint32)
         state[:4] = SIGMA_WORDS
         state[4:11] = seed_words
         x = np.empty(16, dtype=np.uint64)
         words = np.empty(32, dtype=np.uint32)
-        lo = c * _CHUNK
-        hi = min(nodes, lo + _CHUNK)
+        lo = start + c * _CHUNK
+        hi = min(start + rows, lo + _CHUNK)
         for node in range(lo, hi):
-            row = out[node]
+            row = out[node - start]
             if node < 2:
                 for k in range(BASE_DEGREE):
                     row[k] = np.uint32(0)
@@ -144,23 +154,29 @@ def _parents_kernel(nodes, seed_words, keys_le, left_mask, right_mask, half_bits
                 row[BASE_DEGREE + i] = np.uint32(slot // _U(EXP_DEGREE))
 
 
-def parents(nodes: int, porep_id: bytes, api_version) -> np.ndarray:
-    """Every node's 14 parents: ``(nodes, 14)`` uint32, the 6 DRG parents then the 8 expander ones.
+def parents(nodes: int, porep_id: bytes, api_version, start: int = 0, stop: int | None = None) -> np.ndarray:
+    """The 14 parents of nodes ``start .. stop - 1`` (default all): ``(stop - start, 14)``
+    uint32, the 6 DRG parents then the 8 expander ones.
 
     Args:
         nodes: the sector's node count (sector size / 32).
         porep_id: the 32-byte PoRep id (:func:`~cuzk.circuits.filecoin.porep.registered.porep_id`).
         api_version: ``"1.0.0"``, ``"1.1.0"`` or ``"1.2.0"`` (``"1.0"`` etc. also accepted).
+        start, stop: the node range, for a sector too large to hold whole.
 
     Raises:
-        InputError: nodes outside [2, 2^31], a porep_id not 32 bytes, an unknown API version.
+        InputError: nodes outside [2, 2^31], a porep_id not 32 bytes, an unknown API version,
+            a range outside [0, nodes].
     """
     n = _check_nodes(nodes)
+    lo, hi = _int_or(start, 0, "start"), _int_or(stop, n, "stop")
+    if not 0 <= lo <= hi <= n:
+        raise InputError(f"node range [{lo}, {hi}) must lie within [0, {n}]")
     legacy = _legacy(api_version)
     seed_words = np.frombuffer(drg_seed(porep_id), dtype="<u4").astype(np.uint32)
     lm, rm, hb = precompute(n * EXP_DEGREE)
-    out = np.empty((n, DEGREE), dtype=np.uint32)
-    _parents_kernel(np.int64(n), seed_words, swapped_keys(feistel_keys(porep_id)), _U(lm), _U(rm), _U(hb), legacy, out)
+    out = np.empty((hi - lo, DEGREE), dtype=np.uint32)
+    _parents_kernel(np.int64(n), np.int64(lo), seed_words, swapped_keys(feistel_keys(porep_id)), _U(lm), _U(rm), _U(hb), legacy, out)
     return out
 
 

@@ -28,7 +28,11 @@ from cuzk.circuits.filecoin.vanilla.schema import (
 )
 from cuzk.errors import InputError
 
-__all__ = ["from_bincode", "to_bincode"]
+__all__ = ["from_bincode", "to_bincode", "MAX_ZERO_SIZED_ITEMS"]
+
+#: Most items of a zero-size type (``Vec<()>``) a length may announce: they take no bytes, so
+#: the bytes left cannot bound them. No rust-fil-proofs type has such a Vec.
+MAX_ZERO_SIZED_ITEMS = 1 << 16
 
 
 class _Reader:
@@ -56,10 +60,13 @@ class _Reader:
         key = id(t_item)
         if key not in self._min:  # the entry keeps t_item alive, so its id names it all along
             self._min[key] = (t_item, bincode_min_size(t_item))
-        room = (len(self.buf) - self.pos) // max(self._min[key][1], 1)  # zero-size items: one per byte left
-        if n > room or (max_len is not None and n > max_len):
-            limit = f"the {max_len} this field can hold" if max_len is not None and n > max_len else \
-                f"the {room} that fit in the {len(self.buf) - self.pos} bytes left"
+        size = self._min[key][1]
+        room = (len(self.buf) - self.pos) // size if size else MAX_ZERO_SIZED_ITEMS
+        if max_len is not None and n > max_len:
+            fail(self.where, path, f"at byte {at}: a length of {n}, more than the {max_len} this field can hold")
+        if n > room:
+            limit = f"the {room} that fit in the {len(self.buf) - self.pos} bytes left" if size else \
+                f"the {room} zero-size items a length may announce"
             fail(self.where, path, f"at byte {at}: a length of {n}, more than {limit}")
         return n
 
@@ -163,7 +170,8 @@ def _w_int(t, v, out, path, where):
 
 def _w_bytes(t, v, out, path, where):
     if not isinstance(v, (bytes, bytearray)) or len(v) != t.size:
-        fail(where, path, f"expected {t.size} bytes, got {_show(v) if not isinstance(v, (bytes, bytearray)) else len(v)}")
+        got = f"{len(v)} bytes" if isinstance(v, (bytes, bytearray)) else type(v).__name__
+        fail(where, path, f"expected {t.size} bytes, got {got}")
     out.append(bytes(v))
 
 

@@ -106,17 +106,18 @@ def _r_opt(t, v, path, where):
 def _r_struct(t, v, path, where):
     if type(v) is not dict:
         fail(where, path, f"expected an object ({t.name}), got {_json_kind(v)}")
-    out = {}
+    out, present = {}, 0
     for f in t.fields:
         if f.name in v:
             value = _READ[type(f.type)](f.type, v[f.name], (path, f.name), where)
+            present += 1
         elif isinstance(f.type, Opt):
             value = None
         else:
             fail(where, path, f"{t.name} is missing field {f.name!r}")
         if f.attr is not None:
             out[f.attr] = value
-    if len(v) > len(t.fields):
+    if len(v) > present:
         known = {f.name for f in t.fields}
         extra = next(k for k in v if k not in known)
         fail(where, path, f"{t.name} has no field {extra[:40]!r}")

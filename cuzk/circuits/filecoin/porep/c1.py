@@ -29,18 +29,24 @@ bincode (:meth:`SealCommitPhase1Output.to_bincode`).
 
 from __future__ import annotations
 
+import operator
+
 import attrs
 
 from cuzk.bounded_json import read_json_file
+from cuzk.circuits.filecoin.porep import challenges as porep_challenges
+from cuzk.circuits.filecoin.porep.registered import NON_INTERACTIVE, SYNTHETIC
 from cuzk.circuits.filecoin.porep.registered import REGISTERED_SEAL_PROOFS, registered_seal_proof
-from cuzk.circuits.filecoin.porep.vanilla import VANILLA_PROOF, VanillaProof
+from cuzk.circuits.filecoin.porep.vanilla import (
+    TOTAL_PARENTS, VANILLA_PROOF, Column, ColumnProof, EncodingProof, LabelingProof, ReplicaColumnProof, VanillaProof,
+)
 from cuzk.circuits.filecoin.vanilla import bincode, serde_json
-from cuzk.circuits.filecoin.vanilla.merkle import DOMAIN
+from cuzk.circuits.filecoin.vanilla.merkle import DOMAIN, MerkleProof, PathElement, int_domain
 from cuzk.circuits.filecoin.vanilla.schema import Enum, Field, Mapped, Seq, Struct, Variant
 from cuzk.errors import InputError, VanillaFormatError
 
 __all__ = [
-    "SealCommitPhase1Output", "C1_OUTPUT", "C1_OUTPUT_V1", "REGISTERED_SEAL_PROOF", "VANILLA_SEAL_PROOF",
+    "SealCommitPhase1Output", "commit_phase1", "check", "partition_challenges", "C1_OUTPUT", "C1_OUTPUT_V1", "REGISTERED_SEAL_PROOF", "VANILLA_SEAL_PROOF",
     "vanilla_variant", "MAX_C1_JSON_BYTES", "MAX_PARTITIONS", "MAX_CHALLENGES",
 ]
 
@@ -133,6 +139,10 @@ class SealCommitPhase1Output:
                              why="the default bound of a C1 output (MAX_C1_JSON_BYTES)")
         return serde_json.from_value(C1_OUTPUT, doc, str(path))
 
+    def check(self, **kwargs) -> None:
+        """:func:`check` this output (every path root, label and encoding recomputed)."""
+        check(self, **kwargs)
+
     def to_bincode(self) -> bytes:
         """bincode of filecoin-proofs' ``SealCommitPhase1Output<Tree>`` (no registered_proof), as Curio writes it."""
         return bincode.to_bincode(C1_OUTPUT_V1, _v1_dict(self))
@@ -180,3 +190,129 @@ C1_OUTPUT = Mapped(Struct("SealCommitPhase1Output", (Field("registered_proof", R
                    load=_load, dump=_dump, name="SealCommitPhase1Output")
 #: filecoin-proofs' ``SealCommitPhase1Output<Tree>`` (values as dicts: vanilla_proofs and the five domains)
 C1_OUTPUT_V1 = Struct("SealCommitPhase1Output<Tree>", (Field("vanilla_proofs", _PROOFS),) + _COMMON)
+
+
+# ---- building ----
+
+def partition_challenges(proof, replica_id: bytes, seed: bytes, comm_r: bytes, partition: int) -> list:
+    """The challenged nodes of ``partition`` of a sector sealed with registered ``proof``
+    (a :class:`~cuzk.circuits.filecoin.porep.registered.SealProof`), as rust-fil-proofs derives them:
+    interactive from ``seed``; non-interactive from ``comm_r``; synthetic: the synthetic
+    challenges ``seed`` selects.
+
+    >>> from cuzk.circuits.filecoin.porep.registered import registered_seal_proof
+    >>> partition_challenges(registered_seal_proof(5), bytes(32), bytes(32), bytes(32), 0)
+    [35, 25]
+    """
+    count, n = proof.challenges_per_partition, proof.nodes
+    if proof.feature == NON_INTERACTIVE:
+        return porep_challenges.ni_challenges(n, replica_id, comm_r, count, partition)
+    if proof.feature == SYNTHETIC:
+        return porep_challenges.synthetic_porep_challenges(n, replica_id, comm_r, proof.synthetic_challenges, count,
+                                                           seed, partition)
+    return porep_challenges.interactive_challenges(n, replica_id, seed, count, partition)
+
+
+def _levels(indices_siblings, shape) -> dict:
+    """A tree path's levels split as the proof variant of ``shape`` splits them."""
+    levels = [PathElement(tuple(int_domain(x) for x in sib), pos) for pos, sib in indices_siblings]
+    base, rest = levels[:shape.base_height], levels[shape.base_height:]
+    out = {"base": base}
+    if shape.sub:
+        out["sub"] = rest[:1]
+    if shape.top:
+        out["top"] = rest[1:2]
+    return out
+
+
+def _positions(node: int, levels) -> list:
+    out = []
+    for a in levels:
+        out.append(node % a)
+        node //= a
+    return out
+
+
+def _poseidon_proof(tree, node: int, root: bytes) -> MerkleProof:
+    pairs = zip(_positions(node, tree.shape.levels), tree.path(node))
+    return MerkleProof(root=root, leaf=int_domain(tree.leaf(node)), **_levels(pairs, tree.shape))
+
+
+def _column_proof(sealed, node: int) -> ColumnProof:
+    rows = [bytes(layer[node]) for layer in sealed.layers]
+    return ColumnProof(Column(node, rows), _poseidon_proof(sealed.tree_c, node, sealed.comm_c))
+
+
+def _label_parents(sealed, node: int, layer: int) -> list:
+    """The 37 parent labels hashed into ``node``'s label in ``layer`` (1-based)."""
+    row = sealed.parents[node]
+    drg, exp = [int(p) for p in row[:6]], [int(p) for p in row[6:]]
+    labels = [bytes(sealed.layers[layer - 1][p]) for p in drg]
+    if layer > 1:
+        labels += [bytes(sealed.layers[layer - 2][p]) for p in exp]
+    return [labels[i % len(labels)] for i in range(TOTAL_PARENTS)]
+
+
+def _vanilla_proof(sealed, node: int) -> VanillaProof:
+    d_path = sealed.tree_d.path(node)
+    comm_d_proof = MerkleProof(root=sealed.comm_d, leaf=sealed.tree_d.leaf(node),
+                               base=[PathElement((sib,), (node >> i) & 1) for i, sib in enumerate(d_path)])
+    row = [int(p) for p in sealed.parents[node]]
+    columns = ReplicaColumnProof(c_x=_column_proof(sealed, node), drg_parents=[_column_proof(sealed, p) for p in row[:6]],
+                                 exp_parents=[_column_proof(sealed, p) for p in row[6:]])
+    layers = len(sealed.layers)
+    labeling = [LabelingProof(_label_parents(sealed, node, layer), layer, node) for layer in range(1, layers + 1)]
+    last = labeling[-1]
+    return VanillaProof(comm_d_proofs=comm_d_proof,
+                        comm_r_last_proof=_poseidon_proof(sealed.tree_r, node, sealed.comm_r_last),
+                        replica_column_proofs=columns, labeling_proofs=labeling,
+                        encoding_proof=EncodingProof(last.parents, last.layer_index, last.node))
+
+
+def commit_phase1(sealed, seed, *, partitions=None) -> SealCommitPhase1Output:
+    """Commit phase 1: the vanilla proofs of every challenge of every partition of ``sealed``.
+
+    Args:
+        sealed: a :class:`~cuzk.circuits.filecoin.porep.seal.SealedSector`.
+        seed: the 32-byte interactive randomness (drawn on chain after PreCommit; a synthetic
+            proof's selection randomness; unused by a non-interactive proof, which still records it).
+        partitions: how many partitions to prove (the registered proof's count by default; fewer
+            for tests), each with the proof's challenges per partition.
+
+    Raises:
+        InputError: a seed not 32 bytes, a partition count outside 1..the proof's.
+    """
+    if not isinstance(seed, (bytes, bytearray)) or len(seed) != 32:
+        raise InputError(f"seed must be 32 bytes, got {seed!r:.60}")
+    seed = bytes(seed)
+    proof = sealed.proof
+    count = proof.partitions if partitions is None else _count(partitions, proof.partitions)
+    vanilla = []
+    for k in range(count):
+        nodes = partition_challenges(proof, sealed.replica_id, seed, sealed.comm_r, k)
+        vanilla.append([_vanilla_proof(sealed, c) for c in nodes])
+    return SealCommitPhase1Output(registered_proof=proof.id, vanilla_proofs=vanilla, comm_r=sealed.comm_r,
+                                  comm_d=sealed.comm_d, replica_id=sealed.replica_id, seed=seed,
+                                  ticket=sealed.ticket)
+
+
+def _count(x, most: int) -> int:
+    try:
+        n = operator.index(x)
+    except TypeError:
+        raise InputError(f"partitions must be an int, got {x!r:.40}") from None
+    if not 1 <= n <= most:
+        raise InputError(f"partitions must be in 1..{most} for this registered proof, got {n}")
+    return n
+
+
+def check(out: SealCommitPhase1Output, **kwargs) -> None:
+    """Recompute every path root, label and encoding of ``out``; see
+    :func:`~cuzk.circuits.filecoin.porep.c1_check.check_output` for the checks and arguments.
+
+    Raises:
+        VanillaFormatError: the first value that does not check out, its JSON path named.
+    """
+    from cuzk.circuits.filecoin.porep.c1_check import check_output  # c1_check builds on this module
+
+    check_output(out, **kwargs)

@@ -57,7 +57,7 @@ import attrs
 import numpy as np
 
 from cuzk.atomic_file import atomic_write
-from cuzk.bounded_json import loads_bounded
+from cuzk.bounded_json import check_depth, check_items
 from cuzk.errors import KeyCacheFormatError
 
 __all__ = ["MAGIC", "FORMAT_VERSION", "KeyFile", "write_keyfile", "planned_size", "read_keyfile", "read_table", "file_identity"]
@@ -234,8 +234,8 @@ def _table_of(f, path) -> tuple[dict, int]:
     raw = f.read(t_len)
     if hashlib.sha256(raw).digest() != t_digest:
         raise _bad(path, "table checksum mismatch (damaged file)")
-    # a digest-valid table from a foreign or broken writer may still be nested 10^5 deep
-    table = loads_bounded(raw, f"{os.fspath(path)}: table", KeyCacheFormatError)
+    raw = [raw]  # handed over: _parse_table drops the bytes before it parses
+    table = _parse_table(path, raw.pop(), t_off)
     _check_table(path, table, t_off)
     return table, size
 
@@ -278,6 +278,25 @@ def _check_array(e, i: int, data_end: int, seen: set) -> None:
     offset = _int(_field(e, "offset", where + "."), f"{where}.offset", _PREAMBLE.size, data_end - n)
     if offset % _ALIGN:
         raise ValueError(f"{where}.offset {offset} is not {_ALIGN}-byte aligned")
+
+
+def _parse_table(path, raw: bytes, data_end: int):
+    """The table's JSON, bounded as every reader's (a digest-valid table from a foreign or broken
+    writer may still be nested 10^5 deep or hold a million values): depth checked in a streaming
+    pass, values counted against what the data region can need (a few per array plus one digest
+    per chunk), ASCII as ``json.dumps`` writes it (one byte per character in memory)."""
+    where = f"{os.fspath(path)}: table"
+    check_depth(raw, where, KeyCacheFormatError)
+    check_items(raw, where, KeyCacheFormatError, 4096 + (data_end - _PREAMBLE.size) // 4096)
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError:
+        raise _bad(path, "table is not ASCII JSON (as cuzk writes it)") from None
+    del raw  # the caller's reference goes when we return; parse from the text alone
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise _bad(path, f"table is not JSON ({str(e)[:100]})") from None
 
 
 def _check_table(path, table, data_end: int) -> None:

@@ -27,7 +27,7 @@ __all__ = ["make_seeds", "KINDS", "CIRCUITS", "seed_files", "statement"]
 
 #: every seed kind written per circuit
 KINDS = ("bp_params", "bp_vk", "bp_vk_json", "bp_proof", "bp_proof_json", "zkey", "wtns", "r1cs",
-         "sj_proof", "sj_public", "sj_vk", "pce", "timeline", "g1c", "g1u", "g2c", "g2u")
+         "sj_proof", "sj_public", "sj_vk", "pce", "timeline", "g1c", "g1u", "g2c", "g2u", "kc_record", "kc_table")
 #: the circuits seeds are made from
 CIRCUITS = ("cube", "pair")
 
@@ -117,9 +117,35 @@ def make_seeds(folder) -> str:
             for comp, suffix in ((True, "c"), (False, "u")):
                 with open(path(f"{tag}{suffix}", name), "wb") as f:
                     f.write(points_to_bytes(group, pts, compressed=comp))
+        _keycache_seeds(path("bp_params", name), path("zkey", name), path("kc_record", name), path("kc_table", name))
         with open(os.path.join(folder, "statement", f"{name}.json"), "w") as f:
             json.dump({"public": [str(x) for x in w.public_inputs], "inputs": {k: str(v) for k, v in inputs.items()}}, f)
     return folder
+
+
+def _keycache_seeds(params: str, zkey: str, record_out: str, table_out: str) -> None:
+    """The key cache's small files, as cuzk writes them: the source record of ``params`` and
+    the table (JSON) of the cache entry of ``zkey``."""
+    import attrs
+
+    from cuzk.engine.keyarrays import key_to_arrays
+    from cuzk.engine.keyfile import write_keyfile
+    from cuzk.engine.keysource import SourceRecord, full_digest, sampled_digest
+    from cuzk.formats import snarkjs
+
+    st = os.stat(params)
+    rec = SourceRecord.of(os.path.realpath(params), st, full_digest(params), sampled_digest(params), "params")
+    with open(record_out, "w") as f:
+        json.dump(attrs.asdict(rec), f)
+    arrays, meta = key_to_arrays(snarkjs.read_zkey(zkey, threads=1))
+    entry = table_out + ".cuzkkey"
+    write_keyfile(entry, arrays, {"kind": "zkey", "source_digest": "0" * 64, "key": meta})
+    with open(entry, "rb") as f:
+        raw = f.read()
+    os.unlink(entry)
+    t_off, t_len = (int.from_bytes(raw[16:24], "little"), int.from_bytes(raw[24:32], "little"))
+    with open(table_out, "wb") as f:
+        f.write(raw[t_off:t_off + t_len])
 
 
 def seed_files(folder, kind: str) -> list[str]:

@@ -16,7 +16,7 @@ from .runner import FAILURES, format_table, run
 from .targets import TARGETS
 
 # ~1500 inputs per reader: ~25 s on one worker with a warm Numba cache (about 1000 inputs/s)
-CI_INPUTS = int(os.environ.get("CUZK_FUZZ_CI_INPUTS", str(1500 * 18)))
+CI_INPUTS = int(os.environ.get("CUZK_FUZZ_CI_INPUTS", str(1500 * 20)))
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="the watchdog reads /proc")

@@ -221,7 +221,7 @@ def check_output(out, *, parents=None, challenges: bool = True, partitions: int 
     variant = vanilla_variant(p.id)
     want = p.partitions if partitions is None else partitions
     if len(out.vanilla_proofs) != want:
-        raise VanillaFormatError(f"C1 output: {len(out.vanilla_proofs)} partitions, {p.name} has {want}",
+        raise VanillaFormatError(f"C1 output: {len(out.vanilla_proofs)} partition(s), expected {want} ({p.name})",
                                  path=f"$.vanilla_proofs.{variant}")
     table = _parents_table(p, parents)
     first = next((proofs[0] for proofs in out.vanilla_proofs if proofs), None)

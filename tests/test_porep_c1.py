@@ -329,3 +329,20 @@ def test_rust_oracle_c1_reads_checks_and_is_reproduced(out_dir):
     ours = seal(data, registered_proof=out.registered_proof, prover_id=bytes.fromhex(summary["prover_id"]),
                 sector_id=summary["sector_id"], ticket=bytes.fromhex(summary["ticket"]))
     assert commit_phase1(ours, bytes.fromhex(summary["seed"])).to_json().encode() == raw
+
+
+# ---- the vanilla proofs satisfy the StackedCircuit ----
+
+@pytest.mark.slow
+def test_vanilla_proofs_satisfy_the_stacked_circuit(c1):
+    from cuzk.circuits.filecoin.porep.c1 import circuit_inputs
+    from cuzk.circuits.filecoin.porep.circuit import StackedCircuit
+    from cuzk.synth import Synthesizer
+
+    circuit = StackedCircuit(2048, api_version="1.1")
+    inp = circuit_inputs(c1, 0)
+    synth = Synthesizer(circuit, check=True)
+    out = synth.synthesize(**inp)
+    parents = [d + e for d, e in zip(inp["drg_parents"], inp["exp_parents"])]
+    assert out.public_inputs == circuit.public_inputs(inp["replica_id"], inp["comm_d"], inp["comm_r"],
+                                                      inp["challenges"], parents)

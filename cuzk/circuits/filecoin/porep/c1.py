@@ -41,12 +41,12 @@ from cuzk.circuits.filecoin.porep.vanilla import (
     TOTAL_PARENTS, VANILLA_PROOF, Column, ColumnProof, EncodingProof, LabelingProof, ReplicaColumnProof, VanillaProof,
 )
 from cuzk.circuits.filecoin.vanilla import bincode, serde_json
-from cuzk.circuits.filecoin.vanilla.merkle import DOMAIN, MerkleProof, PathElement, int_domain
+from cuzk.circuits.filecoin.vanilla.merkle import DOMAIN, MerkleProof, PathElement, domain_int, int_domain
 from cuzk.circuits.filecoin.vanilla.schema import Enum, Field, Mapped, Seq, Struct, Variant
 from cuzk.errors import InputError, VanillaFormatError
 
 __all__ = [
-    "SealCommitPhase1Output", "commit_phase1", "check", "partition_challenges", "C1_OUTPUT", "C1_OUTPUT_V1", "REGISTERED_SEAL_PROOF", "VANILLA_SEAL_PROOF",
+    "SealCommitPhase1Output", "commit_phase1", "check", "partition_challenges", "circuit_inputs", "C1_OUTPUT", "C1_OUTPUT_V1", "REGISTERED_SEAL_PROOF", "VANILLA_SEAL_PROOF",
     "vanilla_variant", "MAX_C1_JSON_BYTES", "MAX_PARTITIONS", "MAX_CHALLENGES",
 ]
 
@@ -316,3 +316,36 @@ def check(out: SealCommitPhase1Output, **kwargs) -> None:
     from cuzk.circuits.filecoin.porep.c1_check import check_output  # c1_check builds on this module
 
     check_output(out, **kwargs)
+
+
+def circuit_inputs(out: SealCommitPhase1Output, partition: int = 0) -> dict:
+    """The witness of partition ``partition``'s StackedCircuit
+    (:meth:`~cuzk.circuits.filecoin.porep.circuit.StackedCircuit.define`'s keyword arguments) from
+    its vanilla proofs: field elements as ints, Merkle paths as flat sibling lists leaf level first.
+
+    Raises:
+        InputError: no such partition.
+    """
+    try:
+        proofs = out.vanilla_proofs[operator.index(partition)]
+    except (IndexError, TypeError):
+        raise InputError(f"partition must be an index below {len(out.vanilla_proofs)}, got {partition!r:.40}") from None
+    flat = lambda proof: [domain_int(h) for e in proof.levels for h in e.hashes]  # noqa: E731
+    cols = [p.replica_column_proofs for p in proofs]
+    first = proofs[0] if proofs else None
+    return {
+        "replica_id": domain_int(out.replica_id), "comm_d": domain_int(out.comm_d), "comm_r": domain_int(out.comm_r),
+        "comm_r_last": domain_int(first.comm_r_last_proof.root) if first else 0,
+        "comm_c": domain_int(first.replica_column_proofs.c_x.inclusion_proof.root) if first else 0,
+        "challenges": [p.challenge for p in proofs],
+        "data_leaves": [domain_int(p.comm_d_proofs.leaf) for p in proofs],
+        "comm_d_path": [flat(p.comm_d_proofs) for p in proofs],
+        "drg_parents": [[cp.column.index for cp in c.drg_parents] for c in cols],
+        "exp_parents": [[cp.column.index for cp in c.exp_parents] for c in cols],
+        "drg_columns": [[[domain_int(r) for r in cp.column.rows] for cp in c.drg_parents] for c in cols],
+        "exp_columns": [[[domain_int(r) for r in cp.column.rows] for cp in c.exp_parents] for c in cols],
+        "drg_paths": [[flat(cp.inclusion_proof) for cp in c.drg_parents] for c in cols],
+        "exp_paths": [[flat(cp.inclusion_proof) for cp in c.exp_parents] for c in cols],
+        "comm_r_last_path": [flat(p.comm_r_last_proof) for p in proofs],
+        "comm_c_path": [flat(c.c_x.inclusion_proof) for c in cols],
+    }

@@ -406,3 +406,21 @@ def test_csr_kernels_never_index_outside_their_arrays(indptr, indices, n_data, n
         assert Fr.to_ints(k.csr_matvec_parallel(ip, ix, data, z)) == want
         out = np.zeros((n_z, Fr.limbs), np.uint64)
         k.columns_at(ip, ix, data, Fr.from_ints([1] * (len(ip) - 1)), out)  # writes stay inside out
+
+
+def test_a_load_whose_fresh_entry_was_edited_before_mapping_returns_the_key_it_checked(keys, tmp_path, monkeypatch):
+    params, _, _ = keys
+    real = keycache.write_keyfile
+
+    def write_then_edited(path, *a, **k):  # a stray in-place write right after the rename
+        n = real(path, *a, **k)
+        os.chmod(path, 0o644)
+        with open(path, "r+b") as f:
+            f.seek(100)
+            f.write(b"\xff")
+        return n
+
+    monkeypatch.setattr(keycache, "write_keyfile", write_then_edited)
+    key, info = KeyCache(tmp_path).load(params)
+    assert not info.hit and info.path is None and "fails its checks" in info.note
+    assert same_key(key, ProvingKey.read(params))

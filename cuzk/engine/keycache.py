@@ -461,9 +461,9 @@ class KeyCache:
         is released; ``(mapped, None)``, or ``(None, why)`` when it was not written (over the
         cap, a full or read-only disk).
 
-        Raises:
-            KeyCacheError: the file just written fails its checks when read back (one removed
-                meanwhile is not an error: ``(None, why)``).
+        A file removed or damaged between its rename and the mapping back (an operator's ``rm``
+        or in-place edit) is not an error either: ``(None, why)``, and the caller serves what it
+        wrote (a checked key, tables just built).
         """
         entry = Path(entry)
         try:
@@ -485,12 +485,11 @@ class KeyCache:
         except OSError as e:  # a full or read-only disk must not cost the caller the key itself
             _log.warning("cannot write key cache entry %s: %s", entry, e)
             return None, f"not cached: {e}"
-        if mapped is None and why is None:  # removed by hand (or a tool without the lock) since the rename
-            why = f"not cached: {entry} was removed right after it was written"
+        if mapped is None:  # removed or changed by hand (or a tool without the lock) since the rename
+            why = (f"not cached: {entry} was removed right after it was written" if why is None else
+                   f"not cached: {entry} fails its checks right after it was written ({why})")
             _log.warning("%s; serving the key just read", why)
             return None, why
-        if mapped is None:
-            raise KeyCacheError(f"the key cache entry just written cannot be read back ({why})")
         return mapped, None
 
 

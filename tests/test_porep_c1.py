@@ -309,7 +309,36 @@ def test_challenges_follow_the_registered_proof():
     assert partition_challenges(p, rid, SEED, bytes(32), 0) == interactive_challenges(64, rid, SEED, 2)
 
 
-# ---- rust-fil-proofs' own C1 output, when the Rust oracle has made one ----
+# ---- rust-fil-proofs' own C1 output ----
+
+# sha256 of the c1.json rust-fil-proofs 19.1.0 writes (serde_json::to_vec) for the fixture's sector
+# (raw data random.Random(7).randbytes(2032), prover_id bytes(range(32)), sector_id 42, ticket 09^32,
+# seed SEED), made with the Rust oracle: cuzk-fil-oracle --tmp T seal --registered-proof ID
+# --prover-id 000102..1f --sector-id 42 --ticket 0909..09 --seed 6465..83 --data data.bin --out D
+RUST_C1_SHA256 = {
+    0: ("a8cfe118b56e565d", "4594765dbda9caa71ed33a27dc21ad326cd9bcf042681336d054c6938902e1b3"),  # API 1.0 graph
+    5: ("6e5ed667fb810177", "afb8f0a4858b9321c87d260cc4593cf1fa7317b8b5015356fb059d9939f7abc9"),
+    10: ("2159475118fb9545", "d3ce063873939a5fbe423c3ac5aa06e5f3265ee758ee769c4755ac9cb81fa6df"),  # synthetic
+    15: ("d3d86419e46bbc4f", "01980b228c946dd54656e514101386d9db857428df65d331d98f9d11d910d793"),  # NI: 13 partitions
+}
+
+
+@pytest.mark.parametrize("proof_id", sorted(RUST_C1_SHA256))
+def test_c1_json_is_rust_fil_proofs_byte_for_byte(proof_id):
+    import hashlib
+
+    data = fr32_pad(random.Random(7).randbytes(2032))
+    s = seal(data, registered_proof=proof_id, prover_id=bytes(range(32)), sector_id=42, ticket=bytes([9] * 32))
+    out = commit_phase1(s, SEED)
+    comm_r, digest = RUST_C1_SHA256[proof_id]
+    assert out.comm_r.hex()[:16] == comm_r
+    text = out.to_json()
+    assert hashlib.sha256(text.encode()).hexdigest() == digest
+    out.check()
+    assert SealCommitPhase1Output.from_json(text).to_json() == text
+
+
+# ---- a C1 output the Rust oracle made, when given its directory ----
 
 def _oracle_dirs():
     root = os.environ.get("CUZK_ORACLE_SEAL_DIR")

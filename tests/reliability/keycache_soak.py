@@ -108,8 +108,17 @@ def _worker(cache_dir: str, zkey: str, wtns: str, gate: str, stop: str, jobs_per
             except Exception:  # noqa: BLE001 (a defect: reported)
                 key, rec["non_cuzk"], rec["trace"] = None, 1, "load: " + traceback.format_exc()[-1500:]
             results = []
+            prover = None
             if key is not None:
-                prover = GpuProver(key, device="cpu", threads=1)
+                try:  # preparing the vk checks its points: a damaged mapping may fail here already
+                    prover = GpuProver(key, device="cpu", threads=1)
+                except CuzkError as e:
+                    results.append(type(e).__name__)
+                except Exception:  # noqa: BLE001
+                    results.append("non_cuzk")
+                    rec["non_cuzk"] = 1
+                    rec["trace"] = "prover: " + traceback.format_exc()[-1500:]
+            if prover is not None:
                 for _ in range(jobs_per_load):
                     try:
                         prover.prove(key.witness(wtns))

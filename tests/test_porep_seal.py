@@ -6,6 +6,7 @@ import hashlib
 
 import numpy as np
 import pytest
+from numba import njit
 from hypothesis import given, settings, strategies as st
 
 from cuzk.circuits.filecoin.porep.fr32 import check_nodes, fr32_pad, fr32_unpad, padded_size
@@ -14,7 +15,8 @@ from cuzk.circuits.filecoin.porep.labels import label_layers, layer_file
 from cuzk.circuits.filecoin.porep.registered import porep_id, replica_id
 from cuzk.circuits.filecoin.porep.seal import int_bytes, replica_file, seal
 from cuzk.circuits.filecoin.porep.sector_trees import TreeD, column_hashes, poseidon_tree, tree_d_file
-from cuzk.circuits.filecoin.porep.sha_kernels import hash_pairs, initial_state, round_constants
+from cuzk.circuits.filecoin.porep.sha_kernels import compress_scalar, hash_pairs, initial_state, round_constants
+from cuzk.circuits.filecoin.porep.sha_ni import HAVE_SHA_NI, sha_ni_compress
 from cuzk.circuits.filecoin.poseidon import poseidon_hash
 from cuzk.circuits.filecoin.shapes import TreeShape
 from cuzk.circuits.filecoin.tree import build_tree
@@ -112,6 +114,26 @@ def test_sha256_constants_are_fips_180_4():
     k, h = round_constants(), initial_state()
     assert int(k[0]) == 0x428A2F98 and int(k[63]) == 0xC67178F2
     assert int(h[0]) == 0x6A09E667 and int(h[7]) == 0x5BE0CD19
+
+
+@njit
+def _ni(state, w, k):
+    sha_ni_compress(state, w, k)
+
+
+@pytest.mark.parametrize("kind", ["scalar", pytest.param("sha-ni", marks=pytest.mark.skipif(
+    not HAVE_SHA_NI, reason="this CPU has no SHA extensions"))])
+def test_both_compressions_equal_hashlib(kind):
+    compress = compress_scalar if kind == "scalar" else _ni
+    rng = np.random.default_rng(3)
+    for length in (0, 3, 55, 56, 64, 119, 200):
+        msg = rng.bytes(length)
+        padded = msg + b"\x80" + bytes(-(length + 9) % 64) + (8 * length).to_bytes(8, "big")
+        state, w, k = initial_state().copy(), np.zeros(64, np.int64), round_constants()
+        for at in range(0, len(padded), 64):
+            w[:16] = np.frombuffer(padded[at:at + 64], ">u4")
+            compress(state, w, k)
+        assert b"".join(int(x).to_bytes(4, "big") for x in state) == hashlib.sha256(msg).digest()
 
 
 def test_hash_pairs_is_trimmed_sha256_of_each_pair():

@@ -81,7 +81,8 @@ class InputError(CuzkError, ValueError):
 
 class VanillaFormatError(InputError):
     """A serde JSON or bincode document of rust-fil-proofs' types (a C1 output, a vanilla proof)
-    is malformed; ``path`` names the bad field (``$.vanilla_proofs.StackedDrg2KiBV1[0][1].seed``)
+    is malformed, or its values do not check out (a path root, label or encoding that does not
+    match); ``path`` names the bad field (``$.vanilla_proofs.StackedDrg2KiBV1[0][1].comm_d_proofs``)
     and, for bincode, the message names the byte offset."""
 
     def __init__(self, message, path=None):

@@ -45,109 +45,120 @@ def _json_kind(v) -> str:
 
 # ---- reading ----
 
-def _r_int(t, v, path, where):
+class _Reader:
+    """Where the document came from, and whether its text holds any true/false at all."""
+
+    __slots__ = ("where", "bools")
+
+    def __init__(self, where: str, bools: bool):
+        self.where, self.bools = where, bools
+
+
+def _r_int(t, v, path, r):
     if type(v) is not int or not 0 <= v < (1 << t.bits):  # type(): a JSON true is no integer to serde
-        fail(where, path, f"expected {describe(t)}, got {_show(v)}")
+        fail(r.where, path, f"expected {describe(t)}, got {_show(v)}")
     return v
 
 
-def _byte_list(v, path, where, what, size=None):
+def _byte_list(v, path, r, what, size=None):
     if type(v) is not list or (size is not None and len(v) != size):
         got = f"an array of {len(v)}" if type(v) is list else _json_kind(v)
-        fail(where, path, f"expected {what}, got {got}")
-    if not all(type(x) is int for x in v):
+        fail(r.where, path, f"expected {what}, got {got}")
+    # bytes() refuses every non-integer and every number outside 0..255 at C speed, but takes a
+    # JSON true or false as 1 or 0: the items' types are looked at only where the text has them
+    if r.bools and not all(type(x) is int for x in v):
         bad = next(i for i, x in enumerate(v) if type(x) is not int)
-        fail(where, (path, bad), f"expected u8, got {_show(v[bad])}")
+        fail(r.where, (path, bad), f"expected u8, got {_show(v[bad])}")
     try:
         return bytes(v)
-    except ValueError:  # a number outside 0..255
-        bad = next(i for i, x in enumerate(v) if not 0 <= x < 256)
-        fail(where, (path, bad), f"expected u8, got {_show(v[bad])}")
+    except (TypeError, ValueError):  # not an integer, or outside 0..255
+        bad = next(i for i, x in enumerate(v) if type(x) is not int or not 0 <= x < 256)
+        fail(r.where, (path, bad), f"expected u8, got {_show(v[bad])}")
 
 
-def _r_bytes(t, v, path, where):
-    return _byte_list(v, path, where, f"an array of {t.size} bytes", t.size)
+def _r_bytes(t, v, path, r):
+    return _byte_list(v, path, r, f"an array of {t.size} bytes", t.size)
 
 
-def _r_bytevec(t, v, path, where):
-    out = _byte_list(v, path, where, "an array of bytes")
+def _r_bytevec(t, v, path, r):
+    out = _byte_list(v, path, r, "an array of bytes")
     if t.max_len is not None and len(out) > t.max_len:
-        fail(where, path, f"{len(out)} bytes, more than the {t.max_len} this field can hold")
+        fail(r.where, path, f"{len(out)} bytes, more than the {t.max_len} this field can hold")
     return out
 
 
-def _r_unit(t, v, path, where):
+def _r_unit(t, v, path, r):
     if v is not None:
-        fail(where, path, f"expected null, got {_json_kind(v)}")
+        fail(r.where, path, f"expected null, got {_json_kind(v)}")
     return None
 
 
-def _r_str(t, v, path, where):
+def _r_str(t, v, path, r):
     if type(v) is not str:
-        fail(where, path, f"expected a string, got {_json_kind(v)}")
+        fail(r.where, path, f"expected a string, got {_json_kind(v)}")
     if t.max_len is not None and len(v) > t.max_len:
-        fail(where, path, f"a string of {len(v)} characters, more than {t.max_len}")
+        fail(r.where, path, f"a string of {len(v)} characters, more than {t.max_len}")
     return v
 
 
-def _r_seq(t, v, path, where):
+def _r_seq(t, v, path, r):
     if type(v) is not list:
-        fail(where, path, f"expected an array ({describe(t)}), got {_json_kind(v)}")
+        fail(r.where, path, f"expected an array ({describe(t)}), got {_json_kind(v)}")
     if t.max_len is not None and len(v) > t.max_len:
-        fail(where, path, f"{len(v)} items, more than the {t.max_len} this field can hold")
+        fail(r.where, path, f"{len(v)} items, more than the {t.max_len} this field can hold")
     read, item = _READ[type(t.item)], t.item
-    return [read(item, x, (path, i), where) for i, x in enumerate(v)]
+    return [read(item, x, (path, i), r) for i, x in enumerate(v)]
 
 
-def _r_opt(t, v, path, where):
-    return None if v is None else _READ[type(t.item)](t.item, v, path, where)
+def _r_opt(t, v, path, r):
+    return None if v is None else _READ[type(t.item)](t.item, v, path, r)
 
 
-def _r_struct(t, v, path, where):
+def _r_struct(t, v, path, r):
     if type(v) is not dict:
-        fail(where, path, f"expected an object ({t.name}), got {_json_kind(v)}")
+        fail(r.where, path, f"expected an object ({t.name}), got {_json_kind(v)}")
     out, present = {}, 0
     for f in t.fields:
         if f.name in v:
-            value = _READ[type(f.type)](f.type, v[f.name], (path, f.name), where)
+            value = _READ[type(f.type)](f.type, v[f.name], (path, f.name), r)
             present += 1
         elif isinstance(f.type, Opt):
             value = None
         else:
-            fail(where, path, f"{t.name} is missing field {f.name!r}")
+            fail(r.where, path, f"{t.name} is missing field {f.name!r}")
         if f.attr is not None:
             out[f.attr] = value
     if len(v) > present:
         known = {f.name for f in t.fields}
         extra = next(k for k in v if k not in known)
-        fail(where, path, f"{t.name} has no field {extra[:40]!r}")
-    return out if t.cls is None else _build(t.cls, out, path, where, t.name)
+        fail(r.where, path, f"{t.name} has no field {extra[:40]!r}")
+    return out if t.cls is None else _build(t.cls, out, path, r.where, t.name)
 
 
-def _r_enum(t, v, path, where):
+def _r_enum(t, v, path, r):
     if type(v) is str:
         name, payload, has_payload = v, None, False
     elif type(v) is dict and len(v) == 1:
         (name, payload), has_payload = next(iter(v.items())), True
     else:
         got = f"an object of {len(v)} keys" if type(v) is dict else _json_kind(v)
-        fail(where, path, f"expected {t.name} (a variant name or a one-key object), got {got}")
+        fail(r.where, path, f"expected {t.name} (a variant name or a one-key object), got {got}")
     i = t.index(name)
     if i is None:
-        fail(where, path, f"{t.name} has no variant {name[:60]!r}")
+        fail(r.where, path, f"{t.name} has no variant {name[:60]!r}")
     vtype = t.variants[i][1]
     if vtype is None:  # a unit variant: "Name", or {"Name": null} which serde_json also takes
         if has_payload and payload is not None:
-            fail(where, (path, name), f"unit variant {name} takes null, got {_json_kind(payload)}")
+            fail(r.where, (path, name), f"unit variant {name} takes null, got {_json_kind(payload)}")
         return Variant(name)
     if not has_payload:
-        fail(where, path, f"variant {name} of {t.name} carries a value: expected {{{name!r}: ...}}")
-    return Variant(name, _READ[type(vtype)](vtype, payload, (path, name), where))
+        fail(r.where, path, f"variant {name} of {t.name} carries a value: expected {{{name!r}: ...}}")
+    return Variant(name, _READ[type(vtype)](vtype, payload, (path, name), r))
 
 
-def _r_mapped(t, v, path, where):
-    inner = _READ[type(t.inner)](t.inner, v, path, where)
-    return _build(t.load, inner, path, where, describe(t), spread=False)
+def _r_mapped(t, v, path, r):
+    inner = _READ[type(t.inner)](t.inner, v, path, r)
+    return _build(t.load, inner, path, r.where, describe(t), spread=False)
 
 
 _READ = {Int: _r_int, Bytes: _r_bytes, ByteVec: _r_bytevec, Unit: _r_unit, Str: _r_str, Seq: _r_seq,
@@ -160,7 +171,7 @@ def from_value(t, value, where: str = "serde JSON"):
     Raises:
         VanillaFormatError: the value does not have ``t``'s layout; the message names the path.
     """
-    return _READ[type(t)](t, value, None, where)
+    return _READ[type(t)](t, value, None, _Reader(where, True))
 
 
 def from_json(t, text, where: str = "serde JSON", *, max_bytes: int | None = None, max_items: int | None = None):
@@ -176,8 +187,13 @@ def from_json(t, text, where: str = "serde JSON", *, max_bytes: int | None = Non
     Raises:
         VanillaFormatError: not JSON, over a bound, or not of ``t``'s layout (the path is named).
     """
-    return from_value(t, loads_bounded(text, where, VanillaFormatError, max_bytes=max_bytes, max_items=max_items),
-                      where)
+    value = loads_bounded(text, where, VanillaFormatError, max_bytes=max_bytes, max_items=max_items)
+    if isinstance(text, str):
+        bools = "true" in text or "false" in text
+    else:  # UTF-8 bytes (the usual form); other encodings are checked item by item
+        raw = bytes(text)
+        bools = not raw.isascii() or b"true" in raw or b"false" in raw
+    return _READ[type(t)](t, value, None, _Reader(where, bools))
 
 
 # ---- writing ----

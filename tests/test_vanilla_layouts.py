@@ -136,6 +136,9 @@ POINT = Struct("Point", (Field("x", U32), Field("tag", Opt(Bytes(2))), Field("_h
     ('{"x": 1, "tag": [1], "_h": null}', "$.tag", "expected an array of 2 bytes, got an array of 1"),
     ('{"x": 1, "tag": [1, 256], "_h": null}', "$.tag[1]", "expected u8, got 256"),
     ('{"x": 1, "tag": [1, false], "_h": null}', "$.tag[1]", "expected u8, got false"),
+    ('{"x": 1, "tag": [1, 2.5], "_h": null}', "$.tag[1]", "expected u8, got 2.5"),
+    ('{"x": 1, "tag": [null, 2], "_h": null}', "$.tag[0]", "expected u8, got null"),
+    ('{"x": 1, "tag": ["a", 2], "_h": null}', "$.tag[0]", 'expected u8, got "a"'),
     ('[1]', "$", "expected an object (Point), got an array"),
 ])
 def test_json_refusals_name_the_path(doc, path, message):
@@ -221,3 +224,13 @@ def test_merkle_proof_class_checks():
         MerkleProof(root=bytes(32), leaf=bytes(32), base=(), top=())
     with pytest.raises(CuzkError):
         MerkleProof(root=bytes(31), leaf=bytes(32), base=())
+
+
+def test_bytes_refuse_booleans_however_the_document_arrives():
+    t = Struct("T", (Field("d", Bytes(2)),))
+    for doc in ('{"d": [true, 1]}', b'{"d": [true, 1]}', '{"d": [true, 1]}'.encode("utf-16")):
+        with pytest.raises(VanillaFormatError, match=r"\$\.d\[0\]: expected u8, got true"):
+            from_json(t, doc)
+    from cuzk.circuits.filecoin.vanilla import from_value
+    with pytest.raises(VanillaFormatError, match="got false"):
+        from_value(t, {"d": [1, False]})

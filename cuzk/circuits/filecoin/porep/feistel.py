@@ -7,6 +7,10 @@ smallest even bit width ``2h`` that holds them (``4^h >= n``); a value that land
 big-endian, of ``BLAKE2b-512(R as u64 big-endian || k as u64 big-endian)``, masked to ``h`` bits.
 The BLAKE2b here is specialised to that one 16-byte block and checked against :mod:`hashlib`.
 
+Every round's input ``R`` is masked to ``h`` bits, so each round function is a table of ``2^h``
+values (at most 2^17 for a 64 GiB sector): :func:`round_tables` hashes them once and
+:func:`table_permute` walks the network with lookups, instead of ~6 BLAKE2b calls per edge.
+
     >>> import hashlib
     >>> d = hashlib.blake2b((5).to_bytes(8, "big") + (7).to_bytes(8, "big")).digest()
     >>> round_function(5, 7, 0xFFFF) == int.from_bytes(d[:8], "big") & 0xFFFF
@@ -20,7 +24,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["FEISTEL_ROUNDS", "precompute", "round_function", "permute_all", "feistel_permute", "blake2b_16"]
+__all__ = [
+    "FEISTEL_ROUNDS", "precompute", "round_function", "permute_all", "feistel_permute", "blake2b_16",
+    "round_tables", "table_permute", "swapped_keys",
+]
 
 FEISTEL_ROUNDS = 3  # rust-fil-proofs' choice: 3 rounds make a pseudo-random permutation
 
@@ -48,25 +55,23 @@ _T0 = _U(int(_IV[4]) ^ 16)  # IV[4] ^ the byte count of the one block
 _F0 = _U(int(_IV[6]) ^ 0xFFFFFFFFFFFFFFFF)  # IV[6] ^ the last-block flag
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _rotr(x, n):
-    return (x >> _U(n)) | (x << _U(64 - n))
+@njit(cache=True, nogil=True)
+def _g(v, a, b, c, d, x, y):
+    v[a] = v[a] + v[b] + x
+    t = v[d] ^ v[a]
+    v[d] = (t >> _U(32)) | (t << _U(32))
+    v[c] = v[c] + v[d]
+    t = v[b] ^ v[c]
+    v[b] = (t >> _U(24)) | (t << _U(40))
+    v[a] = v[a] + v[b] + y
+    t = v[d] ^ v[a]
+    v[d] = (t >> _U(16)) | (t << _U(48))
+    v[c] = v[c] + v[d]
+    t = v[b] ^ v[c]
+    v[b] = (t >> _U(63)) | (t << _U(1))
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _g(a, b, c, d, x, y):
-    a = a + b + x
-    d = _rotr(d ^ a, 32)
-    c = c + d
-    b = _rotr(b ^ c, 24)
-    a = a + b + y
-    d = _rotr(d ^ a, 16)
-    c = c + d
-    b = _rotr(b ^ c, 63)
-    return a, b, c, d
-
-
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _bswap(x):
     r = _U(0)
     for _ in range(8):
@@ -75,47 +80,30 @@ def _bswap(x):
     return r
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _word(r, k, m0, m1):
-    # Only message words 0 and 1 are non-zero; with ``r`` and ``k`` literal after inlining, the
-    # schedule lookup folds to a constant choice.
-    j = _SIGMA[r % 10, k]
-    return m0 if j == 0 else (m1 if j == 1 else _U(0))
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _round(v, r, m0, m1):
-    v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15 = v
-    v0, v4, v8, v12 = _g(v0, v4, v8, v12, _word(r, 0, m0, m1), _word(r, 1, m0, m1))
-    v1, v5, v9, v13 = _g(v1, v5, v9, v13, _word(r, 2, m0, m1), _word(r, 3, m0, m1))
-    v2, v6, v10, v14 = _g(v2, v6, v10, v14, _word(r, 4, m0, m1), _word(r, 5, m0, m1))
-    v3, v7, v11, v15 = _g(v3, v7, v11, v15, _word(r, 6, m0, m1), _word(r, 7, m0, m1))
-    v0, v5, v10, v15 = _g(v0, v5, v10, v15, _word(r, 8, m0, m1), _word(r, 9, m0, m1))
-    v1, v6, v11, v12 = _g(v1, v6, v11, v12, _word(r, 10, m0, m1), _word(r, 11, m0, m1))
-    v2, v7, v8, v13 = _g(v2, v7, v8, v13, _word(r, 12, m0, m1), _word(r, 13, m0, m1))
-    v3, v4, v9, v14 = _g(v3, v4, v9, v14, _word(r, 14, m0, m1), _word(r, 15, m0, m1))
-    return (v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15)
-
-
 @njit(cache=True, nogil=True)
 def blake2b_16(m0, m1):
     """The first 8 bytes (as a little-endian u64) of BLAKE2b-512 of the 16 bytes ``m0 || m1``
-    (each a little-endian u64). The state stays in 16 scalars (registers), the 12 rounds are
-    written out so each one's message schedule is a constant."""
-    v = (_H0, _IV[1], _IV[2], _IV[3], _IV[4], _IV[5], _IV[6], _IV[7],
-         _IV[0], _IV[1], _IV[2], _IV[3], _T0, _IV[5], _F0, _IV[7])
-    v = _round(v, 0, m0, m1)
-    v = _round(v, 1, m0, m1)
-    v = _round(v, 2, m0, m1)
-    v = _round(v, 3, m0, m1)
-    v = _round(v, 4, m0, m1)
-    v = _round(v, 5, m0, m1)
-    v = _round(v, 6, m0, m1)
-    v = _round(v, 7, m0, m1)
-    v = _round(v, 8, m0, m1)
-    v = _round(v, 9, m0, m1)
-    v = _round(v, 10, m0, m1)
-    v = _round(v, 11, m0, m1)
+    (each a little-endian u64). A plain loop: it only fills the round tables (at most 3 * 2^17
+    calls), so it is kept quick to compile rather than fast."""
+    v = np.empty(16, dtype=np.uint64)
+    v[:8] = _IV
+    v[0] = _H0
+    v[8:] = _IV
+    v[12] = _T0
+    v[14] = _F0
+    m = np.zeros(16, dtype=np.uint64)
+    m[0] = m0
+    m[1] = m1
+    for r in range(12):
+        s = _SIGMA[r % 10]
+        _g(v, 0, 4, 8, 12, m[s[0]], m[s[1]])
+        _g(v, 1, 5, 9, 13, m[s[2]], m[s[3]])
+        _g(v, 2, 6, 10, 14, m[s[4]], m[s[5]])
+        _g(v, 3, 7, 11, 15, m[s[6]], m[s[7]])
+        _g(v, 0, 5, 10, 15, m[s[8]], m[s[9]])
+        _g(v, 1, 6, 11, 12, m[s[10]], m[s[11]])
+        _g(v, 2, 7, 8, 13, m[s[12]], m[s[13]])
+        _g(v, 3, 4, 9, 14, m[s[14]], m[s[15]])
     return _H0 ^ v[0] ^ v[8]
 
 
@@ -140,6 +128,38 @@ def feistel_permute(n, index, keys_le, left_mask, right_mask, half_bits):
     u = _encode(index, keys_le, left_mask, right_mask, half_bits)
     while u >= n:
         u = _encode(u, keys_le, left_mask, right_mask, half_bits)
+    return u
+
+
+@njit(cache=True, nogil=True)
+def _fill_tables(keys_le, right_mask, out):
+    for r in range(out.shape[0]):
+        for x in range(out.shape[1]):
+            out[r, x] = feistel_round(_U(x), keys_le[r], right_mask)
+
+
+def round_tables(keys_le: np.ndarray, half_bits: int) -> np.ndarray:
+    """``(rounds, 2^half_bits)`` uint64: row ``r`` is ``F(x, key_r)`` for every ``x``."""
+    out = np.empty((keys_le.shape[0], 1 << half_bits), dtype=np.uint64)
+    _fill_tables(keys_le, _U((1 << half_bits) - 1), out)
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _encode_table(index, tables, left_mask, right_mask, half_bits):
+    left = (index & left_mask) >> half_bits
+    right = index & right_mask
+    for r in range(tables.shape[0]):
+        left, right = right, left ^ tables[r, right]
+    return (left << half_bits) | right
+
+
+@njit(cache=True, nogil=True)
+def table_permute(n, index, tables, left_mask, right_mask, half_bits):
+    """:func:`feistel_permute` with the round functions looked up in :func:`round_tables`."""
+    u = _encode_table(index, tables, left_mask, right_mask, half_bits)
+    while u >= n:
+        u = _encode_table(u, tables, left_mask, right_mask, half_bits)
     return u
 
 
@@ -168,9 +188,20 @@ def _permute_all(n, keys_le, lm, rm, hb, out):
         out[i] = feistel_permute(_U(n), _U(i), keys_le, lm, rm, hb)
 
 
-def permute_all(n: int, keys) -> list:
-    """The permutation of ``[0, n)`` under ``keys`` (their first 3), as a list."""
+@njit(cache=True, nogil=True)
+def _permute_all_table(n, tables, lm, rm, hb, out):
+    for i in range(n):
+        out[i] = table_permute(_U(n), _U(i), tables, lm, rm, hb)
+
+
+def permute_all(n: int, keys, *, tables: bool = True) -> list:
+    """The permutation of ``[0, n)`` under ``keys`` (their first 3), as a list: through the
+    round tables, or hashing every round (``tables=False``)."""
     lm, rm, hb = precompute(n)
     out = np.empty(n, dtype=np.uint64)
-    _permute_all(np.int64(n), swapped_keys(keys), _U(lm), _U(rm), _U(hb), out)
+    k = swapped_keys(keys)
+    if tables:
+        _permute_all_table(np.int64(n), round_tables(k, hb), _U(lm), _U(rm), _U(hb), out)
+    else:
+        _permute_all(np.int64(n), k, _U(lm), _U(rm), _U(hb), out)
     return [int(x) for x in out]

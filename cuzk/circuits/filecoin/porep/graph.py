@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import operator
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from cuzk.circuits.filecoin.porep.chacha import SIGMA_WORDS, chacha_block_into
-from cuzk.circuits.filecoin.porep.feistel import feistel_permute, precompute, swapped_keys
+from cuzk.circuits.filecoin.porep.feistel import precompute, round_tables, swapped_keys, table_permute
 from cuzk.errors import InputError
 
 __all__ = [
@@ -41,7 +43,7 @@ PARENT_CACHE_VERSION = 28  # rust-fil-proofs' parameter_cache VERSION, part of t
 _TREE_HASHER = "poseidon_hasher"  # the tree hasher's name, hashed into the cache file name
 
 _U = np.uint64
-_CHUNK = 4096  # nodes per parallel work item
+_CHUNK = 1 << 16  # nodes per thread task: big enough to amortise the call, small enough to balance
 
 
 def check_porep_id(porep_id) -> bytes:
@@ -126,35 +128,31 @@ def _drg_parents(node, state, x, words, legacy, row):
     row[BASE_DEGREE - 1 if legacy else 0] = np.uint32(node - 1)
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _parents_kernel(nodes, start, seed_words, keys_le, left_mask, right_mask, half_bits, legacy, out):
+@njit(cache=True, nogil=True)
+def _parents_kernel(nodes, start, seed_words, tables, left_mask, right_mask, half_bits, legacy, out):
+    """Rows ``start .. start + len(out) - 1`` of the parents table into ``out``."""
     n_slots = _U(nodes) * _U(EXP_DEGREE)
     m32 = _U(0xFFFFFFFF)
-    rows = out.shape[0]
-    n_chunks = (rows + _CHUNK - 1) // _CHUNK
-    for c in prange(n_chunks):
-        state = np.zeros(16, dtype=np.uint32)
-        state[:4] = SIGMA_WORDS
-        state[4:11] = seed_words
-        x = np.empty(16, dtype=np.uint64)
-        words = np.empty(32, dtype=np.uint32)
-        lo = start + c * _CHUNK
-        hi = min(start + rows, lo + _CHUNK)
-        for node in range(lo, hi):
-            row = out[node - start]
-            if node < 2:
-                for k in range(BASE_DEGREE):
-                    row[k] = np.uint32(0)
-            else:
-                _drg_parents(node, state, x, words, legacy, row)
-            for i in range(EXP_DEGREE):
-                slot = feistel_permute(n_slots, _U(node) * _U(EXP_DEGREE) + _U(i), keys_le, left_mask, right_mask, half_bits)
-                if legacy:
-                    slot &= m32  # API 1.0 cast the slot to u32 before dividing
-                row[BASE_DEGREE + i] = np.uint32(slot // _U(EXP_DEGREE))
+    state = np.zeros(16, dtype=np.uint32)
+    state[:4] = SIGMA_WORDS
+    state[4:11] = seed_words
+    x = np.empty(16, dtype=np.uint64)
+    words = np.empty(32, dtype=np.uint32)
+    for node in range(start, start + out.shape[0]):
+        row = out[node - start]
+        if node < 2:
+            for k in range(BASE_DEGREE):
+                row[k] = np.uint32(0)
+        else:
+            _drg_parents(node, state, x, words, legacy, row)
+        for i in range(EXP_DEGREE):
+            slot = table_permute(n_slots, _U(node) * _U(EXP_DEGREE) + _U(i), tables, left_mask, right_mask, half_bits)
+            if legacy:
+                slot &= m32  # API 1.0 cast the slot to u32 before dividing
+            row[BASE_DEGREE + i] = np.uint32(slot // _U(EXP_DEGREE))
 
 
-def parents(nodes: int, porep_id: bytes, api_version, start: int = 0, stop: int | None = None) -> np.ndarray:
+def parents(nodes: int, porep_id: bytes, api_version, start: int = 0, stop: int | None = None, *, threads: int | None = None) -> np.ndarray:
     """The 14 parents of nodes ``start .. stop - 1`` (default all): ``(stop - start, 14)``
     uint32, the 6 DRG parents then the 8 expander ones.
 
@@ -163,6 +161,7 @@ def parents(nodes: int, porep_id: bytes, api_version, start: int = 0, stop: int 
         porep_id: the 32-byte PoRep id (:func:`~cuzk.circuits.filecoin.porep.registered.porep_id`).
         api_version: ``"1.0.0"``, ``"1.1.0"`` or ``"1.2.0"`` (``"1.0"`` etc. also accepted).
         start, stop: the node range, for a sector too large to hold whole.
+        threads: worker threads (default: the CPU count); the kernel releases the GIL.
 
     Raises:
         InputError: nodes outside [2, 2^31], a porep_id not 32 bytes, an unknown API version,
@@ -176,7 +175,21 @@ def parents(nodes: int, porep_id: bytes, api_version, start: int = 0, stop: int 
     seed_words = np.frombuffer(drg_seed(porep_id), dtype="<u4").astype(np.uint32)
     lm, rm, hb = precompute(n * EXP_DEGREE)
     out = np.empty((hi - lo, DEGREE), dtype=np.uint32)
-    _parents_kernel(np.int64(n), np.int64(lo), seed_words, swapped_keys(feistel_keys(porep_id)), _U(lm), _U(rm), _U(hb), legacy, out)
+    tables = round_tables(swapped_keys(feistel_keys(porep_id)), hb)
+    consts = (seed_words, tables, _U(lm), _U(rm), _U(hb), legacy)
+
+    def run(a: int) -> None:
+        b = min(hi, a + _CHUNK)
+        _parents_kernel(np.int64(n), np.int64(a), *consts, out[a - lo:b - lo])
+
+    starts = range(lo, hi, _CHUNK)
+    workers = min(len(starts), threads or os.cpu_count() or 1)
+    if workers <= 1:
+        for a in starts:
+            run(a)
+    else:
+        with ThreadPoolExecutor(workers, thread_name_prefix="cuzk-porep-graph") as pool:
+            list(pool.map(run, starts))
     return out
 
 

@@ -93,6 +93,15 @@ def ones_sum(g: msm_cpu.MsmGroup, points: np.ndarray, ones: np.ndarray, threads:
     sums = np.zeros((slices, 4) + g.coord, np.uint64)
     if m == 0:
         return sums
+    if g.vec is not None and m >= msm_cpu._IFMA_MIN_POINTS:
+        # AVX-512 IFMA: the ones gathered and converted once, their additions 8 at a time (the
+        # "ifma" windows' kernels; 2^17 BLS12-381 G1 ones, one thread: 33 ms CPU against 46 ms)
+        pts = readonly(np.ascontiguousarray(points[ones]))
+        digits = np.ones((1, m), np.int32)
+        chunks = min(4 * threads, max(1, m // 4096))
+        cut = [k * m // slices for k in range(slices + 1)]
+        run_phases(threads, msm_cpu.ifma_phases(g, pts, digits, 1, 1, cut, sums, chunks))
+        return sums
     digits = np.zeros((1, n), np.int32)  # the MSM's digit array type: the same window_into specialization
     digits[0, ones] = 1
     cut = [int(ones[k * m // slices]) for k in range(slices)] + [n]  # equal counts of ones per slice

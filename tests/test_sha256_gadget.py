@@ -414,3 +414,42 @@ def test_pack_into_inputs_chunks_of_254():
     w = Synthesizer(Pack(), check=True).synthesize(bits=bits)
     assert w.public_inputs == [sum(b << i for i, b in enumerate(bits[:254])),
                                sum(b << i for i, b in enumerate(bits[254:]))]
+
+
+# -- stamped compressions ------------------------------------------------------------------
+
+class TwoHashes(Circuit):
+    """Two hashes of the same 64 allocated bytes, the second with a bit repeated, hand-traced or
+    stamped with one shared stamper; both digests public."""
+
+    def __init__(self, stamped):
+        self.stamped = stamped
+
+    def input_shapes(self):
+        return {"bits": (512,)}
+
+    def define(self, cs, bits):
+        from cuzk.circuit.gadgets.sha256_stamp import Sha256Stamper
+
+        b = [Boolean.alloc(cs, v) for v in bits]
+        st = Sha256Stamper(cs) if self.stamped else None
+        aliased = b[:100] + [b[3]] + b[101:]  # bit 3 twice: another template (aliasing differs)
+        for msg in (b, b, aliased):
+            for o in (st.sha256(msg) if st else sha256(cs, msg)):
+                cs.public(o.lc(cs))
+        self.templates = None if st is None else len(st.templates)
+
+
+def test_stamped_sha256_is_the_hand_traced_circuit():
+    hand, stamped = TwoHashes(False), TwoHashes(True)
+    s0, s1 = Synthesizer(hand, check=True), Synthesizer(stamped, check=True)
+    assert stamped.templates == 3  # message block, padding block, message block with bit 3 twice
+    assert s0.r1cs.digest == s1.r1cs.digest
+    assert list(s0.r1cs.names[:: 997]) == list(s1.r1cs.names[:: 997])
+    msg = bytes(random.Random(5).randrange(256) for _ in range(64))
+    w0, w1 = s0.synthesize(bits=be_bits(msg)), s1.synthesize(bits=be_bits(msg))
+    assert (w0.z == w1.z).all()
+    bits = be_bits(msg)
+    aliased = bits[:100] + [bits[3]] + bits[101:]
+    want = be_bits(hashlib.sha256(msg).digest()) * 2 + be_bits(hashlib.sha256(bits_to_bytes_be(aliased)).digest())
+    assert w1.public_inputs == want

@@ -453,3 +453,20 @@ def test_stamped_sha256_is_the_hand_traced_circuit():
     aliased = bits[:100] + [bits[3]] + bits[101:]
     want = be_bits(hashlib.sha256(msg).digest()) * 2 + be_bits(hashlib.sha256(bits_to_bytes_be(aliased)).digest())
     assert w1.public_inputs == want
+
+
+def test_uint64_alloc_orders_and_packing():
+    from cuzk.circuit.gadgets.uint64 import UInt64
+
+    class Node(Circuit):
+        def define(self, cs, node):
+            n = UInt64.alloc(cs, node)
+            assert UInt64.from_bits_be(n.to_bits_be()).bits == n.bits
+            n.pack_into_input(cs)
+
+    s = Synthesizer(Node(), check=True)
+    assert s.r1cs.n_constraints == 64 + 1
+    assert s.synthesize(node=(1 << 63) + 12345).public_inputs == [(1 << 63) + 12345]
+    c = UInt64.constant(0x0123456789ABCDEF)
+    assert UInt64.from_bits(c.to_bits_le()).value == 0x0123456789ABCDEF
+    assert [int(b.bit) for b in c.to_bits_be()] == [(0x0123456789ABCDEF >> (63 - i)) & 1 for i in range(64)]

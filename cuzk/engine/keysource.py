@@ -146,29 +146,9 @@ def _zkey_header(f, where: str) -> None:
 
 
 def _params_layout(f, where: str) -> None:
-    from cuzk.curve.encoding import encoded_size
-    from cuzk.errors import ParamsFormatError
-    from cuzk.formats.bellperson import PARAMS_QUERIES, VK_FIXED
-    from cuzk.curve import G1
+    from cuzk.formats.bellperson import check_params_layout
 
-    size = f.seek(0, io.SEEK_END)
-    pos = sum(encoded_size(g, compressed=False) for _, g in VK_FIXED)
-    for field, group in (("ic", G1), *PARAMS_QUERIES):
-        f.seek(pos)
-        raw = f.read(4)
-        if len(raw) < 4:
-            raise ParamsFormatError(f"{where}: truncated before the {field} count at byte offset {pos} "
-                                    f"(the file has {size} bytes)")
-        n = int.from_bytes(raw, "big")
-        if field == "ic" and n == 0:
-            raise ParamsFormatError(f"{where}: ic count is 0 at byte offset {pos}; it must hold ONE's point")
-        need = n * encoded_size(group, compressed=False)
-        if pos + 4 + need > size:
-            raise ParamsFormatError(f"{where}: {field} count {n} at byte offset {pos} needs {need} bytes of points, "
-                                    f"only {size - pos - 4} left in the file")
-        pos += 4 + need
-    if pos != size:
-        raise ParamsFormatError(f"{where}: {size - pos} trailing bytes after b_g2 at byte offset {pos}")
+    check_params_layout(f, where)
 
 
 @attrs.frozen

@@ -47,6 +47,7 @@ from cuzk.formats.snarkjs_json import MAX_PUBLIC_INPUTS
 from cuzk.groth16.keys import ProvingKey, VerifyingKey, check_bellperson
 
 __all__ = [
+    "check_params_layout",
     "vk_to_bytes", "vk_from_bytes", "write_params", "read_params", "vk_to_json", "vk_from_json",
     "VK_FIXED", "PARAMS_QUERIES",
 ]
@@ -357,3 +358,33 @@ def vk_from_json(text: str, *, checked: bool = True) -> VerifyingKey:
         if len(raw) != _usize(G1):
             raise ParamsFormatError(f"verifying-key JSON: ic[{i}] must be {_usize(G1)} bytes of hex, got {len(raw)}")
     return vk_from_bytes(b"".join(parts) + _U32.pack(len(ic)) + b"".join(ic), checked=checked)
+
+
+def check_params_layout(f, where: str) -> None:
+    """Check a .params file's length prefixes against its size without reading its points.
+
+    Lets a caller refuse a file that is not a bellperson parameter file before hashing it.
+
+    Raises:
+        ParamsFormatError: a count that needs more bytes than the file has, or trailing bytes.
+    """
+    from cuzk.errors import ParamsFormatError
+
+    size = f.seek(0, io.SEEK_END)
+    pos = sum(encoded_size(g, compressed=False) for _, g in VK_FIXED)
+    for field, group in (("ic", G1), *PARAMS_QUERIES):
+        f.seek(pos)
+        raw = f.read(4)
+        if len(raw) < 4:
+            raise ParamsFormatError(f"{where}: truncated before the {field} count at byte offset {pos} "
+                                    f"(the file has {size} bytes)")
+        n = int.from_bytes(raw, "big")
+        if field == "ic" and n == 0:
+            raise ParamsFormatError(f"{where}: ic count is 0 at byte offset {pos}; it must hold ONE's point")
+        need = n * encoded_size(group, compressed=False)
+        if pos + 4 + need > size:
+            raise ParamsFormatError(f"{where}: {field} count {n} at byte offset {pos} needs {need} bytes of points, "
+                                    f"only {size - pos - 4} left in the file")
+        pos += 4 + need
+    if pos != size:
+        raise ParamsFormatError(f"{where}: {size - pos} trailing bytes after b_g2 at byte offset {pos}")

@@ -222,7 +222,7 @@ def seal(data, *, registered_proof, prover_id, sector_id, ticket, cache_dir=None
     rid = make_replica_id(prover_id, sector_id, ticket, comm_d, proof.porep_id)
     n = proof.nodes
     if parents is None:
-        parents = graph_parents(n, proof.porep_id, proof.api_version)
+        parents = graph_parents(n, proof.porep_id, proof.api_version, threads=threads)
     elif parents.shape != (n, 14):
         raise InputError(f"parents must be ({n}, 14) for this sector, got {parents.shape}")
     done("parents")

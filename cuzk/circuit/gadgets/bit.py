@@ -19,7 +19,9 @@ variable's register, combined with :class:`~cuzk.circuit.Value` arithmetic (no P
 
 from __future__ import annotations
 
-from cuzk.circuit.lc import LinearCombination, Value
+from cuzk.circuit.cs import _KIND_PRIVATE as _PRIVATE
+from cuzk.circuit.lc import LinearCombination, Value, Variable
+from cuzk.circuit.ops import OP_ADD, OP_MUL, OP_SUB
 from cuzk.errors import CircuitError
 
 __all__ = ["AllocatedBit", "Boolean", "IS", "NOT", "CONSTANT"]
@@ -29,6 +31,53 @@ IS, NOT, CONSTANT = "is", "not", "constant"
 
 def _lc(cs, terms: dict) -> LinearCombination:
     return LinearCombination(cs, terms)
+
+
+# The trace's hot path (a compression is ~26,000 rows) writes rows, variables and witness ops the
+# way ConstraintSystem.enforce / private / Value arithmetic do (cuzk/circuit/cs.py), without the
+# argument checks and the intermediate objects those public calls build.
+
+def _row(cs, a: dict, b: dict, c: dict, name) -> None:
+    """The row ``a * b = c`` over term dicts (as ``cs.enforce`` records it)."""
+    cs.a.append(a)
+    cs.b.append(b)
+    cs.c.append(c)
+    cs.names.append(cs._name(name))
+    if cs._progress is not None and not len(cs.a) & 0x3FFF:
+        cs._progress.traced(cs.n_constraints)
+
+
+def _var(cs, slot: int) -> Variable:
+    """A new private variable whose witness is register ``slot`` (as ``cs.private(Value)``)."""
+    idx = len(cs._var_kind)
+    cs._var_kind.append(_PRIVATE)
+    cs._var_slot.append(slot)
+    v = Variable(cs, idx)
+    v._slot = slot
+    return v
+
+
+def _reg(cs, var) -> int:
+    """The witness register of a variable."""
+    s = var._slot
+    return s if s is not None else cs._slot_of(var)
+
+
+def _op(cs, op: int, a: int, b: int) -> int:
+    """Emit ``reg[dst] = reg[a] op reg[b]``; returns dst."""
+    dst = cs._new_slots()
+    cs.code += (op, dst, a, b)
+    return dst
+
+
+def _value_reg(cs, value) -> int:
+    if isinstance(value, LinearCombination):  # take its witness value: bellperson adds no row here
+        return cs._slot_of(value)
+    if isinstance(value, Value):
+        if value.cs is not cs:
+            raise CircuitError("value belongs to another constraint system")
+        return value.slot
+    return cs._value_slot(value)[0]
 
 
 def _sub_terms(cs, x: dict, y: dict) -> dict:
@@ -61,68 +110,68 @@ class AllocatedBit:
         """The bit's witness value."""
         return self.var.value
 
-    @staticmethod
-    def _new(cs, value, name):
-        if isinstance(value, LinearCombination):  # take its witness value: bellperson adds no row here
-            value = value.value
-        return cs.private(value, name=name)
+    @classmethod
+    def _from_reg(cls, cs, slot: int, name) -> "AllocatedBit":
+        v = _var(cs, slot)
+        i = v.index
+        _row(cs, {0: 1, i: cs.modulus - 1}, {i: 1}, {},
+             "boolean constraint" if name is None else f"{name}/boolean constraint")
+        return cls(v)
 
     @classmethod
     def alloc(cls, cs, value, name: str | None = None) -> "AllocatedBit":
         """A new bit with witness ``value`` (a Value, an int or a combination's value) and the
         boolean row ``(1 - v) * v = 0``."""
-        v = cls._new(cs, value, name)
-        cs.enforce(_lc(cs, {0: 1, v.index: cs.modulus - 1}), v, _lc(cs, {}),
-                   name="boolean constraint" if name is None else f"{name}/boolean constraint")
-        return cls(v)
+        return cls._from_reg(cs, _value_reg(cs, value), name)
 
     @classmethod
     def alloc_conditionally(cls, cs, value, must_be_false: "AllocatedBit", name: str | None = None):
         """A new bit that must be 0 when ``must_be_false`` is 1: ``(1 - m - v) * v = 0``."""
-        v = cls._new(cs, value, name)
+        v = _var(cs, _value_reg(cs, value))
         r = cs.modulus
-        a = {0: 1}
-        m = must_be_false.var.index
-        a[m] = r - 1
+        a = {0: 1, must_be_false.var.index: r - 1}
         a[v.index] = (a.get(v.index, 0) - 1) % r
-        cs.enforce(_lc(cs, {k: c for k, c in a.items() if c}), v, _lc(cs, {}),
-                   name="boolean constraint" if name is None else f"{name}/boolean constraint")
+        _row(cs, {k: c for k, c in a.items() if c}, {v.index: 1}, {},
+             "boolean constraint" if name is None else f"{name}/boolean constraint")
         return cls(v)
 
     @classmethod
     def xor(cls, cs, a: "AllocatedBit", b: "AllocatedBit", name: str = "xor constraint") -> "AllocatedBit":
         """``a ^ b``: new v and ``(2a) * b = a + b - v``."""
-        d = a.value - b.value
-        v = cs.private(d * d)  # (a - b)^2 is a xor b on bits: two witness ops
+        d = _op(cs, OP_SUB, _reg(cs, a.var), _reg(cs, b.var))
+        v = _var(cs, _op(cs, OP_MUL, d, d))  # (a - b)^2 is a xor b on bits
         r = cs.modulus
         ai, bi = a.var.index, b.var.index
-        c = {ai: 1}
-        c[bi] = c.get(bi, 0) + 1
-        c[v.index] = r - 1
-        cs.enforce(_lc(cs, {ai: 2}), b.var, _lc(cs, {k: x % r for k, x in c.items() if x % r}), name=name)
+        if ai == bi:
+            c = {ai: 2, v.index: r - 1}
+        else:
+            c = {ai: 1, bi: 1, v.index: r - 1}
+        _row(cs, {ai: 2}, {bi: 1}, c, name)
         return cls(v)
 
     @classmethod
     def and_(cls, cs, a: "AllocatedBit", b: "AllocatedBit", name: str = "and constraint") -> "AllocatedBit":
         """``a & b``: new v and ``a * b = v``."""
-        v = cs.private(a.value * b.value)
-        cs.enforce(a.var, b.var, v, name=name)
+        v = _var(cs, _op(cs, OP_MUL, _reg(cs, a.var), _reg(cs, b.var)))
+        _row(cs, {a.var.index: 1}, {b.var.index: 1}, {v.index: 1}, name)
         return cls(v)
 
     @classmethod
     def and_not(cls, cs, a: "AllocatedBit", b: "AllocatedBit", name: str = "and not constraint") -> "AllocatedBit":
         """``a & !b``: new v and ``a * (1 - b) = v``."""
-        av = a.value
-        v = cs.private(av - av * b.value)
-        cs.enforce(a.var, _lc(cs, {0: 1, b.var.index: cs.modulus - 1}), v, name=name)
+        nb = _op(cs, OP_SUB, 0, _reg(cs, b.var))  # register 0 holds the constant one
+        v = _var(cs, _op(cs, OP_MUL, _reg(cs, a.var), nb))
+        _row(cs, {a.var.index: 1}, {0: 1, b.var.index: cs.modulus - 1}, {v.index: 1}, name)
         return cls(v)
 
     @classmethod
     def nor(cls, cs, a: "AllocatedBit", b: "AllocatedBit", name: str = "nor constraint") -> "AllocatedBit":
         """``!a & !b``: new v and ``(1 - a) * (1 - b) = v``."""
-        v = cs.private((1 - a.value) * (1 - b.value))
+        na = _op(cs, OP_SUB, 0, _reg(cs, a.var))
+        nb = _op(cs, OP_SUB, 0, _reg(cs, b.var))
+        v = _var(cs, _op(cs, OP_MUL, na, nb))
         m = cs.modulus - 1
-        cs.enforce(_lc(cs, {0: 1, a.var.index: m}), _lc(cs, {0: 1, b.var.index: m}), v, name=name)
+        _row(cs, {0: 1, a.var.index: m}, {0: 1, b.var.index: m}, {v.index: 1}, name)
         return cls(v)
 
 
@@ -172,6 +221,14 @@ class Boolean:
             return int(self.bit)
         v = self.bit.value
         return v if self.kind is IS else 1 - v
+
+    def _reg(self, cs) -> int:
+        """The witness register of the value (a constant's shared register; 0 holds one)."""
+        k = self.kind
+        if k is CONSTANT:
+            return 0 if self.bit else cs._const_slot(0)
+        s = _reg(cs, self.bit.var)
+        return s if k is IS else _op(cs, OP_SUB, 0, s)
 
     def terms(self, r: int, coeff: int = 1) -> dict:
         """``coeff * self`` as a term dict over ``{index: coefficient}`` mod ``r`` (ONE is 0)."""
@@ -251,12 +308,12 @@ class Boolean:
         if kb is CONSTANT:  # b true
             return Boolean.and_(cs, a.not_(), c.not_()).not_()
         # a constant true, or nothing constant: the general row
-        av, bv, cv = a.value, b.value, c.value
-        ch = cs.private(cv + av * (bv - cv))
+        cr = c._reg(cs)
+        t = _op(cs, OP_MUL, a._reg(cs), _op(cs, OP_SUB, b._reg(cs), cr))
+        ch = _var(cs, _op(cs, OP_ADD, cr, t))  # c + a * (b - c)
         r = cs.modulus
         ct = c.terms(r)
-        cs.enforce(_lc(cs, _sub_terms(cs, b.terms(r), ct)), _lc(cs, a.terms(r)),
-                   _lc(cs, _sub_terms(cs, {ch.index: 1}, ct)), name=name)
+        _row(cs, _sub_terms(cs, b.terms(r), ct), a.terms(r), _sub_terms(cs, {ch.index: 1}, ct), name)
         return Boolean(IS, AllocatedBit(ch))
 
     @staticmethod
@@ -278,15 +335,15 @@ class Boolean:
             return Boolean.and_(cs, a.not_(), c.not_()).not_()
         if ka is CONSTANT:
             return Boolean.and_(cs, b.not_(), c.not_()).not_()
-        bv, cv = b.value, c.value
-        d = bv - cv
+        br, cr = b._reg(cs), c._reg(cs)
+        d = _op(cs, OP_SUB, br, cr)
+        t = _op(cs, OP_MUL, a._reg(cs), _op(cs, OP_MUL, d, d))
         # maj = bc + a * (b xor c) on bits; the maj variable comes before bc's, as in bellperson
-        maj = cs.private(bv * cv + a.value * (d * d))
+        maj = _var(cs, _op(cs, OP_ADD, _op(cs, OP_MUL, br, cr), t))
         bc = Boolean.and_(cs, b, c, "b and c")
         r = cs.modulus
         lhs = _sub_terms(cs, _sub_terms(cs, bc.terms(r, 2), b.terms(r)), c.terms(r))
-        cs.enforce(_lc(cs, lhs), _lc(cs, a.terms(r)), _lc(cs, _sub_terms(cs, bc.terms(r), {maj.index: 1})),
-                   name=name)
+        _row(cs, lhs, a.terms(r), _sub_terms(cs, bc.terms(r), {maj.index: 1}), name)
         return Boolean(IS, AllocatedBit(maj))
 
     @staticmethod
@@ -302,15 +359,14 @@ class Boolean:
             if bool(a.bit) != bool(b.bit):
                 raise CircuitError(f"{name}: the constants {a.bit} and {b.bit} can never be equal")
             return
-        empty = _lc(cs, {})
         if (ka is CONSTANT and a.bit) or (kb is CONSTANT and b.bit):
             x = b if ka is CONSTANT else a
-            cs.enforce(empty, empty, _lc(cs, _sub_terms(cs, {0: 1}, x.terms(r))), name=name)
+            _row(cs, {}, {}, _sub_terms(cs, {0: 1}, x.terms(r)), name)
         elif ka is CONSTANT or kb is CONSTANT:
             x = b if ka is CONSTANT else a
-            cs.enforce(empty, empty, _lc(cs, x.terms(r)), name=name)
+            _row(cs, {}, {}, x.terms(r), name)
         else:
-            cs.enforce(empty, empty, _lc(cs, _sub_terms(cs, a.terms(r), b.terms(r))), name=name)
+            _row(cs, {}, {}, _sub_terms(cs, a.terms(r), b.terms(r)), name)
 
 
 _TRUE = Boolean(CONSTANT, True)

@@ -230,10 +230,7 @@ pub fn verify_seal(args: &Args, param_cache: &Path) -> Result<(serde_json::Value
         }
         other => anyhow::bail!("--method must be bellperson or filecoin-proofs, got {:?}", other),
     };
-    let inputs_hex: Vec<Vec<String>> = inputs
-        .iter()
-        .map(|v| v.iter().map(|x: &Fr| hex::encode(x.to_bytes_le())).collect())
-        .collect();
+    let inputs_hex = hex_inputs(&inputs);
     Ok((
         json!({
             "valid": valid,
@@ -243,6 +240,32 @@ pub fn verify_seal(args: &Args, param_cache: &Path) -> Result<(serde_json::Value
         }),
         valid,
     ))
+}
+
+/// `seal-inputs` (verify-seal's statement options): filecoin-proofs' public inputs, per partition.
+pub fn seal_inputs(args: &Args) -> Result<serde_json::Value> {
+    let st = statement(args)?;
+    args.finish()?;
+    let inputs = seal::get_seal_inputs(
+        st.proof,
+        st.comm_r,
+        st.comm_d,
+        st.prover_id,
+        SectorId::from(st.sector_id),
+        st.ticket,
+        st.seed,
+    )?;
+    Ok(json!({
+        "registered_proof": format!("{:?}", st.proof),
+        "public_inputs": hex_inputs(&inputs),
+    }))
+}
+
+fn hex_inputs(inputs: &[Vec<Fr>]) -> Vec<Vec<String>> {
+    inputs
+        .iter()
+        .map(|v| v.iter().map(|x| hex::encode(x.to_bytes_le())).collect())
+        .collect()
 }
 
 /// `param-paths --registered-proof ID`: the file names filecoin-proofs looks for.

@@ -33,6 +33,7 @@ subcommands (each prints one JSON object on stdout):
   verify-seal   --vk FILE --proof FILE --prover-id HEX32 --sector-id N
                 (--c1 FILE | --registered-proof ID --comm-r HEX32 --comm-d HEX32
                  --ticket HEX32 --seed HEX32) [--method bellperson|filecoin-proofs]
+  seal-inputs   (verify-seal's statement options, no --vk/--proof)
   param-paths   --registered-proof ID
   version
 
@@ -91,6 +92,7 @@ fn run() -> Result<bool> {
             (v, ok)
         }
         "verify-seal" => groth16_cmd::verify_seal(&args, &param_cache)?,
+        "seal-inputs" => (groth16_cmd::seal_inputs(&args)?, true),
         "param-paths" => (groth16_cmd::param_paths(&args)?, true),
         other => return Err(anyhow!("unknown subcommand {:?}\n{}", other, USAGE)),
     };

@@ -470,3 +470,40 @@ def test_uint64_alloc_orders_and_packing():
     c = UInt64.constant(0x0123456789ABCDEF)
     assert UInt64.from_bits(c.to_bits_le()).value == 0x0123456789ABCDEF
     assert [int(b.bit) for b in c.to_bits_be()] == [(0x0123456789ABCDEF >> (63 - i)) & 1 for i in range(64)]
+
+
+class Challenges(Circuit):
+    """Two instances of a 64-byte hash, by hand or as ``cs.repeat`` instances whose template
+    stamps its compressions (a stamper inside a stamped template)."""
+
+    def __init__(self, nested):
+        self.nested = nested
+
+    def input_shapes(self):
+        return {"bits": (2, 256)}
+
+    def define(self, cs, bits):
+        from cuzk.circuit.gadgets.sha256_stamp import Sha256Stamper
+
+        def one(cs, vs):
+            b = [Boolean.is_(AllocatedBit(v)) for v in vs]
+            out = Sha256Stamper(cs).sha256(b + b) if self.nested else sha256(cs, b + b)
+            return [o.bit.var for o in out]
+
+        groups = [[Boolean.alloc(cs, v).bit.var for v in row] for row in bits]
+        outs = cs.repeat(one, [(g,) for g in groups], name="challenge {i}") if self.nested else [one(cs, g) for g in groups]
+        for o in outs:
+            for v in o:
+                cs.public(v)
+
+
+def test_stamper_inside_a_repeated_template():
+    rng = random.Random(11)
+    bits = [[rng.getrandbits(1) for _ in range(256)] for _ in range(2)]
+    s0, s1 = Synthesizer(Challenges(False), check=True), Synthesizer(Challenges(True), check=True)
+    assert s0.r1cs.digest == s1.r1cs.digest
+    w0, w1 = s0.synthesize(bits=bits), s1.synthesize(bits=bits)
+    assert (w0.z == w1.z).all()
+    for j in range(2):
+        msg = bits_to_bytes_be(bits[j] + bits[j])
+        assert w1.public_inputs[256 * j:256 * (j + 1)] == be_bits(hashlib.sha256(msg).digest())

@@ -11,7 +11,7 @@ from reliability.keycache_soak import run
 
 @pytest.mark.slow
 def test_proving_processes_survive_an_operator_editing_and_clearing_their_cache(tmp_path):
-    r = run(seconds=10, provers=2, seed=3, folder=tmp_path)
+    r = run(seconds=10, provers=2, seed=3, folder=tmp_path, min_faults=10)
     assert (r.crashes, r.non_cuzk) == (0, 0), r.samples
     assert r.jobs > 0 and r.proofs > 0 and r.loads > 0
-    assert r.faults.get("edit", 0) > 0 and r.inputs > 20
+    assert r.faults["edit"] >= 10 and r.inputs >= 20

@@ -215,8 +215,10 @@ _KINDS = ("edit",) * 6 + ("replace", "truncate", "clear", "prune", "unlink")
 
 
 def run(seconds: float = 20.0, provers: int = 2, seed: int = 0, jobs_per_load: int = 4, folder=None,
-        log=None) -> SoakResult:
-    """Run the soak for ``seconds`` of faults; see the module doc."""
+        log=None, min_faults: int = 0) -> SoakResult:
+    """Run the soak for ``seconds`` of faults, and on until ``min_faults`` edits and as many
+    other faults were applied (at most 10x ``seconds``: a loaded machine slows the workers, and
+    a truncation waits for their mappings); see the module doc."""
     rng = random.Random(seed)
     root = Path(folder or tempfile.mkdtemp(prefix="cuzk-kc-soak-"))
     root.mkdir(parents=True, exist_ok=True)
@@ -236,7 +238,12 @@ def run(seconds: float = 20.0, provers: int = 2, seed: int = 0, jobs_per_load: i
     while not _entries(cache_dir) and time.monotonic() - t0 < 120:
         time.sleep(0.05)
     t0 = time.monotonic()
-    while time.monotonic() - t0 < seconds:
+    def more() -> bool:
+        spent = time.monotonic() - t0
+        short = faults["edit"] < min_faults or sum(faults.values()) < 2 * min_faults
+        return spent < seconds or (short and spent < 10 * seconds)
+
+    while more():
         kind = rng.choice(_KINDS)
         if _fault(kind, cache_dir, gate, rng):
             faults[kind] += 1

@@ -26,8 +26,7 @@ subcommands (each prints one JSON object on stdout):
   seal          --registered-proof ID --prover-id HEX32 --sector-id N --ticket HEX32
                 --seed HEX32 --data FILE --out DIR [--sector-size 2048]
   dump-r1cs     --c1 FILE [--partition K] (--out FILE [--witness FILE] | --counts-only)
-  dump-r1cs-post --kind winning|window --sealed DIR [--sealed DIR]... (see README)
-                --randomness HEX32 (--out FILE [--witness FILE] | --counts-only)
+  dump-r1cs-post (not implemented yet: exits 2)
   setup         --registered-proof ID --params-out FILE --vk-out FILE [--rng-seed N]
   prove         --c1 FILE --params FILE [--out PROOF] [--rng-seed N]   (alias: prove-time)
   verify-seal   --vk FILE --proof FILE --prover-id HEX32 --sector-id N

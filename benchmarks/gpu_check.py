@@ -121,25 +121,31 @@ def prepare_proof(log: int, work: str) -> None:
     circuit, inputs = _porep(log)
     synth = cuzk.Synthesizer(circuit)
     pk, _ = setup(synth.r1cs, rng=np.random.default_rng(1))
-    w = synth.synthesize(**inputs)
-    base = os.path.join(work, f"proof_{log}")
+    save_proof(f"proof_{log}", work, pk, synth.synthesize(**inputs), synth.r1cs.n_constraints)
+
+
+def save_proof(name: str, work: str, pk, w, constraints: int, **extra) -> None:
+    """Key, witness and public inputs under ``work/name*`` (npz + JSON), then ``name.done``."""
+    base = os.path.join(work, name)
     d = pk.resolved_density()
     np.savez(base + "_key.npz", h=pk.h, l=pk.l, a=pk.a, b_g1=pk.b_g1, b_g2=pk.b_g2, a_aux=d.a_aux,
              b_input=d.b_input, b_aux=d.b_aux, vk=np.frombuffer(pk.vk.to_bytes(), np.uint8))
     np.savez(base + "_witness.npz", z=w.z, a=w.a, b=w.b, c=w.c)
     meta = {"public": [int(x) for x in w.public_inputs], "digest": w.digest, "convention": pk.convention,
-            "key_digest": pk.digest, "n_constraints": pk.n_constraints, "constraints": synth.r1cs.n_constraints}
+            "key_digest": pk.digest, "n_constraints": pk.n_constraints, "constraints": constraints, **extra}
     with open(base + ".json", "w") as f:
         json.dump(meta, f)
     open(base + ".done", "w").close()
 
 
-def load_proof(log: int, work: str):
+def load_proof(log, work: str):
+    """(pk, witness, public inputs) saved by :func:`save_proof`: ``log`` an int (``proof_<log>``)
+    or a name."""
     from cuzk.groth16 import ProvingKey, VerifyingKey
     from cuzk.groth16.keys import Density
     from cuzk.synth import Synthesized
 
-    base = os.path.join(work, f"proof_{log}")
+    base = os.path.join(work, log if isinstance(log, str) else f"proof_{log}")
     with open(base + ".json") as f:
         meta = json.load(f)
     k = np.load(base + "_key.npz", allow_pickle=False)
@@ -191,6 +197,8 @@ class Background:
         logs = ",".join(str(k) for k in args.sizes.prove_logs)
         self._start("prepare", ["--task", "prepare", "--prove-logs", logs, "--work", self.work],
                     lambda: [prepare_proof(k, self.work) for k in args.sizes.prove_logs])
+        if self.use_processes and _wanted(args, "PoRep", None):  # seal + C1 + setup: minutes, a GPU machine's cores
+            self._start("porep", ["--task", "porep", "--work", self.work])
 
     def _start(self, name, argv, fn=None):
         if self.use_processes:
@@ -219,21 +227,26 @@ class Background:
             if name in self.errors:
                 raise RuntimeError(f"background task {name} failed") from self.errors[name]
 
-    def proof(self, log: int, timeout: float = 300):
-        marker = os.path.join(self.work, f"proof_{log}.done")
+    def proof(self, log, timeout: float = 300, task: str = "prepare"):
+        """What background ``task`` saved for ``log`` (a size 2^log, or a name): waits for its marker."""
+        name = log if isinstance(log, str) else f"proof_{log}"
+        what = name if isinstance(log, str) else f"the 2^{log} proof circuit"
+        marker = os.path.join(self.work, f"{name}.done")
         t0 = time.perf_counter()
         while not os.path.exists(marker):
             if time.perf_counter() - t0 > timeout:
-                raise TimeoutError(f"the 2^{log} proof circuit was not ready after {timeout:.0f} s (see {self.work})")
-            proc = self.procs.get("prepare")
-            if (proc is not None and proc.poll() is not None) or ("prepare" in self.threads and
-                                                                  not self.threads["prepare"].is_alive()):
-                self.wait("prepare", 1)
-                raise RuntimeError(f"the 2^{log} proof circuit was not prepared")
+                raise TimeoutError(f"{what} was not ready after {timeout:.0f} s (see {self.work})")
+            proc = self.procs.get(task)
+            if (proc is not None and proc.poll() is not None) or (task in self.threads and
+                                                                  not self.threads[task].is_alive()):
+                self.wait(task, 1)
+                raise RuntimeError(f"{what} was not prepared")
+            if proc is None and task not in self.threads:
+                raise RuntimeError(f"{what}: no background task {task!r} was started")
             time.sleep(0.2)
         waited = time.perf_counter() - t0
         if waited > 1:
-            self.rep.note(f"waited {waited:.0f} s for the background trace + setup of the 2^{log} circuit")
+            self.rep.note(f"waited {waited:.0f} s for the background preparation of {what}")
         return load_proof(log, self.work)
 
     def chain_runtime(self):
@@ -258,6 +271,10 @@ def run_task(args) -> int:
         print(f"cubin {path} in {time.perf_counter() - t0:.1f} s")
     elif args.task == "numba":
         warm_numba()
+    elif args.task == "porep":
+        from gpu_check_porep import prepare_partition
+
+        prepare_partition(args.work, save_proof)
     elif args.task == "prepare":
         for log in (int(k) for k in args.prove_logs.split(",")):
             t0 = time.perf_counter()
@@ -353,7 +370,7 @@ def main(argv=None) -> int:
                        ("bn254", "a BN254 proof through the CUDA path (its own kernel module)")):
         ap.add_argument(f"--{flag}", action="store_true", help=f"optional: {what}")
     ap.add_argument("--all-optional", action="store_true", help="every optional section (until the deadline)")
-    ap.add_argument("--task", choices=("compile", "numba", "prepare"), help=argparse.SUPPRESS)
+    ap.add_argument("--task", choices=("compile", "numba", "prepare", "porep"), help=argparse.SUPPRESS)
     ap.add_argument("--arch", help=argparse.SUPPRESS)
     ap.add_argument("--define", action="append", default=[], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)

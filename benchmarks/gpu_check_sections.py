@@ -22,6 +22,7 @@ from cuzk.kernels import cuda
 from cuzk.kernels.cuda_msm import MSM_PHASES
 from gpu_check_bn254 import bn254_section  # noqa: E402 - benchmarks/ is on sys.path (gpu_check.py)
 from gpu_check_engine import engine_section  # noqa: E402
+from gpu_check_porep import porep_section  # noqa: E402
 
 __all__ = ["Sizes", "SECTIONS", "time_calls", "fold_scalars", "tiled_points"]
 
@@ -463,6 +464,7 @@ SECTIONS = [
     ("proofs", proofs, 90, 40, None),
     ("chain A/B", chain_ab, 15, 2, None),  # registers grew with the PTX blocks: is it faster?
     ("engine", engine_section, 15, 5, None),  # cuzk.Engine on the GPU: two circuits, priorities
+    ("PoRep", porep_section, 45, 10, None),  # bit-aware MSMs at 2^22, a 2 KiB partition (prepared in the background)
     ("CPU proof", cpu_proof, 45, 10, "cpu_proof"),
     ("MSM_B2 on the CPU", g2_on_cpu, 25, 10, "g2_cpu"),
     ("two workers", two_workers, 20, 5, "two_workers"),

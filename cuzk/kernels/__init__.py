@@ -5,7 +5,7 @@ runs, so ``import cuzk.kernels.cuda`` works without a GPU and ``cuda.is_availabl
 
     >>> from cuzk.kernels import cpu
     >>> sorted(n for n in cpu.__all__ if n.startswith("msm"))
-    ['msm', 'msm_g1', 'msm_g2', 'msm_precomputed']
+    ['msm', 'msm_bits_g1', 'msm_bits_g2', 'msm_g1', 'msm_g2', 'msm_precomputed']
 """
 
 from cuzk.kernels import cpu

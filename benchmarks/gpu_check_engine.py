@@ -7,7 +7,9 @@ against its circuit's verifying key and a wrong public input is rejected, the CR
 before the backlog does, each prove worker proved with the key resident on its device, and
 every job's timings are set. Rows: per circuit the median prove, device, key-load, queue-wait
 and total seconds, the backlog's seconds per proof, the CRITICAL job's latency, and the engine's
-throughput against the lone ``GpuProver`` of the proofs section (same key, same witness).
+throughput against the lone ``GpuProver`` of the proofs section (same key, same witness). Then the
+largest prepared circuit's backlog through an Engine of one prove worker and one of two (the
+witness replayed: synthesis-light), and the ratio of their throughputs.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import time
 
 import numpy as np
 
-__all__ = ["engine_section"]
+__all__ = ["engine_section", "workers_section"]
 
 
 class _Replay:
@@ -87,3 +89,33 @@ def engine_section(ctx) -> None:
              if row else "")
     rep.row("engine", f"  2^{log} through the Engine, per proof ({status['workers'][0]['kind']} workers: "
             f"{sum(1 for x in status['workers'] if x['kind'] == 'prove')})", ms=per * 1e3, note=ratio)
+
+
+def _throughput(ctx, log: int, workers: int, jobs: int) -> tuple[float, bool]:
+    """(seconds per proof, all verified) for ``jobs`` replayed 2^log proofs through an Engine of
+    ``workers`` prove workers on device 0, its key preloaded."""
+    import cuzk
+    from cuzk.groth16 import prepare_verifying_key, verify
+
+    pk, w, public = ctx.proofs[log][:3] if log in ctx.proofs else ctx.background.proof(log)
+    with cuzk.Engine(device="cuda", workers_per_device=workers,
+                     device_budget=None if ctx.sz.toy else "auto") as engine:
+        engine.register("replay", _Replay(w), pk)
+        engine.preload("replay")
+        engine.submit("replay", {}).result(timeout=300)  # each worker's first proof out of the timing
+        t0 = time.perf_counter()
+        futures = [engine.submit("replay", {"seq": i}) for i in range(jobs)]
+        proofs = [f.result(timeout=300) for f in futures]
+        per = (time.perf_counter() - t0) / jobs
+    pvk = prepare_verifying_key(pk.vk)
+    return per, all(verify(pvk, public, p) for p in proofs)
+
+
+def workers_section(ctx) -> None:
+    log = ctx.sz.prove_logs[-1]
+    jobs = 4 if ctx.sz.toy else 12
+    one, ok1 = _throughput(ctx, log, 1, jobs)
+    two, ok2 = _throughput(ctx, log, 2, jobs)
+    ctx.rep.row("engine", f"2^{log} through an Engine of 1 prove worker, per proof", ms=one * 1e3, verified=ok1)
+    ctx.rep.row("engine", f"2^{log} through an Engine of 2 prove workers, per proof", ms=two * 1e3, verified=ok2,
+                note=f"throughput {one / two:.2f}x one worker's")

@@ -21,7 +21,7 @@ from cuzk.field.params import FQ, FR
 from cuzk.kernels import cuda
 from cuzk.kernels.cuda_msm import MSM_PHASES
 from gpu_check_bn254 import bn254_section  # noqa: E402 - benchmarks/ is on sys.path (gpu_check.py)
-from gpu_check_engine import engine_section  # noqa: E402
+from gpu_check_engine import engine_section, workers_section  # noqa: E402
 from gpu_check_porep import porep_section  # noqa: E402
 
 __all__ = ["Sizes", "SECTIONS", "time_calls", "fold_scalars", "tiled_points"]
@@ -45,6 +45,8 @@ class Sizes:
         self.phase_log = {"g1": 8, "g2": 6, "ntt": 10} if toy else {"g1": 20, "g2": 20, "ntt": 20}
         self.sweep_log = 8 if toy else 20
         self.sweep_msm = ([6, 8], [8]) if toy else ([14, 15, 16, 17], [4, 8, 16, 32])
+        # window widths at the large sizes (default segments): does c = 16 stay best as n grows?
+        self.sweep_msm_large = [(9, [6, 8])] if toy else ([] if quick else [(22, [16, 18, 20]), (24, [16, 18, 20, 22])])
         self.sweep_ntt_logs = (10,) if toy else (20, 24)
         self.sweep_ntt = [(4, 1), (3, 2)] if toy else [(10, 1), (9, 2), (8, 4), (7, 8), (6, 8), (5, 8)]
         self.reps = 2 if toy else 5
@@ -300,6 +302,9 @@ def sweep(ctx) -> None:
             rep.row("sweep", f"G1 MSM 2^{sz.sweep_log} c={c} seg={seg}", verified=ok, note=t.note(), **t.fields())
             best = min(best or (t.median, c, seg), (t.median, c, seg))
     rep.row("sweep", f"  best MSM: c={best[1]} seg={best[2]}", ms=best[0])
+    del pts, dsc
+    for log_n, widths in sz.sweep_msm_large:
+        _sweep_widths(ctx, log_n, widths)
     for log_n in sz.sweep_ntt_logs:
         x = rt.asarray(Fr.random(1 << log_n, np.random.default_rng(log_n)).view(np.uint32))
         w = FR.root_of_unity_for(log_n)
@@ -320,6 +325,25 @@ def sweep(ctx) -> None:
         rep.row("sweep", f"  best NTT 2^{log_n} plan: {min(results)[1]}", ms=min(results)[0])
 
 
+def _sweep_widths(ctx, log_n: int, widths) -> None:
+    """G1 MSM 2^log_n at each window width (default segments), checked against the first."""
+    rt, rep = ctx.rt, ctx.rep
+    n = 1 << log_n
+    host_pts, _ = tiled_points("g1", n)
+    pts = cuda.upload_points(host_pts)
+    del host_pts
+    dsc = rt.asarray(random_scalars(n, 10).view(np.uint32))
+    want, results = None, []
+    for c in widths:
+        t = time_calls(rt, lambda: cuda.run_msm(rt, "g1", pts.words, dsc, n, c), max(1, ctx.sz.reps - 3))
+        got = cuda.run_msm(rt, "g1", pts.words, dsc, n, c)
+        want = got if want is None else want
+        rep.row("sweep", f"G1 MSM 2^{log_n} c={c}", verified=bool((got == want).all()), note=t.note(), **t.fields())
+        results.append((t.median, c))
+    rep.row("sweep", f"  best G1 MSM 2^{log_n}: c={min(results)[1]} (default {cuda.msm_window_bits(n)})",
+            ms=min(results)[0])
+
+
 # ---------------------------------------------------------------- build facts
 def build(ctx) -> None:
     attrs = ctx.rt.kernel_attributes()
@@ -333,7 +357,7 @@ def build(ctx) -> None:
 
 
 # ---------------------------------------------------------------- (5) proofs
-def _proof_rows(ctx, log, prover, w, public, pvk):
+def _proof_rows(ctx, log, prover, w, public, pvk, label=None):
     import cuzk.groth16 as g16
     from cuzk.timeline import Timeline, stage_context
 
@@ -353,13 +377,14 @@ def _proof_rows(ctx, log, prover, w, public, pvk):
     bad[0] = (bad[0] + 1) % FR.modulus
     ok = ok and not g16.verify(pvk, bad, first)
     med = statistics.median(r[1] for r in runs)
-    ctx.rep.row("proof", f"prove 2^{log} GpuProver", ms=med * 1e3, verified=ok,
+    label = label or f"2^{log}"
+    ctx.rep.row("proof", f"prove {label} GpuProver", ms=med * 1e3, verified=ok,
                 note=f"first {t_first * 1e3:.1f} ms; verifies, rejects a wrong input, deterministic")
     for s in SUB_SPANS:
         vals = [r[2][s] for r in runs if s in r[2]]
         if vals:
             dev = statistics.median((v[1] or float("nan")) for v in vals) * 1e3
-            ctx.rep.row("proof", f"  2^{log} {s}", ms=statistics.median(v[0] for v in vals) * 1e3, device_ms=dev)
+            ctx.rep.row("proof", f"  {label} {s}", ms=statistics.median(v[0] for v in vals) * 1e3, device_ms=dev)
     return first, ok
 
 
@@ -464,6 +489,7 @@ SECTIONS = [
     ("proofs", proofs, 90, 40, None),
     ("chain A/B", chain_ab, 15, 2, None),  # registers grew with the PTX blocks: is it faster?
     ("engine", engine_section, 15, 5, None),  # cuzk.Engine on the GPU: two circuits, priorities
+    ("engine workers", workers_section, 15, 10, None),  # 1 vs 2 prove workers: throughput
     ("PoRep", porep_section, 45, 10, None),  # bit-aware MSMs at 2^22, a 2 KiB partition (prepared in the background)
     ("CPU proof", cpu_proof, 45, 10, "cpu_proof"),
     ("MSM_B2 on the CPU", g2_on_cpu, 25, 10, "g2_cpu"),

@@ -274,6 +274,25 @@ def test_auto_leaves_queries_that_are_not_mostly_bits_to_the_general_msm():
     assert all(s is None for s in bit_msm.splits_for(False, cpu, (many,)))
 
 
+def test_auto_stays_general_on_a_backend_that_says_so():
+    from cuzk.groth16 import bit_msm
+    from cuzk.kernels import cuda
+
+    many = np.zeros((4096, 4), np.uint64)
+    many[::2, 0] = 1
+
+    class NoAuto:  # the CPU kernels with the CUDA backend's rule for "auto"
+        AUTO_BIT_MSM = False
+
+        def __getattr__(self, name):
+            return getattr(cpu, name)
+
+    assert cuda.AUTO_BIT_MSM is False and cuda.kernels_for(curves.get("bn254").cuda).AUTO_BIT_MSM is False
+    assert bit_msm.splits_for("auto", NoAuto(), (many, many)) == (None, None)
+    assert isinstance(bit_msm.splits_for(True, NoAuto(), (many,))[0], BitSplit)
+    assert isinstance(bit_msm.splits_for("auto", cpu, (many,))[0], BitSplit)
+
+
 def test_bad_modes_and_backends_are_refused(bits_key):
     import cuzk
     from cuzk.groth16 import create_proof

@@ -9,7 +9,9 @@ always run the general MSM.
 
 Modes: ``False`` (never), ``True`` (always, for every query), ``"auto"`` (a query whose share of
 0/1 scalars is at least :data:`AUTO_MIN_FRACTION` and that has at least :data:`AUTO_MIN_POINTS`
-rows; measured by ``benchmarks/bit_msm_bench.py``, docs/kernel-contracts.md).
+rows; measured by ``benchmarks/bit_msm_bench.py``, docs/kernel-contracts.md) on a backend whose
+``AUTO_BIT_MSM`` is not False: the CUDA backend's is (its general MSM already skips the empty
+digits of 0/1 scalars, and the host scan costs more than the ones' sum saves: docs/perf/cuda.md).
 
     >>> import numpy as np
     >>> from cuzk.kernels import cpu
@@ -60,6 +62,8 @@ def splits_for(mode, kern, scalars, threads=None) -> tuple:
     if not supports(kern):
         if mode is True:
             raise InputError(f"bit_msm=True but the backend {kern!r} has no msm_bits_g1/g2")
+        return (None,) * len(scalars)
+    if mode == "auto" and getattr(kern, "AUTO_BIT_MSM", True) is False:
         return (None,) * len(scalars)
     out = []
     for sc in scalars:

@@ -28,7 +28,7 @@ import numpy as np
 
 from cuzk import curves
 from cuzk.errors import BackendUnavailableError, InputError, KeyMismatchError, ProofVerificationError, UnsatisfiedConstraint
-from cuzk.groth16 import bit_msm as _bits
+from cuzk.groth16 import bit_msm as _bits, witness_prep as _prep
 from cuzk.groth16.keys import ProvingKey, check_same_curve
 from cuzk.groth16.proof import Proof
 from cuzk.groth16.r1cs_to_qap import compute_h, witness_evaluations
@@ -106,26 +106,23 @@ def check_compatible(pk: ProvingKey, synthesized) -> None:
         raise KeyMismatchError(f"{n_c} rows + {pk.n_inputs} inputs exceed the key's domain of {pk.domain_size}")
 
 
-def check_witness(synthesized) -> None:
+def check_witness(synthesized, threads=None) -> None:
     """Raise :class:`UnsatisfiedConstraint` at the first row where a·b ≠ c (n Fr muls, in the
-    witness's curve's Fr)."""
+    witness's curve's Fr, on up to ``threads`` threads)."""
     fr = curves.get(getattr(synthesized, "curve", curves.DEFAULT)).Fr
-    ok = fr.eq(fr.mul(synthesized.a, synthesized.b), synthesized.c)
-    if not ok.all():
-        row = int(np.argmin(ok))
+    row = _prep.unsatisfied_row(fr, synthesized.a, synthesized.b, synthesized.c, threads)
+    if row is not None:
         raise UnsatisfiedConstraint(f"constraint {row} is not satisfied by the witness (a·b ≠ c)", index=row)
 
 
-def query_scalars(pk: ProvingKey, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def query_scalars(pk: ProvingKey, z: np.ndarray, threads=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The MSM scalars of the A, B (G1 and G2) and L queries from the canonical assignment z,
     paired with the key's points by its density (queries omit variables absent from A or B).
+    The gathers run on up to ``threads`` threads; L's scalars are a view of z.
 
     >>> a_sc, b_sc, l_sc = query_scalars(pk, curves.get(pk.curve).Fr.from_mont(w.z))   # doctest: +SKIP
     """
-    dens = pk.resolved_density()
-    inputs, aux = z[: pk.n_inputs], z[pk.n_inputs :]
-    return (np.concatenate([inputs, aux[dens.a_aux]]), np.concatenate([inputs[dens.b_input], aux[dens.b_aux]]),
-            aux)
+    return _prep.query_scalars(pk, np.ascontiguousarray(z), threads)
 
 
 def _scalar(x: int, what: str, r: int) -> int:
@@ -213,7 +210,7 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
     r, s = _scalar(r, "r", Fr.modulus), _scalar(s, "s", Fr.modulus)
     check_compatible(pk, synthesized)
     if check:
-        check_witness(synthesized)
+        check_witness(synthesized, threads)
     kern = load_backend(backend, pk.curve)
     g2_kern = kern if g2_backend is None else load_backend(g2_backend, pk.curve)
     bases = bases or Bases.of(pk)
@@ -227,7 +224,7 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
         with span("H") as h_span:
             a, b, c = witness_evaluations(synthesized, pk.n_inputs, pk.domain_size)
             a, b, c = kern.stage(a, b, c, device_id=dev)
-            scalars = query_scalars(pk, Fr.from_mont(synthesized.z))  # MSM scalars are canonical
+            scalars = query_scalars(pk, _prep.canonical(Fr, synthesized.z, threads), threads)  # MSMs take integers
             splits = _bits.splits_for(bit_msm, kern, scalars, threads)  # None: the general MSM
             if g2_kern is not kern:
                 b2_pts = bases.b_g2 if isinstance(bases.b_g2, np.ndarray) else pk.b_g2

@@ -85,6 +85,7 @@ CURVES = ("bls12_381", "bn254")
 
 # This module's functions are BLS12-381's kernels. They look ``get_runtime`` up here at each call
 # with the device id alone (tests and benchmarks/gpu_check.py replace it with a host runtime).
+AUTO_BIT_MSM = CudaKernels.AUTO_BIT_MSM  # bit_msm='auto' stays general on the GPU (CudaKernels says why)
 _KERNELS = CudaKernels(BLS12_381, lambda device_id=None: get_runtime(device_id), FR_ARRAY.from_mont)
 _BY_CURVE: dict[str, CudaKernels] = {}
 _BY_CURVE_LOCK = threading.Lock()

@@ -90,6 +90,12 @@ class CudaKernels:
             array); None: converted on the device.
     """
 
+    #: ``bit_msm="auto"`` leaves the MSMs general here: on an H200 the general MSM of a 95 %-bit
+    #: vector already costs less than a random one (2^22 G1 17.4 vs 71.3 ms: a 0/1 scalar has one
+    #: non-zero digit), and the host scan of the split costs more than the ones' sum saves (bit-aware
+    #: 84 ms with the scan, 14.4 ms of kernels; docs/perf/cuda.md). ``bit_msm=True`` still runs them.
+    AUTO_BIT_MSM = False
+
     def __init__(self, curve: CudaCurve, runtime: Callable, host_from_mont: Callable | None = None):
         self.curve, self._runtime, self._host_from_mont = curve, runtime, host_from_mont
 

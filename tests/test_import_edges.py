@@ -75,6 +75,11 @@ EXCEPTIONS = {
     ("groth16/proof.py", "cuzk.formats.bellperson_proof"):
         "Proof.to_bytes/from_bytes (DESIGN §7 API) delegate to the bellperson proof bytes, which "
         "live in formats so that groth16 names no curve's encoding; imported at call time",
+    **{("circuits/filecoin/porep/c2.py", m):
+       "commit_phase2 / verify_commit_phase2 are filecoin-proofs' seal_commit_phase2 and verify_seal "
+       "shapes (C1 in, proof bytes out), the call a storage provider expects beside seal and "
+       "commit_phase1; imported at call time so the circuits stay importable without the prover"
+       for m in ("cuzk.groth16", "cuzk.groth16.prove", "cuzk.groth16.verify", "cuzk.synth")},
 }
 
 

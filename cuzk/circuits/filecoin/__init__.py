@@ -1,8 +1,9 @@
 """Filecoin-shaped circuits with rust-fil-proofs' constraint counts (docs/filecoin.md).
 
 neptune's Poseidon (:func:`poseidon_hash`), Filecoin Merkle trees of every (base, sub, top)
-shape (:func:`build_tree`; :class:`SparseTree` for sectors too large to hold), the PoR circuit (:class:`PoR`) and Fallback PoSt
-(:class:`FallbackPoSt`, :func:`window_post`, :func:`winning_post`).
+shape (:func:`build_tree`; :class:`SparseTree` for sectors too large to hold), the PoR circuit (:class:`PoR`), Fallback PoSt
+(:class:`FallbackPoSt`, :func:`window_post`, :func:`winning_post`) and the sealing proof (PoRep:
+:func:`seal`, :func:`commit_phase1`, :class:`StackedCircuit`, :func:`commit_phase2`).
 
     >>> from cuzk.circuits.filecoin import poseidon_hash, PoR, FallbackPoSt
     >>> hex(poseidon_hash(list(range(8))))[:12]
@@ -18,8 +19,9 @@ from cuzk.circuits.filecoin.shapes import SECTOR_SHAPES, TreeShape, shape_for_se
 from cuzk.circuits.filecoin.tree import FilecoinTree, build_tree, leaves_from_bytes, merkle_root_native
 # last: the porep package imports shapes from this package
 from cuzk.circuits.filecoin.porep import (
-    interactive_challenges, ni_challenges, parent_cache, porep_id, replica_id, synthetic_challenges,
-    synthetic_porep_challenges,
+    SealCommitPhase1Output, StackedCircuit, commit_phase1, commit_phase2, interactive_challenges, ni_challenges,
+    parent_cache, porep_id, replica_id, seal, synthetic_challenges, synthetic_porep_challenges,
+    verify_commit_phase2,
 )
 
 __all__ = [
@@ -31,4 +33,5 @@ __all__ = [
     "leaf_challenge", "API_VERSIONS",
     "porep_id", "replica_id", "parent_cache",
     "interactive_challenges", "ni_challenges", "synthetic_challenges", "synthetic_porep_challenges",
+    "StackedCircuit", "seal", "commit_phase1", "commit_phase2", "verify_commit_phase2", "SealCommitPhase1Output",
 ]

@@ -12,10 +12,15 @@ from cuzk.circuits.filecoin.porep.registered import (
 )
 from cuzk.circuits.filecoin.porep.seal import SealedSector, seal
 from cuzk.circuits.filecoin.porep.sector_trees import TreeD
+from cuzk.circuits.filecoin.porep.circuit import StackedCircuit
+from cuzk.circuits.filecoin.porep.c1 import SealCommitPhase1Output, commit_phase1
+from cuzk.circuits.filecoin.porep.c2 import circuit_for, commit_phase2, seal_public_inputs, verify_commit_phase2
 
 __all__: list = [
     "SealProof", "REGISTERED_SEAL_PROOFS", "registered_seal_proof", "porep_id", "replica_id",
     "parents", "parent_cache", "parent_cache_id",
     "interactive_challenges", "ni_challenges", "synthetic_challenges", "synthetic_porep_challenges",
     "seal", "SealedSector", "TreeD", "label_layers", "fr32_pad", "fr32_unpad", "check_nodes",
+    "StackedCircuit", "SealCommitPhase1Output", "commit_phase1", "commit_phase2", "verify_commit_phase2",
+    "seal_public_inputs", "circuit_for",
 ]

@@ -37,6 +37,9 @@ ALLOWED: dict[str, set[str] | str] = {
     # DESIGN §8: cluster -> engine and what engine may import
     "cluster": {"engine", "pipeline", "prover", "groth16", "formats", "synth", "timeline"},
     "timeline": set(),
+    # DESIGN §9: the daemon maps RPCs onto the Engine; Filecoin payloads are decoded by circuits/filecoin,
+    # snarkjs JSON by formats, proofs checked with groth16; [[circuits]] entries are Synthesizers
+    "serve": {"engine", "circuits", "formats", "groth16", "synth", "circuit", "pipeline", "timeline"},
     "reference": set(),  # an independent oracle: nothing of the fast paths (see MODULE_ALLOWED)
     "cli": ANY,
     "cli_groth16": ANY,  # the cli's groth16 sub-commands, split off cli.py
@@ -185,6 +188,21 @@ def _imports_ray(source: str) -> bool:
         if any(n == "ray" or n.startswith("ray.") for n in names):
             return True
     return False
+
+
+def _imports_grpc(source: str) -> bool:
+    for node in ast.walk(ast.parse(source)):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+        if any(n.split(".")[0] in ("grpc", "google") for n in names):
+            return True
+    return False
+
+
+def test_only_the_serve_package_imports_grpc():
+    # DESIGN §9: grpcio and protobuf are the optional extra [serve]; nothing outside cuzk/serve needs them
+    users = sorted(p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*.py") if _imports_grpc(p.read_text("utf-8")))
+    assert users and all(u.startswith("serve/") for u in users), users
 
 
 def test_only_the_cluster_package_imports_ray():

@@ -22,6 +22,7 @@ __all__ = [
     "ValueDependentTraceError",
     "InputError",
     "VanillaFormatError",
+    "ConfigError",
     "UnsatisfiedConstraint",
     "PceFormatError",
     "R1csFormatError",
@@ -88,6 +89,11 @@ class VanillaFormatError(InputError):
     def __init__(self, message, path=None):
         super().__init__(message)
         self.path = path
+
+
+class ConfigError(InputError):
+    """A ``cuzk serve`` configuration that cannot be used: an unknown key, a value of the wrong
+    type or range, a file that is missing; the message names the key (``[daemon] listen``)."""
 
 
 class UnsatisfiedConstraint(CuzkError, ValueError):

@@ -435,3 +435,27 @@ def test_close_stops_every_thread_it_started():
     for s in idle:
         assert s.recv(10) == b""  # closed by the server
         s.close()
+
+
+def test_engine_serve_status_takes_a_hosts_own_status_and_metrics():
+    # cuzk serve wraps the engine and serves its own figures beside the engine's on the same port
+    import cuzk
+
+    class Square:
+        def synthesize(self, x):
+            return x * x
+
+    class Echo:
+        def prove(self, w):
+            return w
+
+    with cuzk.Engine(device="cpu", memory_budget=None) as engine:
+        engine.register("sq", Square(), Echo())
+        with pytest.raises(InputError, match="metrics must be callable"):
+            engine.serve_status(metrics="text")
+        host, port = engine.serve_status(status=lambda: {"daemon": 1, **engine.status()},
+                                         metrics=lambda: engine.metrics() + "cuzk_extra 1\n")
+        doc = json.load(urllib.request.urlopen(f"http://{host}:{port}/status", timeout=10))
+        text = urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=10).read().decode()
+    assert doc["daemon"] == 1 and "sq" in doc["circuits"]
+    assert text.endswith("cuzk_extra 1\n") and 'cuzk_jobs_submitted_total{circuit="sq"}' in text

@@ -447,17 +447,23 @@ class Engine:
         """Prometheus text: ``cuzk_`` counters and latency histograms per circuit, gauges."""
         return engine_metrics(self)
 
-    def serve_status(self, port: int = 0, host: str = "127.0.0.1", **limits) -> tuple[str, int]:
+    def serve_status(self, port: int = 0, host: str = "127.0.0.1", *, status: Callable[[], dict] | None = None,
+                     metrics: Callable[[], str] | None = None, **limits) -> tuple[str, int]:
         """Serve ``/status`` (JSON) and ``/metrics`` (Prometheus) on a background thread until
-        :meth:`close`; returns the bound ``(host, port)``. ``limits``: ``timeout``,
+        :meth:`close`; returns the bound ``(host, port)``. ``status``/``metrics``: what to serve
+        instead of :meth:`status`/:meth:`metrics` (a host that wraps the engine, such as
+        ``cuzk serve``, adds its own figures to the engine's). ``limits``: ``timeout``,
         ``max_connections``, ``request_timeout`` of :func:`cuzk.engine.status_http.serve_status`."""
         from cuzk.engine.status_http import serve_status
 
+        for name, fn in (("status", status), ("metrics", metrics)):
+            if fn is not None and not callable(fn):
+                raise InputError(f"{name} must be callable or None, got {fn!r}")
         with self._lock:
             self._check_open()
             if self._server is not None:
                 return self._server.address
-            self._server = serve_status(self.status, self.metrics, port=port, host=host, **limits)
+            self._server = serve_status(status or self.status, metrics or self.metrics, port=port, host=host, **limits)
             return self._server.address
 
     # -- shutting down --------------------------------------------------------------------------

@@ -225,7 +225,7 @@ SCHEMA = {
 CIRCUIT_SCHEMA = {
     "name": (_str, None), "zkey": (_path, None), "wasm": (_path, None), "r1cs": (_path, None),
     "params": (_path, None), "circuit": (_str, None), "priority": (_choice(_PRIORITIES), "normal"),
-    "concurrency": (_int(1, 256), 1), "synthesis": (_choice(("threads", "processes")), None),
+    "concurrency": (_int(1, 256), 1),
 }
 
 
@@ -241,8 +241,7 @@ class CircuitConfig:
     params: Path | None = None
     circuit: str | None = None
     priority: str = "normal"
-    concurrency: int = 1
-    synthesis: str | None = None  #: None: "processes" for a wasm witness calculator, else "threads"
+    concurrency: int = 1  #: syntheses at once (threads: the daemon keeps each job's public inputs beside it)
 
 
 @attrs.frozen

@@ -1,0 +1,239 @@
+"""The daemon's jobs: idempotent request ids, queue positions, answers, retention.
+
+A job is one request the Engine runs: its Engine future, and a result future the RPCs wait on,
+resolved with the proof bytes filecoin-proofs would return (or the error, or cancelled) once the
+Engine's future ends and the work's ``finish`` step (concatenating partitions, checking a PoRep
+proof against its statement) has run on a small pool. A request id names one job while it is
+live and for ``retention_s`` after it ended: the same id with the same request (by digest) gets
+the same job, with another request ``ALREADY_EXISTS``. At most ``max_jobs`` are kept: the oldest
+ended ones go first, and when every kept job is still live a new one is refused
+(RESOURCE_EXHAUSTED) instead of growing without bound.
+
+Queue position: the live jobs not started yet that the Engine's scheduler takes before this one
+(priority, then deadline, then submission order; docs/engine.md, "Scheduling"), so 0 means next
+(or already running).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import logging
+import math
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Callable
+
+from cuzk.serve.validate import RequestError
+
+__all__ = ["Job", "JobTable", "request_digest", "outcome_of"]
+
+_log = logging.getLogger("cuzk.serve")
+_RANK = {"low": 0, "normal": 1, "high": 2, "critical": 3}
+
+
+def request_digest(*parts) -> bytes:
+    """A digest of a request's defining fields (bytes, str, ints, lists of bytes)."""
+    h = hashlib.blake2b(digest_size=24)
+    for p in parts:
+        if isinstance(p, (list, tuple)):
+            h.update(b"L%d;" % len(p))
+            for x in p:
+                h.update(b"%d;" % len(x))
+                h.update(x)
+        else:
+            data = p if isinstance(p, bytes) else str(p).encode()
+            h.update(b"%d;" % len(data))
+            h.update(data)
+    return h.digest()
+
+
+class Job:
+    """One request the Engine runs (see the module doc)."""
+
+    __slots__ = ("id", "digest", "kind", "circuit", "priority", "deadline", "seq", "submitted", "engine_future",
+                 "result", "ended_at", "extra")
+
+    def __init__(self, job_id, digest, kind, circuit, priority, deadline, seq):
+        self.id, self.digest, self.kind, self.circuit = job_id, digest, kind, circuit
+        self.priority, self.deadline, self.seq = priority, deadline, seq
+        self.submitted = time.monotonic()
+        self.engine_future = None
+        self.result: Future = Future()
+        self.ended_at: float | None = None
+        self.extra = None  # what the RPC needs besides the proof (the extension's public inputs)
+
+    @property
+    def started(self) -> bool:
+        f = self.engine_future
+        return f is not None and (f.running() or f.done())
+
+    @property
+    def live(self) -> bool:
+        return not self.result.done()
+
+    def rank(self) -> tuple:
+        return (-_RANK.get(self.priority, 1), self.deadline if self.deadline is not None else math.inf, self.seq)
+
+    def state(self) -> str:
+        if self.result.done():
+            if self.result.cancelled():
+                return "cancelled"
+            return "failed" if self.result.exception() is not None else "completed"
+        return "running" if self.started else "queued"
+
+
+class JobTable:
+    """Thread-safe table of jobs by id (see the module doc)."""
+
+    def __init__(self, *, retention_s: float, max_jobs: int, finish_workers: int = 2):
+        self.retention_s = retention_s
+        self.max_jobs = max_jobs
+        self._lock = threading.Lock()
+        self._jobs: dict[str, Job] = {}
+        self._seq = itertools.count()
+        self._finisher = ThreadPoolExecutor(max_workers=finish_workers, thread_name_prefix="cuzk-serve-finish")
+        self.counts = {"completed": 0, "failed": 0, "cancelled": 0}
+        self._counted: dict[str, dict[str, int]] = {}
+
+    def get(self, job_id: str) -> Job:
+        with self._lock:
+            job = self._jobs.get(job_id)
+        if job is None:
+            raise RequestError("NOT_FOUND", f"job_id: no job {job_id!r} (unknown, or ended more than "
+                                            f"{self.retention_s:g} s ago)")
+        return job
+
+    def claim(self, job_id: str, digest: bytes, kind: str, circuit: str, priority: str, deadline) -> tuple[Job, bool]:
+        """The job for ``job_id`` and whether it is new (the caller must then :meth:`start` or
+        :meth:`drop` it). An empty id gets a fresh unique one.
+
+        Raises:
+            RequestError: ALREADY_EXISTS (the id names another request), RESOURCE_EXHAUSTED (the table is full of live jobs).
+        """
+        with self._lock:
+            self._purge()
+            seq = next(self._seq)
+            if not job_id:
+                job_id = f"cuzk-{seq}-{time.time_ns():x}"
+            known = self._jobs.get(job_id)
+            if known is not None:
+                if known.digest != digest:
+                    raise RequestError("ALREADY_EXISTS", f"request_id: {job_id!r} was already used for another "
+                                                         "request (other proof kind, payload or circuit)")
+                return known, False
+            if len(self._jobs) >= self.max_jobs:
+                raise RequestError("RESOURCE_EXHAUSTED", f"{len(self._jobs)} jobs are queued or running, the "
+                                                         f"daemon's bound ([daemon] max_jobs); retry later")
+            job = Job(job_id, digest, kind, circuit, priority, deadline, seq)
+            self._jobs[job_id] = job
+            return job, True
+
+    def drop(self, job: Job) -> None:
+        """Forget a claimed job whose submit failed (so a corrected retry may use its id)."""
+        with self._lock:
+            if self._jobs.get(job.id) is job:
+                del self._jobs[job.id]
+
+    def fail_claim(self, job: Job, error: BaseException) -> None:
+        """A claimed job whose submit failed: anyone already waiting on it gets the error, and the
+        id is forgotten (a corrected retry may use it)."""
+        if not job.result.done():
+            job.result.set_exception(error if isinstance(error, Exception) else RuntimeError(str(error)))
+        self.drop(job)
+
+    def start(self, job: Job, engine_future, finish: Callable) -> None:
+        """Tie ``job`` to its Engine future; ``finish(result)`` turns the Engine's result into the answer."""
+        job.engine_future = engine_future
+
+        def done(f):
+            if f.cancelled():
+                self._end(job, cancelled=True)
+            elif f.exception() is not None:
+                self._end(job, error=f.exception())
+            else:
+                try:
+                    self._finisher.submit(self._finish, job, finish, f.result())
+                except RuntimeError:  # the pool is shut down (the daemon is stopping)
+                    self._finish(job, finish, f.result())
+
+        engine_future.add_done_callback(done)
+
+    def _finish(self, job: Job, finish: Callable, result) -> None:
+        try:
+            answer = finish(result)
+        except Exception as e:  # noqa: BLE001 - a bad proof or a broken finish step fails this job only
+            self._end(job, error=e)
+        else:
+            self._end(job, value=answer)
+
+    def _end(self, job: Job, *, value=None, error=None, cancelled=False) -> None:
+        if cancelled:
+            job.result.cancel()
+            outcome = "cancelled"
+        elif error is not None:
+            job.result.set_exception(error)
+            outcome = "failed"
+        else:
+            job.result.set_result(value)
+            outcome = "completed"
+        with self._lock:
+            job.ended_at = time.monotonic()
+            self.counts[outcome] += 1
+            per = self._counted.setdefault(job.kind, dict.fromkeys(self.counts, 0))
+            per[outcome] += 1
+
+    def _purge(self) -> None:
+        now = time.monotonic()
+        old = [k for k, j in self._jobs.items() if j.ended_at is not None and now - j.ended_at >= self.retention_s]
+        for k in old:
+            del self._jobs[k]
+        if len(self._jobs) >= self.max_jobs:  # the oldest ended jobs make room before a refusal
+            ended = sorted((j for j in self._jobs.values() if j.ended_at is not None), key=lambda j: j.ended_at)
+            for j in ended[:len(self._jobs) - self.max_jobs + 1]:
+                del self._jobs[j.id]
+
+    def queue_position(self, job: Job) -> int:
+        if job.started or not job.live:
+            return 0
+        mine = job.rank()
+        with self._lock:
+            return sum(1 for j in self._jobs.values() if j is not job and j.live and not j.started and j.rank() < mine)
+
+    def snapshot(self) -> list[Job]:
+        with self._lock:
+            return list(self._jobs.values())
+
+    def per_kind(self) -> dict:
+        """kind -> outcome counts of ended jobs."""
+        with self._lock:
+            return {k: dict(v) for k, v in self._counted.items()}
+
+    def cancel_queued(self, cancel: Callable) -> int:
+        """Cancel every job not started yet through ``cancel(engine_future)``; returns how many."""
+        n = 0
+        for job in self.snapshot():
+            if job.live and not job.started and job.engine_future is not None and cancel(job.engine_future):
+                n += 1
+        return n
+
+    def close(self) -> None:
+        self._finisher.shutdown(wait=True)
+
+
+def outcome_of(job: Job, timeout: float | None, wake: threading.Event | None = None):
+    """``(status, value_or_error)`` of ``job``, waiting at most ``timeout`` seconds (None: until it
+    ends) or until ``wake`` is set (the client went away): status is "COMPLETED", "FAILED",
+    "CANCELLED" or "TIMEOUT" (not ended yet; the job is left as it is)."""
+    ev = wake if wake is not None else threading.Event()
+    job.result.add_done_callback(lambda _f: ev.set())
+    ev.wait(timeout)
+    f = job.result
+    if not f.done():
+        return "TIMEOUT", None
+    if f.cancelled():
+        return "CANCELLED", None
+    if f.exception() is not None:
+        return "FAILED", f.exception()
+    return "COMPLETED", f.result()

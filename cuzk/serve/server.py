@@ -1,0 +1,200 @@
+"""``cuzk serve``: the gRPC server around a :class:`~cuzk.serve.daemon.Daemon`.
+
+:class:`Server` listens on every ``[daemon] listen`` address (TCP, with TLS when ``[tls]`` is set;
+Unix sockets created mode 0600 in a folder only the user can enter when cuzk makes it), checks
+the bearer token when ``[auth] token_file`` is set, bounds messages to ``[daemon]
+max_message_bytes`` both ways, and serves ``/status`` and ``/metrics`` over HTTP through the
+Engine's ``serve_status``. :meth:`Server.stop` is the graceful stop SIGTERM/SIGINT run: no new
+work (UNAVAILABLE), queued jobs cancelled (their waiters answered CANCELLED), running proofs given
+``[daemon] shutdown_grace`` to finish, then the Engine closed.
+
+    >>> from cuzk.serve.config import parse_config
+    >>> cfg = parse_config('[daemon]\\nlisten = "127.0.0.1:0"\\n[gpus]\\ndevice = "cpu"\\n')
+    >>> with Server(cfg) as srv:                       # doctest: +SKIP
+    ...     srv.addresses                              # the port the kernel gave
+    ['127.0.0.1:40457']
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import stat
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import grpc
+
+from cuzk.errors import ConfigError
+from cuzk.serve.daemon import Daemon
+from cuzk.serve.service import TokenAuth, add_services
+
+__all__ = ["Server", "run"]
+
+_log = logging.getLogger("cuzk.serve")
+
+
+def _read(path, what: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as e:
+        raise ConfigError(f"config: [tls] {what} {path}: {e}") from None
+
+
+def _credentials(cfg):
+    if cfg.tls_cert is None:
+        return None
+    ca = _read(cfg.tls_client_ca, "client_ca") if cfg.tls_client_ca else None
+    return grpc.ssl_server_credentials([(_read(cfg.tls_key, "key"), _read(cfg.tls_cert, "cert"))],
+                                       root_certificates=ca, require_client_auth=ca is not None)
+
+
+def _prepare_socket(path: str) -> None:
+    """Make the socket's folder (0700 when cuzk creates it) and clear a stale socket; a socket
+    something still answers on is refused (another daemon runs there)."""
+    p = Path(path)
+    if not p.parent.is_dir():
+        p.parent.mkdir(mode=0o700, parents=True)
+    if p.exists() or p.is_symlink():
+        if not stat.S_ISSOCK(p.lstat().st_mode):
+            raise ConfigError(f"config: [daemon] listen: {path} exists and is not a socket")
+        probe = socket.socket(socket.AF_UNIX)
+        try:
+            probe.settimeout(1.0)
+            probe.connect(path)
+        except OSError:
+            p.unlink()  # nothing listens: left by a daemon that died
+        else:
+            raise ConfigError(f"config: [daemon] listen: {path} is in use by another process")
+        finally:
+            probe.close()
+
+
+class Server:
+    """The daemon on its addresses (see the module doc). ``engine``: use this Engine (tests)."""
+
+    def __init__(self, cfg, *, engine=None):
+        self.cfg = cfg
+        self.daemon = Daemon(cfg, engine=engine)
+        self.addresses: list[str] = []
+        self.status_address: str | None = None
+        self._sockets: list[str] = []
+        self._stopped = threading.Event()
+        self._stop_lock = threading.Lock()
+        try:
+            self._grpc = self._make_server()
+            self._grpc.start()
+            if cfg.status_listen is not None:
+                host, port = self.daemon.engine.serve_status(cfg.status_listen.port, cfg.status_listen.host,
+                                                             status=self.daemon.status, metrics=self.daemon.metrics)
+                self.status_address = f"http://{host}:{port}"
+        except BaseException:
+            self.daemon.close()
+            self._unlink_sockets()
+            raise
+        _log.info("cuzk serve: gRPC on %s, status on %s", ", ".join(self.addresses), self.status_address or "-")
+        for key in cfg.ignored:
+            _log.warning("config: %s is a Rust daemon setting cuzk serve does not use; ignored", key)
+
+    def _make_server(self):
+        cfg = self.cfg
+        token = cfg.token()
+        interceptors = [TokenAuth(token, self.daemon.count_rpc)] if token else []
+        n = cfg.max_message_bytes
+        server = grpc.server(
+            ThreadPoolExecutor(max_workers=cfg.max_concurrent_rpcs, thread_name_prefix="cuzk-serve-rpc"),
+            interceptors=interceptors, maximum_concurrent_rpcs=cfg.max_concurrent_rpcs,
+            options=[("grpc.max_receive_message_length", n), ("grpc.max_send_message_length", n),
+                     ("grpc.so_reuseport", 0)])
+        add_services(server, self.daemon)
+        creds = _credentials(cfg)
+        for addr in cfg.listen:
+            if addr.kind == "unix":
+                _prepare_socket(addr.path)
+                old = os.umask(0o177)  # the socket is born 0600: no window where others may connect
+                try:
+                    port = server.add_insecure_port(addr.target)
+                finally:
+                    os.umask(old)
+                if port == 0:
+                    raise ConfigError(f"config: [daemon] listen: cannot listen on {addr.target}")
+                os.chmod(addr.path, 0o600)
+                self._sockets.append(addr.path)
+                self.addresses.append(addr.target)
+                continue
+            port = server.add_secure_port(addr.target, creds) if creds else server.add_insecure_port(addr.target)
+            if port == 0:
+                raise ConfigError(f"config: [daemon] listen: cannot listen on {addr.target} (in use?)")
+            host = f"[{addr.host}]" if ":" in addr.host else addr.host
+            self.addresses.append(f"{host}:{port}")
+        return server
+
+    @property
+    def tcp_address(self) -> str | None:
+        """The first TCP address (tests and clients on loopback)."""
+        return next((a for a in self.addresses if not a.startswith("unix:")), None)
+
+    def stop(self, grace_s: float | None = None) -> dict:
+        """The graceful stop (see the module doc); idempotent. Returns what it did."""
+        with self._stop_lock:
+            if self._stopped.is_set():
+                return {}
+            grace = self.cfg.shutdown_grace_s if grace_s is None else grace_s
+            summary = self.daemon.drain(grace)
+            _log.info("cuzk serve: stopping (%s)", summary)
+            # in-flight replies (waiters just woken by their jobs' ends) get a moment to go out
+            self._grpc.stop(grace=2.0).wait(10.0)
+            self.daemon.close()
+            self._unlink_sockets()
+            self._stopped.set()
+            return summary
+
+    def _unlink_sockets(self) -> None:
+        for path in self._sockets:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        self._sockets = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the server has stopped; False on timeout."""
+        return self._stopped.wait(timeout)
+
+    def __enter__(self) -> "Server":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop(grace_s=0.0)
+
+
+def run(cfg, *, announce=print) -> int:
+    """Serve until SIGTERM or SIGINT, then stop gracefully; returns the exit status (0)."""
+    server = Server(cfg)
+    announce(f"cuzk serve: gRPC listening on {' '.join(server.addresses)}")
+    if server.status_address:
+        announce(f"cuzk serve: status on {server.status_address}/status and {server.status_address}/metrics")
+    stop = threading.Event()
+    signals = []
+
+    def handler(signum, _frame):
+        announce(f"cuzk serve: {signal.Signals(signum).name}: no new work; queued jobs cancelled, running ones "
+                 f"finish (at most {cfg.shutdown_grace_s:g} s)")
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signals.append((sig, signal.signal(sig, handler)))
+    try:
+        while not stop.wait(1.0):
+            pass
+    finally:
+        summary = server.stop()
+        for sig, old in signals:
+            signal.signal(sig, old)
+    announce(f"cuzk serve: stopped ({summary.get('cancelled', 0)} queued jobs cancelled, "
+             f"{summary.get('running', 0) - summary.get('unfinished', 0)} finished, "
+             f"{summary.get('unfinished', 0)} cut off)")
+    return 0

@@ -11,6 +11,15 @@ per-circuit timeline summary at the end.
 
     python examples/storage_provider_app.py --duration 5           # simulated stages
     python examples/storage_provider_app.py --real tiny --duration 60
+    python examples/storage_provider_app.py --porep 2 --keys /tmp/cuzk-keys   # Filecoin's real proofs
+
+``--porep N`` is the storage provider's real day: N 2 KiB sectors sealed by cuzk's native SDR
+sealer, their commit phase 1, and their C2 (the StackedCircuit, one partitioned Engine job per
+sector) at NORMAL; then a WindowPoSt over the same sectors' replica trees at CRITICAL with a
+deadline, behind the sealing backlog. Every proof is verified (C2 against public inputs
+recomputed from each sector's statement). Keys come from cuzk's development setup (Filecoin's
+official parameters are not reachable here): the 2.7M-constraint PoRep key takes about two minutes
+on two cores, so ``--keys DIR`` keeps it for the next run.
 """
 
 import argparse
@@ -34,8 +43,14 @@ def main(argv=None) -> int:
     ap.add_argument("--synth", type=float, default=0.06)
     ap.add_argument("--prove", type=float, default=0.03)
     ap.add_argument("--log-timeline", action="store_true", help="mirror events to logging as TIMELINE lines")
+    ap.add_argument("--porep", type=int, metavar="N", help="seal N 2 KiB sectors, C2 them, WindowPoSt them")
+    ap.add_argument("--keys", metavar="DIR", help="with --porep: keep the development keys here")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.porep:
+        from porep_day import run_porep  # examples/porep_day.py, beside this file
+
+        return run_porep(args.porep, args.keys)
 
     stages = demo.real_stages(args.real) if args.real else demo.simulated_stages(args.synth, args.prove)
     # A bounded timeline: a host that runs for weeks keeps only the recent past in memory.

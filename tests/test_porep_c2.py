@@ -86,8 +86,8 @@ def test_partitioned_c2_through_the_engine(sealed, keys):
     proof, c1 = _two_partitions(sealed)
     assert c2.circuit_for(proof).challenge_count == 2 and len(c1.vanilla_proofs) == 2
     parts = [list(p) for p in c1.vanilla_proofs]
-    vp = parts[1][0]
-    parts[1][0] = attrs.evolve(vp, comm_d_proofs=attrs.evolve(vp.comm_d_proofs, leaf=bytes(32)))
+    vp = parts[0][1]
+    parts[0][1] = attrs.evolve(vp, comm_d_proofs=attrs.evolve(vp.comm_d_proofs, leaf=bytes(32)))
     tampered = attrs.evolve(c1, vanilla_proofs=parts)
     with cuzk.Engine(device="cpu") as engine:
         engine.register("porep-2k", synth, pk)
@@ -96,13 +96,13 @@ def test_partitioned_c2_through_the_engine(sealed, keys):
         assert c2.verify_commit_phase2(c1, vk, out, proof=proof)
         # the partitions are in order: swapped, neither verifies
         assert not c2.verify_commit_phase2(c1, vk, out[192:] + out[:192], proof=proof)
-        with pytest.raises(UnsatisfiedConstraint):  # partition 1's comm_d leaf: the whole sector fails
-            c2.commit_phase2(tampered, None, engine=engine, name="porep-2k", proof=proof)
-        # a sector cancelled while another one proves: nothing of it is proved
-        first = engine.submit_partitioned("porep-2k", c2.partition_inputs(c1, proof), request_id="s1")
-        second = engine.submit_partitioned("porep-2k", c2.partition_inputs(c1, proof), request_id="s2")
-        assert engine.cancel("s2") and second.cancelled()
-        assert len(first.result(timeout=600)) == 2
+        # a comm_d leaf of partition 0 tampered: the whole sector fails (partition 1 is skipped); a
+        # sector queued behind it and cancelled is never proved
+        bad = engine.submit_partitioned("porep-2k", c2.partition_inputs(tampered, proof), request_id="s1")
+        queued = engine.submit_partitioned("porep-2k", c2.partition_inputs(c1, proof), request_id="s2")
+        assert engine.cancel("s2") and queued.cancelled()
+        with pytest.raises(UnsatisfiedConstraint):
+            bad.result(timeout=600)
     with pytest.raises(InputError, match="holds 2 partitions"):
         c2.partition_inputs(c1)  # the registered proof has one partition
     with pytest.raises(InputError, match="needs the registered circuit's name"):

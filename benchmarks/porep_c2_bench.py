@@ -1,0 +1,139 @@
+"""A 2 KiB PoRep C2 partition on the CPU: compile, synthesis rate, PCE size, the proof with its
+stage split, and the witness MSMs bit-aware against general on the real witness, same process.
+
+    python benchmarks/porep_c2_bench.py                   # every core, 3 proofs per mode
+    python benchmarks/porep_c2_bench.py --threads 2 --runs 3 --key /tmp/porep2k.npz
+
+Steps: seal a 2 KiB sector natively (StackedDrg2KiBV1_1) and build its C1; trace the partition's
+StackedCircuit (``Synthesizer``: stamped compile to a PCE) and report constraints/s of the
+compile and of each synthesis (witness + three mat-vecs), and the PCE's bytes per constraint;
+set up a development key (or load ``--key``, written on the first run); prove partition 0 with
+``bit_msm=False`` and ``bit_msm="auto"`` alternately (medians, each verified, the same bytes for
+fixed r, s) with each sub-span's median; then the A, B1, B2 and L MSMs alone over the key's points
+and the witness's scalars, the general MSM against the bit-aware one (ratio = general / bit-aware).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import statistics
+import time
+
+import numpy as np
+
+import cuzk
+from cuzk.circuits.filecoin.porep import c2, commit_phase1, fr32_pad, seal
+from cuzk.circuits.filecoin.porep.c1 import circuit_inputs
+from cuzk.engine.circuit import pce_bytes
+from cuzk.groth16 import create_proof, setup, verify
+from cuzk.groth16.prove import query_scalars
+from cuzk.kernels import cpu
+from cuzk.kernels.bit_split import split_bits
+from cuzk.timeline import Timeline, stage_context
+
+SUBS = ("H", "MSM_A", "MSM_B1", "MSM_B2", "MSM_L", "MSM_H")
+
+
+def cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or "unknown CPU"
+
+
+def timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def load_or_setup(path, r1cs):
+    from cuzk.groth16 import ProvingKey
+
+    if path and os.path.exists(path):
+        pk = ProvingKey.read(path, checked=False, r1cs=r1cs)  # our own file, written below
+        if pk.n_constraints == r1cs.n_constraints:
+            return pk, "loaded"
+    dt, (pk, _) = timed(lambda: setup(r1cs, rng=np.random.default_rng(3)))
+    if path:
+        pk.write(path)
+    return pk, f"set up in {dt:.1f} s"
+
+
+def prove_once(pk, w, mode, threads):
+    tl = Timeline()
+    with stage_context(tl, job_id=0):
+        dt, proof = timed(lambda: create_proof(pk, w, 5, 6, backend="cpu", threads=threads, bit_msm=mode))
+    return dt, proof, {s.stage: s.seconds for s in tl.spans() if s.stage in SUBS}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=None, help="prover threads (default: every core)")
+    ap.add_argument("--runs", type=int, default=3, help="proofs per mode")
+    ap.add_argument("--key", default=None, help="a .params file: loaded if it matches, else written after setup")
+    args = ap.parse_args()
+    print(f"host: {cpu_name()}, {os.cpu_count()} cores; threads {args.threads or 'all'}")
+
+    dt, sealed = timed(lambda: seal(fr32_pad(random.Random(7).randbytes(2032)), registered_proof=5,
+                                    prover_id=bytes(range(32)), sector_id=42, ticket=bytes([9] * 32)))
+    c1 = commit_phase1(sealed, bytes(range(100, 132)))
+    print(f"seal + C1 {dt:.2f} s (first call includes Numba cache loads)")
+    dt, synth = timed(lambda: cuzk.Synthesizer(c2.circuit_for(sealed.proof)))
+    r1cs = synth.r1cs
+    n = r1cs.n_constraints
+    nnz = r1cs.a.nnz + r1cs.b.nnz + r1cs.c.nnz
+    pce = pce_bytes(synth)
+    print(f"compile (trace + PCE) {dt:.2f} s: {n:,} constraints, {n / dt / 1e6:.2f} M constraints/s; "
+          f"nnz {nnz:,}; PCE (R1CS + witness program arrays) {pce / 2**20:.1f} MiB = {pce / n:.0f} B/constraint")
+    inputs = circuit_inputs(c1, 0)
+    times = []
+    for _ in range(3):
+        t0, c0 = time.perf_counter(), time.thread_time()
+        w = synth.synthesize(**inputs)
+        times.append((time.perf_counter() - t0, time.thread_time() - c0))
+    wall, cpu_s = statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
+    print(f"synthesis (witness + A·z, B·z, C·z), median of 3: {wall:.3f} s wall, {cpu_s:.3f} s CPU of this "
+          f"thread: {n / wall / 1e6:.2f} M constraints/s wall, {n / cpu_s / 1e6:.2f} M/s per core")
+    pk, how = load_or_setup(args.key, r1cs)
+    print(f"key: {how}; domain 2^{pk.domain_size.bit_length() - 1}")
+
+    rows = {False: [], "auto": []}
+    proofs = {}
+    for _ in range(args.runs):
+        for mode in rows:
+            dt, proof, subs = prove_once(pk, w, mode, args.threads)
+            rows[mode].append((dt, subs))
+            proofs.setdefault(mode, proof)
+            assert proof == proofs[mode]
+    public = c2.seal_public_inputs(sealed.proof, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed, 0)
+    ok = all(verify(pk.vk, public, p) for p in proofs.values()) and proofs[False] == proofs["auto"]
+    for mode, rs in rows.items():
+        med = statistics.median(r[0] for r in rs)
+        split = ", ".join(f"{s} {statistics.median(r[1].get(s, 0) for r in rs):.2f}" for s in SUBS)
+        print(f"prove 2 KiB partition, bit_msm={mode!r}: {med:.2f} s (median of {len(rs)}; {split})")
+    base = statistics.median(r[0] for r in rows[False])
+    print(f"  bit_msm='auto' / general: {base / statistics.median(r[0] for r in rows['auto']):.2f}x; "
+          f"proofs verify and are equal: {ok}")
+
+    z = cuzk.curves.get(pk.curve).Fr.from_mont(w.z)
+    a_sc, b_sc, l_sc = query_scalars(pk, z)
+    for label, group, pts, sc in (("A", "g1", pk.a, a_sc), ("B1", "g1", pk.b_g1, b_sc), ("B2", "g2", pk.b_g2, b_sc),
+                                  ("L", "g1", pk.l, l_sc)):
+        general = getattr(cpu, f"msm_{group}")
+        bits = getattr(cpu, f"msm_bits_{group}")
+        general(pts[:64], sc[:64], args.threads), bits(pts[:64], sc[:64], args.threads)  # compile / cache load
+        tg, want = timed(lambda: general(pts, sc, args.threads))
+        tb, got = timed(lambda: bits(pts, sc, args.threads))
+        assert np.array_equal(want, got)
+        frac = split_bits(sc).bit_fraction
+        print(f"MSM_{label:<2} {len(sc):>9,} points, {frac:.3f} bits: general {tg:.3f} s, bit-aware {tb:.3f} s, "
+              f"{tg / tb:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

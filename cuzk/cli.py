@@ -136,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     from cuzk.cli_keys import add_keys_parser  # `cuzk keys list|clear|load`, the proving-key cache
 
     add_keys_parser(sub)
+    from cuzk.cli_serve import add_serve_parser  # `cuzk serve`, the proving daemon
+
+    add_serve_parser(sub)
     sub.add_parser("info", help="versions, Numba threading layer, cache dir, CUDA, CPUs").set_defaults(fn=_cmd_info)
 
     w = sub.add_parser("waterfall", help="render a timeline saved with Timeline.save()")

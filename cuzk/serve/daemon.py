@@ -251,7 +251,9 @@ class Daemon:
 
         self._start(job, new, work)
         status, value = outcome_of(job, timeout, wake)
-        return answer_fields(job, status, b""), job.extra, value if status == "COMPLETED" else None
+        if status == "COMPLETED":
+            return answer_fields(job, status, b""), job.extra, value
+        return answer_fields(job, status, value), None, None
 
     def circuit_list(self) -> list[dict]:
         keys = self.engine.status()["keys"]

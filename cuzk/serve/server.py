@@ -84,6 +84,7 @@ class Server:
         self._sockets: list[str] = []
         self._stopped = threading.Event()
         self._stop_lock = threading.Lock()
+        self._pool = None
         try:
             self._grpc = self._make_server()
             self._grpc.start()
@@ -92,6 +93,8 @@ class Server:
                                                              status=self.daemon.status, metrics=self.daemon.metrics)
                 self.status_address = f"http://{host}:{port}"
         except BaseException:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False)
             self.daemon.close()
             self._unlink_sockets()
             raise
@@ -104,8 +107,9 @@ class Server:
         token = cfg.token()
         interceptors = [TokenAuth(token, self.daemon.count_rpc)] if token else []
         n = cfg.max_message_bytes
+        self._pool = ThreadPoolExecutor(max_workers=cfg.max_concurrent_rpcs, thread_name_prefix="cuzk-serve-rpc")
         server = grpc.server(
-            ThreadPoolExecutor(max_workers=cfg.max_concurrent_rpcs, thread_name_prefix="cuzk-serve-rpc"),
+            self._pool,
             interceptors=interceptors, maximum_concurrent_rpcs=cfg.max_concurrent_rpcs,
             options=[("grpc.max_receive_message_length", n), ("grpc.max_send_message_length", n),
                      ("grpc.so_reuseport", 0)])
@@ -147,6 +151,8 @@ class Server:
             _log.info("cuzk serve: stopping (%s)", summary)
             # in-flight replies (waiters just woken by their jobs' ends) get a moment to go out
             self._grpc.stop(grace=2.0).wait(10.0)
+            # grpc leaves the handler pool to its owner; its waiters were woken by the stop
+            self._pool.shutdown(wait=True, cancel_futures=True)
             self.daemon.close()
             self._unlink_sockets()
             self._stopped.set()

@@ -1,0 +1,55 @@
+"""``cuzk serve``: run the proving daemon (docs/serve.md) until SIGTERM or SIGINT.
+
+    cuzk serve                         # the embedded default: loopback TCP 9820, a Unix socket, CPU
+    cuzk serve --config cuzk.toml      # an operator's configuration
+    cuzk serve --print-default-config  # the embedded default as TOML, to start a file from
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+__all__ = ["add_serve_parser"]
+
+_LEVELS = {"trace": logging.DEBUG, "debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING,
+           "warning": logging.WARNING, "error": logging.ERROR}
+
+
+def _cmd_serve(args) -> int:
+    from cuzk.serve.config import DEFAULT_TOML, default_config, load_config, parse_listen, runtime_dir
+
+    if args.print_default_config:
+        print(DEFAULT_TOML.replace("{runtime}", str(runtime_dir())), end="")
+        return 0
+    try:
+        import grpc  # noqa: F401 - the extra's presence, said plainly
+    except ImportError:
+        print("cuzk serve: error: grpcio is not installed: pip install 'cuzk[serve]'", file=sys.stderr)
+        return 1
+    from cuzk.serve.server import run
+
+    cfg = load_config(args.config) if args.config else default_config()
+    if args.listen:
+        import attrs
+
+        cfg = attrs.evolve(cfg, listen=tuple(parse_listen(a, "--listen") for a in args.listen))
+    if args.device:
+        import attrs
+
+        cfg = attrs.evolve(cfg, device=args.device)
+    logging.basicConfig(level=_LEVELS[cfg.log_level], stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return run(cfg, announce=lambda line: print(line, flush=True))
+
+
+def add_serve_parser(subparsers) -> argparse.ArgumentParser:
+    s = subparsers.add_parser("serve", help="the proving daemon: Curio's cuzk.v1 gRPC API over one Engine")
+    s.add_argument("--config", help="TOML configuration (default: the embedded one; docs/serve.md)")
+    s.add_argument("--listen", action="append", metavar="ADDR",
+                   help="listen here instead of [daemon] listen (host:port or unix:///path; repeatable)")
+    s.add_argument("--device", choices=("auto", "cpu", "cuda"), help="override [gpus] device")
+    s.add_argument("--print-default-config", action="store_true", help="print the embedded configuration and exit")
+    s.set_defaults(fn=_cmd_serve)
+    return s

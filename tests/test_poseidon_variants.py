@@ -151,6 +151,25 @@ def test_neptune_gadget_counts_and_values(arity, count):
         assert s.synthesize(x=xs).public_inputs == [spec.hash(xs)]
 
 
+# the rust-fil-proofs oracle's R1CS dump of a 2 KiB PoRep partition (tests/oracles/rust-fil-proofs/
+# README.md), row 261: the first input's x^5 row of H(comm_c, comm_r_last), the constants neptune's
+# circuit puts there (its first round constant for lane 1 and minus its compressed post-add)
+NEPTUNE_2_PRE_1 = 4695678156115054936680786087307863602995304265245167757860173424904862777109
+NEPTUNE_2_MINUS_POST_1 = 43529763055313569487547014076474257539056283005053883172484278656455926889017
+
+
+def test_neptune_gadget_rows_follow_neptunes_circuit():
+    cs = ConstraintSystem()
+    x, y = cs.private(5), cs.private(6)
+    poseidon_gadget(cs, poseidon_spec("neptune", 3), [x, y])
+    # an allocated input skips the allocation row: (x + pre)^2, l2^2, then (x + pre) * l4 = l5 - post
+    l2, l4, l5 = (next(iter(cs.c[i])) for i in range(3))
+    pre = {x.index: 1, 0: NEPTUNE_2_PRE_1}
+    assert (cs.a[0], cs.b[0], cs.a[1], cs.b[1]) == (pre, pre, {l2: 1}, {l2: 1})
+    assert (cs.a[2], cs.b[2], cs.c[2]) == (pre, {l4: 1}, {l5: 1, 0: NEPTUNE_2_MINUS_POST_1})
+    assert cs.a[3] == {y.index: 1, 0: poseidon_spec("neptune", 3).round_constants[2]}
+
+
 def test_gadget_refuses_a_spec_of_another_curve():
     cs = ConstraintSystem()
     with pytest.raises(CircuitError, match="bn254"):

@@ -2,12 +2,12 @@
 stage split, and the witness MSMs bit-aware against general on the real witness, same process.
 
     python benchmarks/porep_c2_bench.py                   # every core, 3 proofs per mode
-    python benchmarks/porep_c2_bench.py --threads 2 --runs 3 --key /tmp/porep2k.npz
+    python benchmarks/porep_c2_bench.py --threads 2 --runs 3 --keys /tmp/cuzk-keys
 
 Steps: seal a 2 KiB sector natively (StackedDrg2KiBV1_1) and build its C1; trace the partition's
 StackedCircuit (``Synthesizer``: stamped compile to a PCE) and report constraints/s of the
 compile and of each synthesis (witness + three mat-vecs), and the PCE's bytes per constraint;
-set up a development key (or load ``--key``, written on the first run); prove partition 0 with
+set up a development key (or read it from ``--keys``, written there on the first run); prove partition 0 with
 ``bit_msm=False`` and ``bit_msm="auto"`` alternately (medians, each verified, the same bytes for
 fixed r, s) with each sub-span's median; then the A, B1, B2 and L MSMs alone over the key's points
 and the witness's scalars, the general MSM against the bit-aware one (ratio = general / bit-aware).
@@ -54,10 +54,11 @@ def timed(fn):
 def load_or_setup(path, r1cs):
     from cuzk.groth16 import ProvingKey
 
+    if path:  # one file per circuit: the R1CS digest in its name
+        os.makedirs(path, exist_ok=True)
+        path = os.path.join(path, f"porep-2k-{r1cs.digest[:16]}.params")
     if path and os.path.exists(path):
-        pk = ProvingKey.read(path, checked=False, r1cs=r1cs)  # our own file, written below
-        if pk.n_constraints == r1cs.n_constraints:
-            return pk, "loaded"
+        return ProvingKey.read(path, checked=False, r1cs=r1cs), "loaded"  # our own file, written below
     dt, (pk, _) = timed(lambda: setup(r1cs, rng=np.random.default_rng(3)))
     if path:
         pk.write(path)
@@ -75,7 +76,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=None, help="prover threads (default: every core)")
     ap.add_argument("--runs", type=int, default=3, help="proofs per mode")
-    ap.add_argument("--key", default=None, help="a .params file: loaded if it matches, else written after setup")
+    ap.add_argument("--keys", default=None, help="a folder for the key: read if this circuit's is there, else written")
     args = ap.parse_args()
     print(f"host: {cpu_name()}, {os.cpu_count()} cores; threads {args.threads or 'all'}")
 
@@ -99,7 +100,7 @@ def main() -> None:
     wall, cpu_s = statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
     print(f"synthesis (witness + A·z, B·z, C·z), median of 3: {wall:.3f} s wall, {cpu_s:.3f} s CPU of this "
           f"thread: {n / wall / 1e6:.2f} M constraints/s wall, {n / cpu_s / 1e6:.2f} M/s per core")
-    pk, how = load_or_setup(args.key, r1cs)
+    pk, how = load_or_setup(args.keys, r1cs)
     print(f"key: {how}; domain 2^{pk.domain_size.bit_length() - 1}")
 
     rows = {False: [], "auto": []}

@@ -125,6 +125,10 @@ class Daemon:
         with self._lock:
             lock = self._circuit_locks.setdefault(fc.id, threading.Lock())
         with lock:  # one trace per circuit; other circuits register meanwhile
+            if fc.id not in self.registered and fc.id in self.engine.circuits():
+                # an Engine handed to the daemon with this circuit already registered (its key in memory)
+                self.registered[fc.id] = {"source": "filecoin", "key": "(registered with the Engine by its host)",
+                                          "priority": self.engine.status()["circuits"][fc.id]["priority"].lower()}
             if fc.id not in self.registered:
                 params = self._params(fc)
                 if fc.kind == "porep":

@@ -3,7 +3,8 @@
 neptune's Poseidon (:func:`poseidon_hash`), Filecoin Merkle trees of every (base, sub, top)
 shape (:func:`build_tree`; :class:`SparseTree` for sectors too large to hold), the PoR circuit (:class:`PoR`), Fallback PoSt
 (:class:`FallbackPoSt`, :func:`window_post`, :func:`winning_post`) and the sealing proof (PoRep:
-:func:`seal`, :func:`commit_phase1`, :class:`StackedCircuit`, :func:`commit_phase2`).
+:func:`seal`, :func:`commit_phase1`, :class:`StackedCircuit`, :func:`commit_phase2`) and the sector
+update (SnapDeals: :func:`update`, :func:`decode`, :class:`EmptySectorUpdate`, :class:`EmptySectorUpdatePoseidon`).
 
     >>> from cuzk.circuits.filecoin import poseidon_hash, PoR, FallbackPoSt
     >>> hex(poseidon_hash(list(range(8))))[:12]
@@ -23,6 +24,10 @@ from cuzk.circuits.filecoin.porep import (
     parent_cache, porep_id, replica_id, seal, synthetic_challenges, synthetic_porep_challenges,
     verify_commit_phase2,
 )
+from cuzk.circuits.filecoin.update import (
+    EmptySectorUpdate, EmptySectorUpdatePoseidon, PartitionProof, decode, partition_proofs, prove_update, update,
+    verify_update,
+)
 
 __all__ = [
     "poseidon_hash", "neptune_spec", "ARITIES",
@@ -34,4 +39,6 @@ __all__ = [
     "porep_id", "replica_id", "parent_cache",
     "interactive_challenges", "ni_challenges", "synthetic_challenges", "synthetic_porep_challenges",
     "StackedCircuit", "seal", "commit_phase1", "commit_phase2", "verify_commit_phase2", "SealCommitPhase1Output",
+    "EmptySectorUpdate", "EmptySectorUpdatePoseidon", "update", "decode", "PartitionProof", "partition_proofs",
+    "prove_update", "verify_update",
 ]

@@ -13,6 +13,7 @@ mod post_cmd;
 mod proof_kind;
 mod recording_cs;
 mod seal_cmd;
+mod update_cmd;
 
 use std::process::ExitCode;
 
@@ -34,6 +35,9 @@ subcommands (each prints one JSON object on stdout):
                  --ticket HEX32 --seed HEX32) [--method bellperson|filecoin-proofs]
   seal-inputs   (verify-seal's statement options, no --vk/--proof)
   param-paths   --registered-proof ID
+  update        --sector DIR (seal's --out) --data FILE --out DIR [--partition K]
+                (--r1cs FILE [--witness FILE] | --counts-only)
+  verify-update --vk FILE --proof FILE --comm-r-old HEX32 --comm-r-new HEX32 --comm-d-new HEX32
   version
 
 --tmp DIR (before the subcommand) holds rust-fil-proofs' parameter, parent and other caches.
@@ -93,6 +97,8 @@ fn run() -> Result<bool> {
         "verify-seal" => groth16_cmd::verify_seal(&args, &param_cache)?,
         "seal-inputs" => (groth16_cmd::seal_inputs(&args)?, true),
         "param-paths" => (groth16_cmd::param_paths(&args)?, true),
+        "update" => update_cmd::run(&args)?,
+        "verify-update" => update_cmd::verify(&args, &param_cache)?,
         other => return Err(anyhow!("unknown subcommand {:?}\n{}", other, USAGE)),
     };
     println!("{}", serde_json::to_string(&value)?);

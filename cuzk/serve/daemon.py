@@ -219,7 +219,7 @@ class Daemon:
         if f is None:
             return ""
         for w in self.engine.status()["workers"]:
-            if w["kind"] == "prove" and w["job"] == str(f.job_id):
+            if w["kind"] == "prove" and w["job"] is not None and str(w["job"]) == str(f.job_id):
                 return "cpu" if w["device"] is None else f"cuda:{w['device']}"
         return ""
 

@@ -111,8 +111,8 @@ class ProvingEngineService(pb_grpc.ProvingEngineServicer):
                 vram_total_bytes=int((devices.get(ordinal) or devices.get(str(ordinal)) or {}).get("total") or 0)))
             if w["job"] is not None and not g.current_job_id:
                 job = next((j for j in d.jobs.snapshot() if j.engine_future is not None
-                            and str(j.engine_future.job_id) == w["job"]), None)
-                g.current_job_id = job.id if job is not None else w["job"]
+                            and str(j.engine_future.job_id) == str(w["job"])), None)
+                g.current_job_id = job.id if job is not None else str(w["job"])
                 g.current_proof_kind = job.kind if job is not None else (w["circuit"] or "")
         srs = []
         for name, key in eng["keys"].items():

@@ -1,0 +1,66 @@
+"""What ``cuzk serve`` adds to a proof: a tiny circuit (Cube) proved over gRPC against
+``Engine.submit(...).result()`` in the same process, on the daemon's own Engine, in one run.
+
+Alternates the three ways round by round (in-process, gRPC over loopback TCP, gRPC over a Unix
+socket) so drift hits them alike, then prints each way's median and p90 and the median
+difference and ratio against in-process.
+
+    .venv/bin/python benchmarks/serve_bench.py --proofs 300
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from serve_support import config_text, cube_entry, cube_keys  # noqa: E402
+
+from cuzk.serve import Client  # noqa: E402
+from cuzk.serve.config import parse_config  # noqa: E402
+from cuzk.serve.server import Server  # noqa: E402
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--proofs", type=int, default=300, help="proofs per way")
+    args = ap.parse_args(argv)
+    folder = Path(tempfile.mkdtemp(prefix="cuzk-serve-bench-"))
+    params, _ = cube_keys(folder)
+    sock = folder / "cuzk.sock"
+    cfg = parse_config(config_text(folder, listen=["127.0.0.1:0", f"unix://{sock}"], circuits=cube_entry(params)))
+    times = {"in-process": [], "grpc-tcp": [], "grpc-unix": []}
+    with Server(cfg) as srv, Client(srv.tcp_address, timeout=60) as tcp, Client(f"unix://{sock}", timeout=60) as unix:
+        engine = srv.daemon.engine
+        inputs = {"x": 3, "out": 35}
+        ways = {
+            "in-process": lambda: engine.submit("cube", inputs).result(timeout=60),
+            "grpc-tcp": lambda: tcp.prove_circuit("cube", inputs),
+            "grpc-unix": lambda: unix.prove_circuit("cube", inputs),
+        }
+        for fn in ways.values():  # warm: kernels loaded, key read, connections up
+            for _ in range(5):
+                fn()
+        for _ in range(args.proofs):
+            for name, fn in ways.items():
+                t0 = time.perf_counter()
+                r = fn()
+                times[name].append(time.perf_counter() - t0)
+                if name != "in-process":
+                    assert r.result.status == 1, r
+    base = statistics.median(times["in-process"])
+    print(f"Cube (1 constraint), {args.proofs} proofs per way, CPU backend, one prove worker")
+    print(f"{'way':<11} {'median ms':>10} {'p90 ms':>8} {'added ms':>9} {'ratio':>6}")
+    for name, ts in times.items():
+        med, p90 = statistics.median(ts), statistics.quantiles(ts, n=10)[-1]
+        print(f"{name:<11} {med * 1e3:10.2f} {p90 * 1e3:8.2f} {(med - base) * 1e3:9.2f} {med / base:6.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

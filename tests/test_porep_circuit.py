@@ -88,6 +88,19 @@ def test_bad_parameters():
     assert StackedCircuit(32 << 30).challenge_count == 18
 
 
+@pytest.mark.slow  # ~20 s and ~3 GiB: 18 challenges of 11 layers traced once each through cs.repeat
+def test_32gib_partition_is_traced_with_stamping_and_counted():
+    # the production partition, counted without building its ~16 GiB PCE; bellperson's own count
+    # of the same blank circuit is the oracle's (tests/oracles/rust-fil-proofs/README.md)
+    from cuzk.synth.placement import pce_sizes
+
+    cs, _ = trace(StackedCircuit(32 << 30))
+    sizes = pce_sizes(cs)
+    # inputs: ONE, replica_id, comm_d, comm_r, and per challenge the node, its 14 parents and the
+    # node three more times (tree D, C and R_last challenges)
+    assert (sizes["rows"], cs.n_public + 1) == (130_278_541, 1 + 3 + 18 * 18)
+
+
 # -- a native witness ------------------------------------------------------------------------
 
 def _le(x: int) -> bytes:

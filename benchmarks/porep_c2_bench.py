@@ -5,6 +5,7 @@ whole C2 through a cuzk.Engine, verified.
     python benchmarks/porep_c2_bench.py                   # 2 KiB, every core, 3 proofs per mode
     python benchmarks/porep_c2_bench.py --threads 2 --runs 3 --keys /tmp/cuzk-keys
     python benchmarks/porep_c2_bench.py --size 8MiB --runs 1 --keys /tmp/cuzk-keys
+    python benchmarks/porep_c2_bench.py --threads 2 --bellperson   # + bellperson's CPU prover, same key
 
 Steps: seal a sector natively (StackedDrg2KiBV1_1 or 8MiBV1_1) and build its C1; trace the partition's
 StackedCircuit (``Synthesizer``: stamped compile to a PCE) and report constraints/s of the
@@ -18,6 +19,7 @@ and the witness's scalars, the general MSM against the bit-aware one (ratio = ge
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import random
@@ -80,6 +82,7 @@ def main() -> None:
     ap.add_argument("--size", choices=sorted(SIZES), default="2KiB")
     ap.add_argument("--threads", type=int, default=None, help="prover threads (default: every core)")
     ap.add_argument("--runs", type=int, default=3, help="proofs per mode")
+    ap.add_argument("--bellperson", action="store_true", help="also bellperson's prover (the Rust oracle) on the same key")
     ap.add_argument("--keys", default=None, help="a folder for the key: read if this circuit's is there, else written")
     args = ap.parse_args()
     print(f"host: {cpu_name()}, {os.cpu_count()} cores; threads {args.threads or 'all'}")
@@ -146,6 +149,36 @@ def main() -> None:
     ok = c2.verify_commit_phase2(c1, pk.vk, out)
     print(f"C2 through cuzk.Engine (synthesis + prove of {len(c1.vanilla_proofs)} partition(s)): {dt:.2f} s, "
           f"{len(out)} bytes, verifies against the statement: {ok}")
+    if args.bellperson:
+        bellperson_c2(c1, pk, args.threads or os.cpu_count(), dt)
+
+
+def bellperson_c2(c1, pk, threads: int, cuzk_seconds: float) -> None:
+    """bellperson's CPU prover (the Rust oracle's ``prove``) on the same C1 with this key written as
+    a bellperson .params file: the same R1CS row by row, so bellperson proves with cuzk's key, and
+    cuzk's verifier checks bellperson's proof."""
+    import subprocess
+    import sys
+    import tempfile
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "oracles"))
+    from rust_oracle import oracle_binary
+
+    with tempfile.TemporaryDirectory() as tmp:
+        params, c1_path, proof_path = (os.path.join(tmp, n) for n in ("key.params", "c1.json", "c2.proof"))
+        pk.write(params)
+        with open(c1_path, "w") as f:
+            f.write(c1.to_json())
+        env = dict(os.environ, RAYON_NUM_THREADS=str(threads))
+        res = subprocess.run([str(oracle_binary()), "--tmp", tmp, "prove", "--c1", c1_path, "--params", params,
+                              "--out", proof_path], capture_output=True, text=True, env=env, check=True)
+        out = json.loads(res.stdout)
+        with open(proof_path, "rb") as f:
+            ok = c2.verify_commit_phase2(c1, pk.vk, f.read())
+    t = sum(out["prove_seconds"])
+    print(f"bellperson 0.27 CPU prover, same C1 and key, RAYON_NUM_THREADS={out['threads']}: synthesis + prove "
+          f"{t:.2f} s (params load {out['params_load_seconds']:.1f} s); cuzk's Engine C2 {cuzk_seconds:.2f} s -> "
+          f"{t / cuzk_seconds:.2f}x; bellperson's proof verifies under cuzk: {ok}")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ other nodes or another sector fails synthesis with ``UnsatisfiedConstraint``.
 
 from __future__ import annotations
 
+from cuzk.circuits.filecoin.poseidon import poseidon_hash
 from cuzk.circuits.filecoin.update.challenges import partition_challenges
 from cuzk.circuits.filecoin.update.circuit import EmptySectorUpdate
 from cuzk.circuits.filecoin.update.circuit_poseidon import EmptySectorUpdatePoseidon
@@ -81,12 +82,14 @@ def circuit_inputs(params: UpdateParams, proof, *, k: int = 0, comm_r_old, comm_
         params: the update's parameters; proof: a :class:`~.vanilla.PartitionProof` (the Poseidon
             variant's :class:`~.vanilla.PartitionProofPoseidon`).
         comm_r_old, comm_d_new, comm_r_new: the statement (32 bytes or ints); h: its ``h``.
-        check: also check each challenged node's encoding against the statement's rho, as
-            rust-fil-proofs asserts while it synthesizes (off: leave it to the constraints).
+        check: also check the commitments against the proof's roots and each challenged node's
+            encoding against the statement's rho (rust-fil-proofs asserts the encoding while it
+            synthesizes); off, those are left to the constraints.
 
     Raises:
         InputError: ``k`` or ``h`` not allowed, a proof of another shape or count, partition paths
-            that differ, a node whose new replica leaf is not its encoding (each names its field).
+            that differ, a commitment the proof's roots do not give, a node whose new replica leaf
+            is not its encoding (each names its field).
     """
     k = params.check_partition(k)
     h = params.h_default if h is None else h
@@ -107,6 +110,13 @@ def circuit_inputs(params: UpdateParams, proof, *, k: int = 0, comm_r_old, comm_
         if [e.hashes[0] for e in cp.proof_d_new.levels[top:]] != ppath:
             raise InputError(f"challenge_proofs[{i}].proof_d_new: its partition path differs from challenge 0's")
     if check:
+        comm_c = domain_int(proof.comm_c)
+        for field, root, pub in (("comm_r_old", cps[0].proof_r_old.root, publics[1]),
+                                 ("comm_r_new", cps[0].proof_r_new.root, publics[3])):
+            if poseidon_hash([comm_c, domain_int(root)]) != pub:
+                raise InputError(f"{field} is not Poseidon(comm_c, the root of challenge_proofs[0]'s tree) of this proof")
+        if domain_int(cps[0].proof_d_new.root) != publics[2]:
+            raise InputError("comm_d_new is not the root of challenge_proofs[0].proof_d_new")
         ph = make_phi(publics[2], publics[1])
         shift = params.challenge_bit_len - h
         for i, (c, cp) in enumerate(zip(partition_challenges(params, publics[3], k), cps)):

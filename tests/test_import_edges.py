@@ -84,6 +84,11 @@ EXCEPTIONS = {
        "shapes (C1 in, proof bytes out), the call a storage provider expects beside seal and "
        "commit_phase1; imported at call time so the circuits stay importable without the prover"
        for m in ("cuzk.groth16", "cuzk.groth16.prove", "cuzk.groth16.verify", "cuzk.synth")},
+    **{("circuits/filecoin/update/prove.py", m):
+       "prove_update / verify_update are filecoin-proofs' generate_empty_sector_update_proof_with_vanilla "
+       "and verify_empty_sector_update_proof shapes (partition proofs in, proof bytes out), as "
+       "commit_phase2 is for PoRep; imported at call time so the circuits stay importable without the prover"
+       for m in ("cuzk.groth16", "cuzk.groth16.prove", "cuzk.groth16.verify", "cuzk.synth")},
 }
 
 

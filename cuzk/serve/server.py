@@ -37,18 +37,6 @@ __all__ = ["Server", "run"]
 _log = logging.getLogger("cuzk.serve")
 
 
-class _QuietBadBytes(logging.Filter):
-    """grpc logs a traceback at ERROR for every request whose bytes do not parse; the client is
-    answered (INTERNAL, "Exception deserializing request!") and nothing is wrong with the daemon,
-    so those records go to DEBUG-level silence instead of flooding an operator's log."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "deserializ" not in record.getMessage()
-
-
-logging.getLogger("grpc._common").addFilter(_QuietBadBytes())
-
-
 def _read(path, what: str) -> bytes:
     try:
         return Path(path).read_bytes()

@@ -191,6 +191,34 @@ class TokenAuth(grpc.ServerInterceptor):
         return self._deny
 
 
+def _handlers(service, module, servicer):
+    """Method handlers that take the request's raw bytes and parse them here: bytes that do not
+    parse get INVALID_ARGUMENT naming the message type. grpc's own parsing answers INTERNAL and,
+    in grpcio 1.85, keeps each such call's server state alive for good (the long fuzz run's RSS
+    grew ~2 KB per request until this was changed)."""
+    from google.protobuf.message import DecodeError
+
+    out = {}
+    for m in module.DESCRIPTOR.services_by_name[service].methods:
+        req_cls, resp_cls = getattr(module, m.input_type.name), getattr(module, m.output_type.name)
+        fn = getattr(servicer, m.name)
+
+        def handle(raw, context, fn=fn, req_cls=req_cls, name=m.name):
+            try:
+                request = req_cls.FromString(raw)
+            except (DecodeError, ValueError, RecursionError) as e:
+                servicer.daemon.count_rpc(name, "INVALID_ARGUMENT")
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                              f"request: the bytes are not a {req_cls.DESCRIPTOR.full_name} message ({e})")
+            return fn(request, context)
+
+        out[m.name] = grpc.unary_unary_rpc_method_handler(handle, request_deserializer=None,
+                                                          response_serializer=resp_cls.SerializeToString)
+    return grpc.method_handlers_generic_handler(f"cuzk.v1.{service}", out)
+
+
 def add_services(server, daemon) -> None:
-    pb_grpc.add_ProvingEngineServicer_to_server(ProvingEngineService(daemon), server)
-    cpb_grpc.add_CircuitProverServicer_to_server(CircuitProverService(daemon), server)
+    server.add_generic_rpc_handlers((
+        _handlers("ProvingEngine", pb, ProvingEngineService(daemon)),
+        _handlers("CircuitProver", cpb, CircuitProverService(daemon)),
+    ))

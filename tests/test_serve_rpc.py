@@ -212,3 +212,14 @@ def test_prove_without_submit_and_unknown_jobs(served):
     # a refused submit leaves no job behind: its id is free for a corrected retry
     _code(lambda: client.submit(**{**GOOD, "request_id": "retry-me"}))
     assert _code(lambda: client.await_proof("retry-me"))[0] == grpc.StatusCode.NOT_FOUND
+
+
+def test_srs_preload_at_start(tmp_path):
+    params, _ = cube_keys(tmp_path)
+    text = config_text(tmp_path, circuits=cube_entry(params)).replace("[srs]\n", '[srs]\npreload = ["cube", "wpost-2k"]\n')
+    cfg = parse_config(text)
+    with Server(cfg) as srv:
+        srv.preloading.join(60)
+        keys = srv.daemon.engine.status()["keys"]
+        assert keys["cube"]["tier"] == "host"  # loaded; wpost-2k has no parameter file: logged, not fatal
+        assert "wpost-2k" not in keys

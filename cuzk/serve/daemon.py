@@ -98,6 +98,26 @@ class Daemon:
             self.engine.close(wait=False, cancel_futures=True)
             raise
 
+    def start_preload(self) -> threading.Thread | None:
+        """Register and load ``[srs] preload``'s circuits on a background thread (start-up does not
+        wait for a key's first read); a failure is logged and the daemon serves on."""
+        if not self.cfg.preload:
+            return None
+
+        def run():
+            for cid in self.cfg.preload:
+                if self.draining:
+                    return
+                try:
+                    _, ms = self.preload(cid)
+                    _log.info("preloaded %s in %d ms", cid, ms)
+                except (RequestError, CuzkError) as e:
+                    _log.warning("[srs] preload %s: %s", cid, e)
+
+        t = threading.Thread(target=run, name="cuzk-serve-preload", daemon=True)
+        t.start()
+        return t
+
     # -- circuits -----------------------------------------------------------------------------
     def _params(self, fc: FilecoinCircuit):
         path = self.cfg.param_cache / fc.params_name

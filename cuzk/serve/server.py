@@ -98,6 +98,7 @@ class Server:
             self.daemon.close()
             self._unlink_sockets()
             raise
+        self.preloading = self.daemon.start_preload()
         _log.info("cuzk serve: gRPC on %s, status on %s", ", ".join(self.addresses), self.status_address or "-")
         for key in cfg.ignored:
             _log.warning("config: %s is a Rust daemon setting cuzk serve does not use; ignored", key)

@@ -84,3 +84,24 @@ def test_stamped_trace_equals_the_hand_trace():
 
     a, b = Synthesizer(EmptySectorUpdatePoseidon(nodes=32)).r1cs, Synthesizer(Hand(nodes=32)).r1cs
     assert a.digest == b.digest and a.n_constraints == 32_164
+
+
+def test_poseidon_variant_is_satisfied_by_an_update():
+    import numpy as np
+
+    from cuzk import Synthesizer
+    from cuzk.circuits.filecoin.update import circuit_inputs, partition_proof, update
+
+    class Sealed:
+        replica = np.random.default_rng(1).integers(0, 256, (32, 32), dtype=np.uint8) & np.uint8(0x3F)
+        comm_c = bytes(31) + b"\x02"
+
+    data = np.random.default_rng(2).integers(0, 256, (32, 32), dtype=np.uint8) & np.uint8(0x3F)
+    u = update(Sealed(), data, poseidon=True)
+    st = dict(comm_r_old=u.comm_r_old, comm_d_new=u.comm_d_new, comm_r_new=u.comm_r_new)
+    synth = Synthesizer(EmptySectorUpdatePoseidon(nodes=32), check=True)
+    w = synth.synthesize(**circuit_inputs(u.params, partition_proof(u, 0), **st))
+    assert list(w.public_inputs) == EmptySectorUpdatePoseidon(nodes=32).public_inputs(
+        u.comm_r_old_int, u.comm_d_new_int, u.comm_r_new_int)
+    with pytest.raises(InputError, match="comm_d_new is not the root"):
+        circuit_inputs(u.params, partition_proof(u, 0), **dict(st, comm_d_new=u.comm_r_new))

@@ -11,6 +11,7 @@ difference and ratio against in-process.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -19,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+import grpc  # noqa: E402
 from serve_support import config_text, cube_entry, cube_keys  # noqa: E402
 
 from cuzk.serve import Client  # noqa: E402
@@ -35,6 +37,7 @@ def main(argv=None) -> int:
     sock = folder / "cuzk.sock"
     cfg = parse_config(config_text(folder, listen=["127.0.0.1:0", f"unix://{sock}"], circuits=cube_entry(params)))
     times = {"in-process": [], "grpc-tcp": [], "grpc-unix": []}
+    transport = []
     with Server(cfg) as srv, Client(srv.tcp_address, timeout=60) as tcp, Client(f"unix://{sock}", timeout=60) as unix:
         engine = srv.daemon.engine
         inputs = {"x": 3, "out": 35}
@@ -53,12 +56,19 @@ def main(argv=None) -> int:
                 times[name].append(time.perf_counter() - t0)
                 if name != "in-process":
                     assert r.result.status == 1, r
+            t0 = time.perf_counter()
+            try:  # an RPC that does no work: the round trip alone (answered NOT_FOUND)
+                tcp.cancel("no-such-job")
+            except grpc.RpcError:
+                transport.append(time.perf_counter() - t0)
     base = statistics.median(times["in-process"])
     print(f"Cube (1 constraint), {args.proofs} proofs per way, CPU backend, one prove worker")
     print(f"{'way':<11} {'median ms':>10} {'p90 ms':>8} {'added ms':>9} {'ratio':>6}")
     for name, ts in times.items():
         med, p90 = statistics.median(ts), statistics.quantiles(ts, n=10)[-1]
         print(f"{name:<11} {med * 1e3:10.2f} {p90 * 1e3:8.2f} {(med - base) * 1e3:9.2f} {med / base:6.2f}")
+    print(f"an RPC doing no work over TCP (CancelProof, NOT_FOUND): median {statistics.median(transport) * 1e3:.2f} ms")
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     return 0
 
 

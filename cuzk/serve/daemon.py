@@ -182,7 +182,7 @@ class Daemon:
         if self.draining:
             raise RequestError("UNAVAILABLE", "the daemon is shutting down: it takes no new work")
 
-    def _start(self, job, new: bool, make_work):
+    def _start(self, job, new: bool, make_work, *, heavy: bool = False):
         """Submit a claimed job: ``make_work()`` -> (engine name, inputs list, partitioned, finish)."""
         if not new:
             return job
@@ -194,7 +194,7 @@ class Daemon:
         except BaseException as e:
             self.jobs.fail_claim(job, e)
             raise _engine_error(e) if isinstance(e, Exception) else e
-        self.jobs.start(job, future, finish)
+        self.jobs.start(job, future, finish, heavy=heavy)
         return job
 
     def submit(self, req):
@@ -218,7 +218,7 @@ class Daemon:
             w = payloads.porep_work(req, self.verifying_key) if kind == "POREP_SEAL_COMMIT" else payloads.post_work(req)
             return self.ensure_filecoin(w.circuit), list(w.inputs), w.partitioned, w.finish
 
-        return self._start(job, new, work)
+        return self._start(job, new, work, heavy=kind == "POREP_SEAL_COMMIT")
 
     def await_job(self, job_id: str, timeout_ms: int, wake=None) -> dict:
         job = self.jobs.get(check_job_id(job_id))

@@ -16,6 +16,7 @@ Queue position: the live jobs not started yet that the Engine's scheduler takes 
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import itertools
 import logging
@@ -93,6 +94,7 @@ class JobTable:
         self._lock = threading.Lock()
         self._jobs: dict[str, Job] = {}
         self._seq = itertools.count()
+        self._ended: collections.deque = collections.deque()  # ended jobs, oldest first: purged from the left
         self._finisher = ThreadPoolExecutor(max_workers=finish_workers, thread_name_prefix="cuzk-serve-finish")
         self.counts = {"completed": 0, "failed": 0, "cancelled": 0}
         self._counted: dict[str, dict[str, int]] = {}
@@ -143,8 +145,10 @@ class JobTable:
             job.result.set_exception(error if isinstance(error, Exception) else RuntimeError(str(error)))
         self.drop(job)
 
-    def start(self, job: Job, engine_future, finish: Callable) -> None:
-        """Tie ``job`` to its Engine future; ``finish(result)`` turns the Engine's result into the answer."""
+    def start(self, job: Job, engine_future, finish: Callable, *, heavy: bool = False) -> None:
+        """Tie ``job`` to its Engine future; ``finish(result)`` turns the Engine's result into the
+        answer: on the pool when ``heavy`` (a PoRep proof's check against its statement), else at
+        once on the thread that resolved the Engine's future (a proof's bytes: microseconds)."""
         job.engine_future = engine_future
 
         def done(f):
@@ -152,6 +156,8 @@ class JobTable:
                 self._end(job, cancelled=True)
             elif f.exception() is not None:
                 self._end(job, error=f.exception())
+            elif not heavy:
+                self._finish(job, finish, f.result())
             else:
                 try:
                     self._finisher.submit(self._finish, job, finish, f.result())
@@ -180,19 +186,20 @@ class JobTable:
             outcome = "completed"
         with self._lock:
             job.ended_at = time.monotonic()
+            self._ended.append(job)
             self.counts[outcome] += 1
             per = self._counted.setdefault(job.kind, dict.fromkeys(self.counts, 0))
             per[outcome] += 1
 
     def _purge(self) -> None:
+        """Forget ended jobs older than the retention, and the oldest ended ones beyond ``max_jobs``
+        (called with the lock held; amortised O(1): ended jobs wait in end order)."""
         now = time.monotonic()
-        old = [k for k, j in self._jobs.items() if j.ended_at is not None and now - j.ended_at >= self.retention_s]
-        for k in old:
-            del self._jobs[k]
-        if len(self._jobs) >= self.max_jobs:  # the oldest ended jobs make room before a refusal
-            ended = sorted((j for j in self._jobs.values() if j.ended_at is not None), key=lambda j: j.ended_at)
-            for j in ended[:len(self._jobs) - self.max_jobs + 1]:
-                del self._jobs[j.id]
+        ended = self._ended
+        while ended and (now - ended[0].ended_at >= self.retention_s or len(self._jobs) >= self.max_jobs):
+            job = ended.popleft()
+            if self._jobs.get(job.id) is job:
+                del self._jobs[job.id]
 
     def queue_position(self, job: Job) -> int:
         if job.started or not job.live:

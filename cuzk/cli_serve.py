@@ -23,9 +23,9 @@ def _cmd_serve(args) -> int:
     if args.print_default_config:
         print(DEFAULT_TOML.replace("{runtime}", str(runtime_dir())), end="")
         return 0
-    try:
-        import grpc  # noqa: F401 - the extra's presence, said plainly
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("grpc") is None:  # the extra's absence, said plainly
         print("cuzk serve: error: grpcio is not installed: pip install 'cuzk[serve]'", file=sys.stderr)
         return 1
     from cuzk.serve.server import run

@@ -71,7 +71,7 @@ class Daemon:
     """See the module doc. ``engine``: an Engine to use instead of one made from ``cfg``."""
 
     def __init__(self, cfg, *, engine=None):
-        from cuzk import Engine
+        from cuzk.engine.engine import Engine
 
         self.cfg = cfg
         if cfg.synthesis_threads:

@@ -53,15 +53,15 @@ def _one_proof(result) -> bytes:
 
 
 def _randomness(raw: bytes) -> int:
-    from cuzk.field import FR
+    from cuzk.circuits.filecoin.challenges import check_randomness
 
     if len(raw) != 32:
         raise invalid("randomness", f"must be the 32-byte PoSt challenge seed, got {len(raw)} bytes")
-    value = int.from_bytes(raw, "little")
-    if value >= FR.modulus:
+    try:
+        return check_randomness(int.from_bytes(raw, "little"))
+    except InputError:
         raise invalid("randomness", "is not a canonical BLS12-381 scalar (little-endian, < r): Filecoin clears its "
-                      "top two bits before proving")
-    return value
+                      "top two bits before proving") from None
 
 
 def _check_unused(req, fields) -> None:

@@ -39,11 +39,19 @@ def _ms(seconds) -> int:
     return max(0, int(round((seconds or 0.0) * 1000)))
 
 
+def _proof_bytes(proof) -> bytes:
+    """An extension job's proof as bellperson bytes (BLS12-381); b"" for a curve without them (BN254)."""
+    try:
+        return proof.to_bytes()
+    except CuzkError:
+        return b""
+
+
 def answer_fields(job, status: str, value) -> dict:
     """AwaitProofResponse's fields for a job's outcome (proof bytes when ``value`` is bytes)."""
     out = {"job_id": job.id, "status": status}
     if status == "COMPLETED":
-        out["proof"] = value if isinstance(value, bytes) else value[0]
+        out["proof"] = value if isinstance(value, bytes) else _proof_bytes(value)
     elif status == "FAILED":
         out["error_message"] = f"{type(value).__name__}: {value}"[:4000]
     t = getattr(job.engine_future, "timings", None) if job.engine_future is not None else None

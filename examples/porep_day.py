@@ -1,4 +1,5 @@
-"""storage_provider_app.py's ``--porep`` mode: seal, C1, C2 and WindowPoSt of real 2 KiB sectors.
+"""storage_provider_app.py's ``--porep`` mode: seal, C1, C2, WindowPoSt and a SnapDeals update
+of real 2 KiB sectors.
 
     python examples/storage_provider_app.py --porep 2 --keys /tmp/cuzk-keys
 """
@@ -11,6 +12,7 @@ import urllib.request
 
 import cuzk
 from cuzk.circuits.filecoin import FallbackPoSt, PostSector, commit_phase1, seal, window_post
+from cuzk.circuits.filecoin import update as snap
 from cuzk.circuits.filecoin.porep import c2, fr32_pad
 from cuzk.groth16 import Proof, ProvingKey, setup, verify
 
@@ -51,6 +53,10 @@ def run_porep(n_sectors: int, keys_dir=None) -> int:
     post = FallbackPoSt(2048, challenge_count=WPOST_CHALLENGES, sector_count=window_post(2048).sector_count)
     post_synth = cuzk.Synthesizer(post)
     post_pk = _key(post_synth, keys_dir, "window-post-2k")
+    # SnapDeals: new deal data into the first sealed sector, proved beside the rest
+    updated = snap.update(sealed[0], fr32_pad(rng.randbytes(2032)))
+    snap_synth = cuzk.Synthesizer(snap.circuit_for(updated.params, updated.h))
+    snap_pk = _key(snap_synth, keys_dir, "snap-2k")
     sectors = [PostSector(s.sector_id, int.from_bytes(s.comm_c, "little"), s.tree_r) for s in sealed]
     randomness = rng.randrange(1 << 254)
     partitions = post.partitions(len(sectors))
@@ -58,6 +64,7 @@ def run_porep(n_sectors: int, keys_dir=None) -> int:
     with cuzk.Engine(device="auto") as engine:
         engine.register("porep-c2", porep_synth, porep_pk, priority="normal")
         engine.register("window-post", post_synth, post_pk, priority="critical")
+        engine.register("snap-update", snap_synth, snap_pk, priority="normal")
         host, port = engine.serve_status(port=0)
         seals = {c1.replica_id: engine.submit_partitioned("porep-c2", c2.partition_inputs(c1),
                                                           request_id=f"c2-{s.sector_id}")
@@ -66,6 +73,12 @@ def run_porep(n_sectors: int, keys_dir=None) -> int:
             st = json.loads(r.read())
         print("status after the C2 submits: " + ", ".join(f"{k}: {v['queued']} queued, {v['synthesizing']} synthesizing"
                                                           for k, v in st["circuits"].items()))
+        snap_job = engine.submit_partitioned("snap-update", [snap.circuit_inputs(updated.params, pp, k=k,
+                                                                                  comm_r_old=updated.comm_r_old,
+                                                                                  comm_d_new=updated.comm_d_new,
+                                                                                  comm_r_new=updated.comm_r_new, h=updated.h)
+                                                             for k, pp in enumerate(snap.partition_proofs(updated))],
+                                             request_id=f"snap-{sealed[0].sector_id}")
         deadline = time.time() + 600
         wpost = engine.submit_partitioned(
             "window-post", [post.inputs(randomness, sectors, partition=p) for p in range(partitions)],
@@ -73,6 +86,7 @@ def run_porep(n_sectors: int, keys_dir=None) -> int:
         post_proofs = wpost.result(timeout=900)
         post_done = time.time()
         c2_proofs = {rid: Proof.concat(f.result(timeout=1800)) for rid, f in seals.items()}
+        snap_proof = Proof.concat(snap_job.result(timeout=1800))
         status = engine.status()
         timeline = engine.timeline
 
@@ -82,7 +96,11 @@ def run_porep(n_sectors: int, keys_dir=None) -> int:
     print(f"WindowPoSt: {partitions} partition(s) of {len(sectors)} sectors, verified: {ok_post}, "
           f"{deadline - post_done:.0f} s before its deadline")
     print(f"C2: {len(c1s)} sectors, {sum(len(p) for p in c2_proofs.values())} proof bytes, verified: {ok_c2}")
+    ok_snap = snap.verify_update(updated.params, snap_pk.vk, snap_proof, comm_r_old=updated.comm_r_old,
+                                 comm_d_new=updated.comm_d_new, comm_r_new=updated.comm_r_new, h=updated.h)
+    print(f"SnapDeals update of sector {sealed[0].sector_id}: comm_r {updated.comm_r_old.hex()[:16]}.. -> "
+          f"{updated.comm_r_new.hex()[:16]}.., verified: {ok_snap}")
     print("engine: " + ", ".join(f"{k}: {v['done']} done" for k, v in status["circuits"].items()))
     print(timeline.summary())
     print(timeline.waterfall(max_rows=12))
-    return 0 if ok_post and ok_c2 else 1
+    return 0 if ok_post and ok_c2 and ok_snap else 1

@@ -15,8 +15,9 @@ per-circuit timeline summary at the end.
 
 ``--porep N`` is the storage provider's real day: N 2 KiB sectors sealed by cuzk's native SDR
 sealer, their commit phase 1, and their C2 (the StackedCircuit, one partitioned Engine job per
-sector) at NORMAL; then a WindowPoSt over the same sectors' replica trees at CRITICAL with a
-deadline, behind the sealing backlog. Every proof is verified (C2 against public inputs
+sector) at NORMAL, a SnapDeals update of the first sector (new deal data, its EmptySectorUpdate
+proof) at NORMAL; then a WindowPoSt over the same sectors' replica trees at CRITICAL with a
+deadline, behind that backlog. Every proof is verified (C2 against public inputs
 recomputed from each sector's statement). Keys come from cuzk's development setup (Filecoin's
 official parameters are not reachable here): the 2.7M-constraint PoRep key takes about two minutes
 on two cores, so ``--keys DIR`` keeps it for the next run.

@@ -407,6 +407,45 @@ def _diagnose(ctx, pk, w, bases):
         ctx.rep.row("proof", f"  diagnosis: {name}", verified=bool(same))
 
 
+def _h_host_rows(ctx, log, pk, w) -> None:
+    """Where the H span's host time goes: each host step of create_proof before the first kernel,
+    timed alone (median of 3; staging waits for its copies, so it counts the DMA too)."""
+    from cuzk.groth16 import witness_prep
+    from cuzk.groth16.r1cs_to_qap import witness_evaluations
+    from cuzk.kernels.checks import check_field_rows
+
+    def med(fn):
+        ts = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+        return statistics.median(ts) * 1e3
+
+    rt = ctx.rt
+    a, b, c = witness_evaluations(w, pk.n_inputs, pk.domain_size)
+    z = witness_prep.canonical(Fr, w.z)
+    sc = witness_prep.query_scalars(pk, z)
+
+    def stage(arrays):
+        staged = cuda.stage(*arrays)
+        for d in staged:
+            rt.wait(d)
+        rt.synchronize()
+
+    steps = {
+        "check a·b = c": lambda: witness_prep.unsatisfied_row(Fr, w.a, w.b, w.c),
+        "pad a, b, c to the domain": lambda: witness_evaluations(w, pk.n_inputs, pk.domain_size),
+        "reduced-row checks of a, b, c": lambda: [check_field_rows(x, "a", (4,), FR.modulus) for x in (a, b, c)],
+        "stage a, b, c (copies included)": lambda: stage((a, b, c)),
+        "z out of Montgomery form": lambda: witness_prep.canonical(Fr, w.z),
+        "query scalars gathered": lambda: witness_prep.query_scalars(pk, z),
+        "stage the query scalars": lambda: stage(sc),
+    }
+    for label, fn in steps.items():
+        ctx.rep.row("proof", f"  2^{log} H host: {label}", ms=med(fn))
+
+
 def proofs(ctx) -> None:
     import cuzk
     from cuzk.groth16 import prepare_verifying_key
@@ -420,6 +459,8 @@ def proofs(ctx) -> None:
         first, ok = _proof_rows(ctx, log, prover, w, public, pvk)
         if not ok:
             _diagnose(ctx, pk, w, prover._bases)
+        if log == ctx.sz.prove_logs[-1]:
+            _h_host_rows(ctx, log, pk, w)
         ctx.proofs[log] = (pk, w, public, first, prover)
 
 

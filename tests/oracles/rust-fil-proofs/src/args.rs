@@ -67,6 +67,14 @@ impl Args {
         Ok(self.cwd.join(self.req(key)?))
     }
 
+    /// A comma-separated list of paths (`--vanilla A,B`), each taken from the caller's directory.
+    pub fn paths(&self, key: &str) -> Result<Vec<PathBuf>> {
+        let v = self.req(key)?;
+        let out: Vec<PathBuf> = v.split(',').filter(|s| !s.is_empty()).map(|s| self.cwd.join(s)).collect();
+        ensure!(!out.is_empty(), "--{} names no path", key);
+        Ok(out)
+    }
+
     pub fn opt_path(&self, key: &str) -> Option<PathBuf> {
         self.take(key).map(|p| self.cwd.join(p))
     }

@@ -5,11 +5,15 @@
 //! 2 an error (bad arguments, unreadable file, proofs-library failure), told on stderr.
 
 mod args;
+mod count_cmd;
 mod dump_cmd;
 mod env;
 mod groth16_cmd;
 mod porep;
+mod post;
 mod post_cmd;
+mod post_vanilla_cmd;
+mod post_verify_cmd;
 mod proof_kind;
 mod recording_cs;
 mod seal_cmd;
@@ -27,7 +31,14 @@ subcommands (each prints one JSON object on stdout):
   seal          --registered-proof ID --prover-id HEX32 --sector-id N --ticket HEX32
                 --seed HEX32 --data FILE --out DIR [--sector-size 2048]
   dump-r1cs     --c1 FILE [--partition K] (--out FILE [--witness FILE] | --counts-only)
-  dump-r1cs-post (not implemented yet: exits 2)
+  post-vanilla  --kind window|winning --sectors DIR[,DIR...] (seal's --out) --randomness HEX32
+                --prover-id HEX32 --out DIR [--registered-proof ID]
+  dump-r1cs-post --kind window|winning --vanilla FILE[,FILE...] --randomness HEX32
+                --prover-id HEX32 [--registered-proof ID] [--partition K]
+                (--out FILE [--witness FILE] | --counts-only)
+  verify-post   --kind window|winning --vk FILE --proof FILE --randomness HEX32
+                --prover-id HEX32 --replicas ID:HEX32[,...] [--registered-proof ID]
+  count-blank   --registered-proof ID   (a seal proof; any sector size)
   setup         --registered-proof ID --params-out FILE --vk-out FILE [--rng-seed N]
   prove         --c1 FILE --params FILE [--out PROOF] [--rng-seed N]   (alias: prove-time)
   verify-seal   --vk FILE --proof FILE --prover-id HEX32 --sector-id N
@@ -88,6 +99,9 @@ fn run() -> Result<bool> {
         "seal" => (seal_cmd::run(&args)?, true),
         "dump-r1cs" => dump_cmd::run(&args)?,
         "dump-r1cs-post" => post_cmd::run(&args)?,
+        "post-vanilla" => post_vanilla_cmd::run(&args)?,
+        "verify-post" => post_verify_cmd::run(&args, &param_cache)?,
+        "count-blank" => (count_cmd::run(&args)?, true),
         "setup" => (groth16_cmd::setup(&args)?, true),
         "prove" | "prove-time" => {
             let v = groth16_cmd::prove(&args)?;

@@ -335,11 +335,11 @@ class Timeline:
 
         return render.waterfall(self.events(), width=width, max_rows=max_rows)
 
-    def plot(self, ax=None):
+    def plot(self, ax=None, *, title: str | None = None):
         """Matplotlib figure: :func:`cuzk.timeline.render.plot` (needs ``cuzk[plot]``)."""
         from cuzk.timeline import render
 
-        return render.plot(self.events(), ax=ax)
+        return render.plot(self.events(), ax=ax, title=title)
 
     def to_chrome_trace(self) -> dict:
         """Chrome trace-event JSON object: :func:`cuzk.timeline.render.to_chrome_trace`."""

@@ -12,6 +12,8 @@ All take an event snapshot (``timeline.events()``) and return text or data:
 from __future__ import annotations
 
 import html
+import math
+import textwrap
 from typing import Any, Hashable, Iterable
 
 from cuzk.errors import BackendUnavailableError, InputError
@@ -104,8 +106,31 @@ def waterfall(events: Iterable[Event], width: int = 72, max_rows: int = 40) -> s
     return "\n".join(lines)
 
 
-def plot(events: Iterable[Event], ax=None):
-    """Matplotlib waterfall (synthesis and prove bars per job, sub-spans as thin bars).
+#: legend names of the stage bars
+_STAGE_LABELS = {"SYNTH": "synthesis", "GPU": "prove"}
+
+
+def _plot_title(events: list[Event], n_units: int) -> str:
+    """``GPU utilization 55.6% · 0.018 s/proof · 5 jobs`` (:func:`cuzk.timeline.summary.summary`)."""
+    from cuzk.timeline.summary import summary
+
+    s = summary(events)
+    parts = [f"{n_units} job{'' if n_units == 1 else 's'}"]
+    if math.isfinite(s.seconds_per_proof):
+        parts.insert(0, f"{s.seconds_per_proof:.3f} s/proof")
+    if math.isfinite(s.gpu_utilization):
+        parts.insert(0, f"GPU utilization {100 * s.gpu_utilization:.1f}%")
+    return " · ".join(parts)
+
+
+def plot(events: Iterable[Event], ax=None, *, title: str | None = None):
+    """Matplotlib waterfall: a row per job, its synthesis and prove bars, and the prover's
+    sub-steps (``cuzk.timeline.span``: H, MSM_A, ...) as thin bars inside the prove bar.
+
+    The title gives the GPU utilization and seconds per proof of :func:`summary` (``title``
+    replaces it); the legend names each kind of bar and sits right of the axes, so it covers no
+    row. A figure made here uses constrained layout, which keeps the title, axis labels and
+    legend inside it; with ``ax`` given, the caller's figure keeps its own layout.
 
     Raises:
         cuzk.errors.BackendUnavailableError: matplotlib is not installed (``pip install 'cuzk[plot]'``).
@@ -119,26 +144,37 @@ def plot(events: Iterable[Event], ax=None):
     units = list(_units(events))
     row = {u: i for i, u in enumerate(units)}
     if ax is None:
-        fig, ax = plt.subplots(figsize=(10, 1 + 0.3 * max(1, len(units))))
+        # 1.6 in: title, tick labels and the x-axis label, whatever the number of rows
+        fig, ax = plt.subplots(figsize=(10, 1.6 + 0.3 * max(1, len(units))), layout="constrained")
     else:
         fig = ax.figure
     colors = {"SYNTH": "tab:blue", "GPU": "tab:orange"}
+    sub_names: list[str] = []
     for s in spans(events):
         y = row.get((s.job_id, s.partition))
         if y is None:
             continue
         if s.is_sub_span:
-            ax.broken_barh([(s.start_ns / 1e9, s.seconds)], (y + 0.05, 0.2), color="tab:red", alpha=0.6)
+            # zorder: above the prove bar, which starts with its first sub-step and is drawn after it
+            ax.broken_barh([(s.start_ns / 1e9, s.seconds)], (y + 0.05, 0.2), color="tab:red", alpha=0.6,
+                           label="sub-step", zorder=3)
+            if s.stage not in sub_names:
+                sub_names.append(s.stage)
         else:
             ax.broken_barh([(s.start_ns / 1e9, s.seconds)], (y - 0.35, 0.7), color=colors[s.stage],
-                           label=s.stage)
+                           label=_STAGE_LABELS[s.stage])
     ax.set_yticks(range(len(units)), [unit_label(*u) for u in units])
     ax.invert_yaxis()
-    ax.set_xlabel("seconds")
+    ax.set_xlabel("seconds since the timeline's start")
+    ax.set_title(_plot_title(events, len(units)) if title is None else title)
     handles, labels = ax.get_legend_handles_labels()
     uniq = dict(zip(labels, handles))
-    if uniq:
-        ax.legend(uniq.values(), uniq.keys(), loc="upper left")
+    order = [x for x in (*_STAGE_LABELS.values(), "sub-step") if x in uniq]
+    if order:
+        names = textwrap.fill(", ".join(sub_names), width=20)  # the legend is a narrow column
+        text = {"sub-step": f"prove sub-steps:\n{names}"}
+        ax.legend([uniq[x] for x in order], [text.get(x, x) for x in order], loc="upper left",
+                  bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
     return fig
 
 

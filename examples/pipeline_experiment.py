@@ -53,6 +53,7 @@ for b in timelines[1].jobs()[:4]:
 
 # %% Save for Perfetto / `cuzk waterfall`, and plot if matplotlib is installed
 out = Path(args.out)
+out.mkdir(parents=True, exist_ok=True)  # a new folder is fine: --out names where results go
 (out / "cuzk_c2_trace.json").write_text(json.dumps(timelines[2].to_chrome_trace()))
 timelines[2].save(out / "cuzk_c2.jsonl")
 print(f"\nwrote {out / 'cuzk_c2_trace.json'} (open in ui.perfetto.dev) and {out / 'cuzk_c2.jsonl'} "

@@ -21,3 +21,13 @@ def test_example_runs(tmp_path, script, args, expect):
                        capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert expect in r.stdout
+
+
+def test_experiment_makes_its_out_folder(tmp_path):
+    # --out named a folder that did not exist: FileNotFoundError at the first trace written
+    out = tmp_path / "new" / "folder"
+    r = subprocess.run([sys.executable, str(ROOT / "examples" / "pipeline_experiment.py"), "--synth", "0.01",
+                        "--prove", "0.005", "--proofs", "2", "--out", str(out)],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (out / "cuzk_c2_trace.json").is_file() and (out / "cuzk_c2.jsonl").is_file()

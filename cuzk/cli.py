@@ -98,9 +98,7 @@ def _cmd_waterfall(args) -> int:
 def _cmd_demo(args) -> int:
     from cuzk import demo
 
-    stages = _stages(args)
-    print(f"cuzk demo: {stages.description}")
-    demo.run_demo(stages.synthesizer, stages.prover, stages.make_inputs, stages.verify, n_proofs=args.proofs)
+    demo.run_stages_demo(_stages(args), n_proofs=args.proofs)
     return 0
 
 
@@ -148,11 +146,15 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--no-summary", action="store_true")
     w.set_defaults(fn=_cmd_waterfall)
 
-    for name, helptext, fn in [("demo", "prove a few jobs at concurrency 1 then 2, verify, show timelines", _cmd_demo),
+    for name, helptext, fn in [("demo", "prove a few jobs, verify them, show how concurrency 2 closes the "
+                                        "prover's idle gap (waterfalls, utilization)", _cmd_demo),
                                ("bench", "s/proof and GPU utilization per concurrency", _cmd_bench)]:
         c = sub.add_parser(name, help=helptext)
         c.add_argument("--proofs", type=_positive_int, default=5 if name == "demo" else 8)
-        c.add_argument("--size", default="small", help="porep_like size: tiny, small, medium, large")
+        # the demo's default is medium: a synthesis long enough (~10 ms) that its waterfall is not
+        # thread wake-ups, and a CPU proof short enough for the whole demo to take well under a minute
+        c.add_argument("--size", default="medium" if name == "demo" else "small",
+                       help="porep_like size: tiny, small, medium, large")
         c.add_argument("--device", default="auto", help="prover backend: auto, cuda, cpu")
         c.add_argument("--simulate", metavar="SYNTH_S,PROVE_S",
                        help="use sleeping stages with these times instead of the real prover")

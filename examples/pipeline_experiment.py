@@ -3,7 +3,8 @@
 Run as a script (``python examples/pipeline_experiment.py``) or cell by cell (``# %%``) in an
 editor/notebook. By default the stages are simulated (they sleep for the given synthesis and
 prove times, so the GPU-idle problem is visible on any machine); pass ``--real small`` to use
-the real porep_like circuit and prover once they are available.
+the real porep_like circuit and prover. examples/pipeline_experiment.ipynb is the notebook of the
+same experiment, with real synthesis and the waterfalls as pictures.
 """
 
 # %% Setup

@@ -2,7 +2,9 @@
 
 It composes :class:`cuzk.pipeline.core.SchedulerCore` (the one scheduling mechanism, shared
 with :class:`cuzk.Pipeline`) with a route per registered circuit, synthesis workers per
-circuit, prove workers per device, a key cache, one memory budget and operator status.
+circuit, prove workers per device, a key cache, one memory budget and operator status. Where
+keys sit in memory (``preload``, ``evict``, making room under the budgets) is
+:mod:`cuzk.engine.engine_keys`, a mixin of the Engine's.
 
     >>> import cuzk
     >>> class Square:                                  # any synthesize(**inputs) / prove(w) objects
@@ -18,7 +20,6 @@ circuit, prove workers per device, a key cache, one memory budget and operator s
 
 from __future__ import annotations
 
-import logging
 import math
 import numbers
 import threading
@@ -28,18 +29,17 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 from cuzk.engine.budget import resolve_budget
 from cuzk.engine.circuit import CircuitRoute
 from cuzk.engine.devices import DeviceTier
+from cuzk.engine.engine_keys import EngineKeys
 from cuzk.engine.requests import DEFAULT_RETENTION_S, RequestTable
 from cuzk.engine.status import EngineStats, engine_metrics, engine_status
 from cuzk.engine.timings import timings_of
 from cuzk.errors import BackendUnavailableError, EngineError, InputError, MemoryBudgetError, PipelineClosedError
 from cuzk.pipeline.core import ProofFuture, SchedulerCore
 from cuzk.pipeline.scheduler import Priority, check_int
-from cuzk.timeline.events import EventKind as K
 from cuzk.timeline.recorder import Timeline
 
 __all__ = ["Engine"]
 
-_log = logging.getLogger("cuzk.engine")
 _DEVICES = ("auto", "cpu", "cuda")
 _SYNTHESIS = ("threads", "processes")
 
@@ -61,7 +61,7 @@ def _close_after(threads, executors, release) -> None:
     release()
 
 
-class Engine:
+class Engine(EngineKeys):
     """Prove many circuits on shared workers, with keys cached in tiers under one memory budget.
 
     Args:
@@ -244,99 +244,6 @@ class Engine:
         if self._closed:
             raise EngineError("the engine is closed")
 
-    # -- keys -----------------------------------------------------------------------------------
-    def preload(self, name: str) -> None:
-        """Load ``name``'s key now (host tier, and resident on every device of the engine) instead
-        of at its first proof. Raises the load's error (format, mismatch, device memory) here."""
-        with self._lock:
-            self._check_open()
-            route = self._route(name)
-        route.preload()
-
-    def evict(self, name: str) -> int:
-        """Drop ``name``'s key from memory (host and device tiers; the disk cache stays).
-        Returns the bytes freed from the budget.
-
-        Raises:
-            cuzk.errors.EngineError: the circuit has queued or running jobs.
-        """
-        with self._lock:
-            route = self._route(name)
-        # The key lock first, then the engine's (docs/engine.md, "Locking"): a load of this key in
-        # progress finishes (it needs the engine's lock to do so), then its key is dropped.
-        with route.key_lock, self._lock:
-            if self.core.busy(route):
-                raise EngineError(f"circuit {name!r} has queued or running work: its key is in use")
-            return self._evict(route, "evict()")
-
-    def _evict(self, route: CircuitRoute, reason: str, *, blocking: bool = True) -> int | None:
-        """Drop ``route``'s key and release its bytes; None (nothing done) when ``blocking`` is
-        False and its key lock is taken."""
-        freed = route.evict(blocking=blocking)
-        if freed is None:
-            return None
-        self.core.queue.release(freed)
-        self.timeline.record(K.KEY_EVICT, circuit=route.name, bytes=freed, reason=reason)
-        return freed
-
-    def make_room(self, route: CircuitRoute, nbytes: int) -> None:
-        """Make ``route``'s reservation ``nbytes`` (key and tables), evicting idle keys LRU first.
-        Over the budget after that, the reservation is still made: admission of new syntheses
-        then waits until witnesses in flight finish (they hold the rest).
-
-        Called with ``route``'s key lock held. Another key is evicted only if its key lock can be
-        taken without waiting: one that is taken belongs to a key being loaded (or evicted by
-        another thread), which is not idle; waiting for it here, under the engine's lock, while
-        that load waits for the engine's lock to reserve or resize its bytes, was a deadlock."""
-        with self._lock:
-            delta = nbytes - route.key_bytes_reserved  # what it holds counts (tables come after the key)
-            if self.memory_budget is not None and delta > 0:
-                idle = sorted((r for r in self._routes.values() if r is not route and not self.core.busy(r)
-                               and r.key_bytes_reserved), key=lambda r: r.last_use or 0.0)
-                for other in idle:
-                    if self.core.queue.reserved_bytes + delta <= self.memory_budget:
-                        break
-                    if self._evict(other, f"room for {route.name!r}", blocking=False) is None:
-                        _log.debug("room for %r: %r is loading or being evicted, left in place", route.name, other.name)
-            self.resize_reservation(route, nbytes)
-
-    def make_device_room(self, route: CircuitRoute, device, nbytes: int, *, every_idle: bool = False) -> int:
-        """Evict other idle keys from CUDA ``device``, least recently used first, until ``nbytes``
-        more fit its budget (``every_idle``: all of them, after an out-of-memory); returns the
-        bytes dropped there. The host tier keeps them.
-
-        Raises:
-            cuzk.errors.MemoryBudgetError: the key alone is over the device's whole budget.
-        """
-        tier = self.device_tier
-        budget = tier.budgets[device]
-        if budget is not None and nbytes > budget:
-            raise MemoryBudgetError(f"circuit {route.name!r}: its key takes {nbytes:,} bytes on a device, over the "
-                                    f"device budget of {budget:,} bytes of CUDA device {device}")
-        freed = 0
-        with self._lock:
-            idle = sorted((r for r in self._routes.values() if r is not route and device in r.resident_devices()
-                           and not self.core.busy(r)), key=lambda r: r.last_use or 0.0)
-            for other in idle:
-                if not every_idle and tier.fits(device, nbytes):
-                    break
-                n = other.drop_device(device, blocking=False)  # a taken key lock: loading, not idle (make_room)
-                if n is None:
-                    continue
-                freed += n
-                self.timeline.record(K.KEY_EVICT, circuit=other.name, bytes=n, device=device,
-                                     reason=f"device room for {route.name!r}")
-        return freed
-
-    def resize_reservation(self, route: CircuitRoute, nbytes: int) -> None:
-        with self._lock:
-            delta = nbytes - route.key_bytes_reserved
-            if delta > 0:
-                self.core.queue.reserve(delta)
-            elif delta < 0:
-                self.core.queue.release(-delta)
-            route.key_bytes_reserved = nbytes
-
     # -- submitting -----------------------------------------------------------------------------
     def submit(self, name: str, inputs: Mapping[str, Any], *, priority: Priority | int | str | None = None,
                request_id: Hashable = None, deadline: float | None = None) -> ProofFuture:
@@ -490,19 +397,6 @@ class Engine:
                              name="cuzk-engine-closer").start()
         else:
             _close_after([], executors, self._release_keys)
-
-    def _release_keys(self) -> None:
-        """Drop every key from the device and host tiers (the disk cache stays), once closed and idle."""
-        with self._lock:
-            routes = list(self._routes.values())
-        for route in routes:
-            # each key lock before the engine's lock (docs/engine.md, "Locking"): a preload still
-            # running finishes its load, then its key is dropped
-            with route.key_lock, self._lock:
-                if route.kind in ("params", "zkey") and (route.key_bytes_reserved or route.resident_devices()):
-                    self._evict(route, "close()")
-                elif route.kind == "object":
-                    route.evict()  # its provers only: the host's own ProvingKey stays the host's
 
     @property
     def closed(self) -> bool:

@@ -91,7 +91,7 @@ def test_bad_parameters():
 @pytest.mark.slow  # ~20 s and ~3 GiB: 18 challenges of 11 layers traced once each through cs.repeat
 def test_32gib_partition_is_traced_with_stamping_and_counted():
     # the production partition, counted without building its ~16 GiB PCE; bellperson's own count
-    # of the same blank circuit is the oracle's (tests/oracles/rust-fil-proofs/README.md)
+    # of the same blank circuit equals it (tests/test_porep_count_oracle.py)
     from cuzk.synth.placement import pce_sizes
 
     cs, _ = trace(StackedCircuit(32 << 30))

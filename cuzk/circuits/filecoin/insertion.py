@@ -1,5 +1,6 @@
-"""bellperson-style selection gadgets of rust-fil-proofs' PoR: ``pick``, ``insert`` (arity 2/4/8),
-allocated bits and input packing, each with the constraint count the Rust circuits have.
+"""bellperson-style selection gadgets of rust-fil-proofs' PoR: ``pick`` and ``insert`` (arity 2/4/8),
+row for row as the Rust circuits have them (the index bits and the path packing are the PoRep
+circuit's, :mod:`cuzk.circuits.filecoin.porep.circuit_num`).
 
 ``insert(cs, node, bits, siblings)`` places ``node`` among ``siblings`` at the position given by
 ``bits`` (least significant first) and returns the ``arity`` children as allocated variables.
@@ -8,22 +9,18 @@ Arity 2 costs 2 constraints, arity 4 costs 8, arity 8 costs 22 (two helper bits 
 
     >>> from cuzk.circuit import ConstraintSystem
     >>> cs = ConstraintSystem()
-    >>> bits = alloc_bits(cs, cs.private(5).value, 3)
+    >>> bits = [cs.private(v) for v in (1, 0, 1)]
     >>> kids = insert(cs, cs.private(100), bits, [cs.private(v) for v in range(7)])
     >>> cs.n_constraints
-    25
+    22
 """
 
 from __future__ import annotations
 
 from cuzk.circuit.lc import lincomb
 from cuzk.errors import CircuitError
-from cuzk.field import FR
 
-__all__ = ["pick", "insert", "alloc_bits", "pack_into_inputs", "PACK_CAPACITY"]
-
-#: bits per packed public input: Fr's capacity (the largest n with 2^n <= r), as bellperson's multipack
-PACK_CAPACITY = FR.modulus.bit_length() - 1
+__all__ = ["pick", "insert"]
 
 
 def pick(cs, cond, a, b, name: str = "pick"):
@@ -32,29 +29,6 @@ def pick(cs, cond, a, b, name: str = "pick"):
     c = cs.private(b.value + cond.value * (a.value - b.value))
     cs.enforce(b - a, cond, b - c, name=name)
     return c
-
-
-def alloc_bits(cs, value, n: int, name: str = "bit") -> list:
-    """The ``n`` low bits of the witness ``value`` as allocated booleans (one row each).
-
-    Only their booleanity is constrained here; :func:`pack_into_inputs` ties them to an input.
-    """
-    bits = []
-    for i, v in enumerate(value.bits(n)):
-        b = cs.private(v)
-        cs.assert_bool(b, name=f"{name} {i}")
-        bits.append(b)
-    return bits
-
-
-def pack_into_inputs(cs, bits, name: str = "packed") -> list:
-    """Public inputs ``sum 2^i bits[i]``, one per ``PACK_CAPACITY`` bits (one row each)."""
-    out = []
-    for k in range(0, len(bits), PACK_CAPACITY):
-        chunk = bits[k:k + PACK_CAPACITY]
-        lc = lincomb([(1 << i, b) for i, b in enumerate(chunk)], materialize=False)
-        out.append(cs.public(lc, name=f"{name} {k // PACK_CAPACITY}"))
-    return out
 
 
 def _insert_4(cs, bits, a, s):

@@ -2,10 +2,13 @@
 
 :func:`por_challenge` is the whole per-challenge circuit as one function of
 ``(cs, levels, root, challenge, leaf, siblings)``: it allocates the leaf, per level the index
-bits and siblings, inserts the node (:mod:`~cuzk.circuits.filecoin.insertion`) and hashes
-with neptune's Poseidon, packs the path bits into ONE public input, and constrains the computed
-root to ``root``. A level of arity 8 costs 3 + 22 + 505 = 530 constraints, of arity 2 314; the
-packed input and the root equality one each, and a public root one more.
+bits (``(1 - b) * b = 0``) and siblings, inserts the node
+(:mod:`~cuzk.circuits.filecoin.insertion`) and hashes with neptune's Poseidon, packs the path bits
+into ONE public input (``sum * 1 = input``), and constrains the computed root to ``root``
+(``computed * 1 = root``): the PoRep circuit's
+:func:`~cuzk.circuits.filecoin.porep.circuit_por.inclusion`, bellperson's rows and orientation.
+A level of arity 8 costs 3 + 22 + 505 = 530 constraints, of arity 2 314; the packed input and
+the root equality one each, and a public root one more.
 
 :class:`PoR` is the standalone circuit (public inputs: the packed path, then the root unless
 ``private_root``).
@@ -20,8 +23,7 @@ from __future__ import annotations
 import random
 
 from cuzk.circuit import Circuit
-from cuzk.circuits.filecoin.insertion import insert, pack_into_inputs
-from cuzk.circuits.filecoin.poseidon import poseidon_circuit_hash
+from cuzk.circuits.filecoin.porep.circuit_por import inclusion, poseidon_node
 from cuzk.circuits.filecoin.shapes import TreeShape
 from cuzk.circuits.filecoin.tree import build_tree, check_challenge
 from cuzk.errors import InputError
@@ -35,7 +37,8 @@ def por_challenge(cs, levels, root, challenge, leaf, siblings, *, public_root: b
 
     Args:
         levels: the arity of each level, leaf first (``TreeShape.levels``).
-        root: the root as a variable (FallbackPoSt: the sector's comm_r_last).
+        root: the root as a variable (FallbackPoSt: the sector's comm_r_last), or its witness,
+            then allocated after the path as ``Root::Val`` is.
         challenge: the witness of the leaf index (an input placeholder); its bits become the
             insertion indices and the packed public input.
         leaf: the leaf's witness; siblings: the flat list of sibling witnesses, level by level.
@@ -43,27 +46,8 @@ def por_challenge(cs, levels, root, challenge, leaf, siblings, *, public_root: b
 
     Returns the packed path input variable.
     """
-    leaf = cs.private(leaf, name="leaf")
-    bits_total = sum(a.bit_length() - 1 for a in levels)
-    bit_values = challenge.bits(bits_total)
-    cur, k, all_bits = leaf, 0, []
-    for level, a in enumerate(levels):
-        with cs.namespace(f"level {level}"):
-            w = a.bit_length() - 1
-            bits = []
-            for i, v in enumerate(bit_values[len(all_bits):len(all_bits) + w]):
-                b = cs.private(v)
-                cs.assert_bool(b, name=f"index bit {i}")
-                bits.append(b)
-            all_bits += bits
-            sibs = [cs.private(s) for s in siblings[k:k + a - 1]]
-            k += a - 1
-            cur = poseidon_circuit_hash(cs, insert(cs, cur, bits, sibs), name="hash")
-    (packed,) = pack_into_inputs(cs, all_bits, name="path")
-    cs.assert_equal(cur, root, name="root")
-    if public_root:
-        cs.public(root, name="root input")
-    return packed
+    # the PoRep circuit's PoR, which is bellperson's row for row (tests/test_porep_oracle.py)
+    return inclusion(cs, levels, poseidon_node, leaf, root, challenge, siblings, public_root=public_root)
 
 
 class PoR(Circuit):
@@ -88,8 +72,7 @@ class PoR(Circuit):
         return {"challenge": (), "leaf": (), "siblings": (self.shape.siblings,), "root": ()}
 
     def define(self, cs, challenge, leaf, siblings, root):
-        rt = cs.private(root, name="root")
-        por_challenge(cs, self.shape.levels, rt, challenge, leaf, siblings, public_root=not self.private_root)
+        por_challenge(cs, self.shape.levels, root, challenge, leaf, siblings, public_root=not self.private_root)
 
     def inputs_for(self, tree, challenge) -> dict:
         """The circuit inputs proving ``tree``'s leaf at ``challenge``."""

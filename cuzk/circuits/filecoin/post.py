@@ -23,6 +23,7 @@ from cuzk.circuits.filecoin.challenges import (
     challenge_index, check_api_version, check_randomness, check_u64, leaf_challenge,
 )
 from cuzk.circuits.filecoin.por import por_challenge
+from cuzk.circuits.filecoin.porep.circuit_num import enforce_equal, inputize
 from cuzk.circuits.filecoin.poseidon import _field_ints, poseidon_circuit_hash, poseidon_hash
 from cuzk.circuits.filecoin.shapes import (
     WINDOW_POST_CHALLENGE_COUNT, WINDOW_POST_SECTOR_COUNT, WINNING_POST_CHALLENGE_COUNT, shape_for_sector,
@@ -104,9 +105,9 @@ class FallbackPoSt(Circuit):
         r_last = cs.private(comm_r_last, name="comm_r_last")
         c = cs.private(comm_c, name="comm_c")
         r = cs.private(comm_r, name="comm_r")
-        cs.public(r, name="comm_r input")
+        inputize(cs, r, name="comm_r input")  # bellperson's orientation: input * 1 = comm_r
         h = poseidon_circuit_hash(cs, [c, r_last], name="H(comm_c, comm_r_last)")
-        cs.assert_equal(r, h, name="comm_r = H(comm_c, comm_r_last)")
+        enforce_equal(cs, r, h, name="comm_r = H(comm_c, comm_r_last)")
         items = [(levels, r_last, challenges[j], leaves[j], siblings[j]) for j in range(self.challenge_count)]
         self._each(cs, por_challenge, items, "challenge {i}")
 
@@ -198,9 +199,13 @@ def window_post(sector_size, *, sector_count=None, shape=None, api_version: str 
     return FallbackPoSt(sector_size, WINDOW_POST_CHALLENGE_COUNT, sector_count, shape=shape, api_version=api_version)
 
 
-def winning_post(sector_size, *, shape=None, api_version: str = "1.2") -> FallbackPoSt:
+def winning_post(sector_size, *, shape=None, api_version: str = "1.0") -> FallbackPoSt:
     """WinningPoSt: one sector, 66 challenges, laid out as rust-fil-proofs does (66 sectors × 1
     challenge; prove it with :func:`winning_post_sectors`).
+
+    API 1.0 by default: every registered WinningPoSt proof is (only WindowPoSt has a V1_2), and
+    under 1.0 slot ``j`` draws challenge ``j``, the 66 challenges rust-fil-proofs' vanilla prover
+    draws from the one sector (tests/test_post_oracle.py).
 
     >>> c = winning_post(2048); (c.sector_count, c.challenge_count)
     (66, 1)

@@ -1,0 +1,155 @@
+"""cuzk's Fallback PoSt against rust-fil-proofs itself (the Rust oracle, tests/oracles/): for 2 KiB
+sectors sealed by the oracle, rust-fil-proofs' own WindowPoSt and WinningPoSt vanilla proofs
+(tests/oracles/post_sectors.py) are the bytes cuzk writes for the same sectors; the circuit cuzk
+builds from those bytes (through ``cuzk serve``'s decoding of Curio's requests) is bellperson's
+R1CS row by row with the same value in every variable; and filecoin-proofs' own
+``verify_window_post`` / ``verify_winning_post`` accept cuzk's proofs (keys from cuzk's
+development setup) and refuse them for other randomness. Skipped where cargo is absent."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "oracles"))
+from post_sectors import RANDOMNESS, STATEMENTS, make_oracle_post  # noqa: E402
+from r1cs_compare import first_row_difference, witness_difference  # noqa: E402
+from rust_oracle import read_r1cs, read_witness  # noqa: E402
+
+import cuzk  # noqa: E402
+from cuzk.circuits.filecoin import PostSector, build_tree, window_post, winning_post, winning_post_sectors  # noqa: E402
+from cuzk.circuits.filecoin.vanilla import (  # noqa: E402
+    FALLBACK_POST_SECTOR_PROOF, from_bincode, sector_proof, to_bincode,
+)
+from cuzk.circuits.filecoin.vanilla.merkle import domain_int, int_domain  # noqa: E402
+from cuzk.formats.bellperson import vk_to_bytes  # noqa: E402
+from cuzk.serve.payloads import post_work  # noqa: E402
+
+R = int.from_bytes(RANDOMNESS, "little")
+#: every partition's row-by-row comparison: API 1.2 and 1.0 WindowPoSt (1.0's second partition is
+#: short and repeats its sector), WinningPoSt
+CASES = [("window-v1_2", 0), ("window-v1", 0), ("window-v1", 1), ("winning", 0)]
+
+
+@pytest.fixture(scope="module")
+def oracle(tmp_path_factory):
+    return make_oracle_post(tmp_path_factory.mktemp("post-oracle"))
+
+
+@pytest.fixture(scope="module")
+def sectors(oracle):
+    """cuzk's own view of each sealed sector: tree R_last rebuilt from the replica, comm_c from p_aux."""
+    out = {}
+    for sid, sealed in oracle.sectors.items():
+        comm_c, comm_r_last = sealed.comm_c_and_r_last
+        sec = PostSector(sector_id=sid, comm_c=domain_int(comm_c), tree=build_tree(sealed.replica))
+        assert (int_domain(sec.comm_r_last), int_domain(sec.comm_r)) == (comm_r_last, sealed.comm_r)
+        out[sid] = sec
+    return out
+
+
+def _post(name):
+    """cuzk's circuit of a statement (registered proofs below 10 number challenges as API 1.0)."""
+    st = STATEMENTS[name]
+    if st.kind == "winning":
+        return winning_post(2048)
+    return window_post(2048, api_version="1.2" if st.registered_proof >= 10 else "1.0")
+
+
+def _partition_ids(name, partition):
+    st = STATEMENTS[name]
+    n = _post(name).sector_count if st.kind == "window" else 1
+    return st.sector_ids[partition * n:(partition + 1) * n]
+
+
+def _request(oracle, name, partition):
+    """SubmitProofRequest fields of one partition, as Curio sends them: that partition's vanilla proofs."""
+    st = STATEMENTS[name]
+    return SimpleNamespace(proof_kind=3 if st.kind == "window" else 4, registered_proof=st.registered_proof,
+                           sector_size=2048, vanilla_proofs=oracle.vanilla_bytes(name, _partition_ids(name, partition)),
+                           randomness=RANDOMNESS, partition_index=partition, vanilla_proof=b"", comm_r_old=b"",
+                           comm_r_new=b"", comm_d_new=b"")
+
+
+def _statement_sectors(name, sectors):
+    st = STATEMENTS[name]
+    chosen = [sectors[i] for i in st.sector_ids]
+    return winning_post_sectors(chosen[0]) if st.kind == "winning" else chosen
+
+
+@pytest.mark.parametrize("name", list(STATEMENTS))
+def test_vanilla_proofs_are_the_bytes_cuzk_writes(oracle, sectors, name):
+    st, post = STATEMENTS[name], _post(name)
+    for i, (sid, data) in enumerate(zip(st.sector_ids, oracle.vanilla_bytes(name))):
+        if st.kind == "window":  # i: the sector's index across partitions (API 1.0 numbers by it)
+            chal = post.challenges(R, sid, i)
+        else:  # one sector, its 66 challenges drawn as the 66 one-challenge slots draw them
+            chal = [post.challenges(R, sid, j)[0] for j in range(post.sector_count)]
+        assert chal == oracle.challenges(name, sid)
+        mine = sector_proof(sectors[sid], chal)
+        assert from_bincode(FALLBACK_POST_SECTOR_PROOF, data) == mine
+        assert to_bincode(FALLBACK_POST_SECTOR_PROOF, mine) == data
+
+
+@pytest.mark.parametrize("name, partition", CASES)
+def test_post_circuit_is_bellpersons_row_by_row(oracle, sectors, name, partition):
+    summary, r1cs = oracle.dump(name, partition)
+    assert summary["satisfied"] and summary["public_inputs_match_verifier"] and summary["partition"] == partition
+    post = _post(name)
+    (inputs,) = post_work(_request(oracle, name, partition)).inputs
+    # the decoding of rust-fil-proofs' bytes gives what cuzk derives from its own trees
+    assert inputs == post.inputs(R, _statement_sectors(name, sectors), partition)
+    synth = cuzk.Synthesizer(post)
+    w = synth.synthesize(**inputs)
+    dump = read_r1cs(r1cs)
+    assert (synth.r1cs.n_public + 1, synth.r1cs.n_private, synth.r1cs.n_constraints) == \
+        (dump.num_inputs, dump.num_aux, dump.num_constraints)
+    assert witness_difference(w.z, read_witness(Path(summary["witness"]))) is None
+    for m in "abc":
+        assert first_row_difference(synth.r1cs, dump, m) is None
+    public = [(s.sector_id, s.comm_r) for s in _statement_sectors(name, sectors)]
+    assert [int.from_bytes(bytes.fromhex(h), "little") for h in summary["public_inputs"]] == \
+        list(w.public_inputs) == post.public_inputs(R, public, partition)
+
+
+def test_the_comparison_finds_a_swapped_orientation(oracle):
+    """A guard on the guard: A and B exchanged (cuzk's PoSt had its booleanity rows so) are found."""
+    summary, r1cs = oracle.dump("window-v1_2")
+    dump = read_r1cs(r1cs)
+    swapped = type(dump)(dump.num_inputs, dump.num_aux, dump.num_constraints, dump.coeffs, dump.b, dump.a, dump.c)
+    synth = cuzk.Synthesizer(_post("window-v1_2"))
+    assert first_row_difference(synth.r1cs, dump, "a") is None
+    assert first_row_difference(synth.r1cs, swapped, "a") is not None
+
+
+@pytest.fixture(scope="module")
+def keys():
+    """cuzk's development keys of the two 2 KiB PoSt circuits (setup ~4 s and ~13 s here)."""
+    out = {}
+    for kind, post, seed in (("window", window_post(2048), 41), ("winning", winning_post(2048), 42)):
+        synth = cuzk.Synthesizer(post)
+        pk, vk = cuzk.groth16.setup(synth.r1cs, rng=np.random.default_rng(seed))
+        out[kind] = (synth, pk, vk)
+    return out
+
+
+@pytest.mark.parametrize("name", list(STATEMENTS))
+def test_filecoin_proofs_verifies_cuzks_post_proofs(oracle, keys, name):
+    st = STATEMENTS[name]
+    synth, pk, vk = keys[st.kind]  # the R1CS does not depend on the API version: one key per kind
+    proof, public = b"", []
+    for k in range(st.partitions):  # WindowPoSt: the partitions' proofs concatenated, as Curio does
+        (inputs,) = post_work(_request(oracle, name, k)).inputs
+        w = synth.synthesize(**inputs)
+        proof += cuzk.groth16.create_proof(pk, w, 1234567 + k, 7654321 + k).to_bytes()
+        public.append(list(w.public_inputs))
+    ok = oracle.verify(name, vk_to_bytes(vk), proof)
+    assert (ok.returncode, ok.value["valid"], ok.value["partitions"]) == (0, True, st.partitions), ok.stderr
+    assert [[int.from_bytes(bytes.fromhex(h), "little") for h in p] for p in ok.value["public_inputs"]] == public
+    other = (R + 1).to_bytes(32, "little")  # other challenges: the same proof no longer verifies
+    bad = oracle.verify(name, vk_to_bytes(vk), proof, randomness=other)
+    assert (bad.returncode, bad.value["valid"]) == (1, False), bad.stderr

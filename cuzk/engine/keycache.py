@@ -63,7 +63,6 @@ per entry checked in full.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import time
@@ -71,13 +70,12 @@ from pathlib import Path
 
 import attrs
 
-from cuzk.atomic_file import atomic_write
-from cuzk.bounded_json import loads_bounded
 from cuzk.engine.keyarrays import key_from_arrays, key_to_arrays
 from cuzk.engine.keycache_cap import cap_lock, choose_victims, file_lock, pinned, remove_unheld_lock, resolve_cap
-from cuzk.engine.keyfile import FORMAT_VERSION, planned_size, read_keyfile, read_table, write_keyfile
-from cuzk.engine.keysource import HashingReader, SourceRecord, check_header, full_digest, sampled_digest
-from cuzk.errors import InputError, KeyCacheError, KeyCacheFormatError
+from cuzk.engine.keyfile import (FORMAT_VERSION, planned_size, read_keyfile, read_stamp, read_table,
+                                 write_keyfile, write_stamp)
+from cuzk.engine.keysource import SourceRecord, check_header, checked_read, full_digest, sampled_digest, sniff_kind
+from cuzk.errors import InputError, KeyCacheFormatError
 
 __all__ = ["KeyCache", "LoadInfo", "EntryInfo", "default_cache_dir", "KINDS"]
 
@@ -126,11 +124,6 @@ class EntryInfo:
     bytes: int
     last_use: float  #: seconds since the epoch (the file's atime, set on every load)
     error: str | None = None  #: why the file is unusable (it will be rebuilt), or None
-
-
-def _sniff(path: str) -> str:
-    with open(path, "rb") as f:
-        return "zkey" if f.read(4) == b"zkey" else "params"
 
 
 class KeyCache:
@@ -326,7 +319,7 @@ class KeyCache:
     @staticmethod
     def _kind(src: str, kind: str | None) -> str:
         if kind is None:
-            return _sniff(src)
+            return sniff_kind(src)
         if kind not in KINDS:
             raise InputError(f"kind must be one of {KINDS} or None, got {kind!r}")
         return kind
@@ -382,22 +375,11 @@ class KeyCache:
 
     def _stamped(self, entry: Path) -> frozenset:
         """The identity a process recorded after checking ``entry`` in full (empty if none)."""
-        path = self._stamp_path(entry)
-        try:  # a damaged stamp (nested 10^4 deep, a list, ...) only costs the full check
-            with open(path, "rb") as f:
-                ident = loads_bounded(f.read(4096), str(path), KeyCacheFormatError)["identity"]
-            if not (isinstance(ident, list) and len(ident) == 4 and all(type(x) is int for x in ident)):
-                return frozenset()
-            return frozenset({tuple(ident)})
-        except (OSError, KeyCacheFormatError, KeyError, TypeError):
-            return frozenset()
+        return read_stamp(self._stamp_path(entry))
 
     def _stamp(self, entry: Path, identity: tuple) -> None:
-        path = self._stamp_path(entry)
         try:
-            path.parent.mkdir(exist_ok=True, mode=0o700)
-            with atomic_write(path, "w") as f:
-                f.write(json.dumps({"identity": list(identity)}))
+            write_stamp(self._stamp_path(entry), identity)
         except OSError as e:  # a read-only cache: every process checks in full
             _log.debug("cannot stamp %s as checked: %s", entry, e)
 
@@ -446,7 +428,7 @@ class KeyCache:
     def _fill(self, src: str, st, digest: str, kind: str, entry: Path, progress):
         """Checked read of the source, tied to ``digest``; writes the entry and maps it back.
         ``(key, stored, note)``: when the entry cannot be written the checked key is returned."""
-        key = _checked_read(src, st, digest, kind, self.threads, _stage(progress, "read"))
+        key = checked_read(src, st, digest, kind, self.threads, _stage(progress, "read"))
         arrays, meta = key_to_arrays(key)
         meta = {"kind": kind, "source_digest": digest, "source": src, "filled": time.time(), "key": meta}
         mapped, why = self.store_file(entry, arrays, meta, lambda: self._map(entry, digest, kind), progress)
@@ -511,29 +493,3 @@ def _size(path) -> int:
 
 def _stage(progress, stage: str):
     return None if progress is None else (lambda done, total: progress(stage, done, total))
-
-
-def _checked_read(src: str, st, digest: str, kind: str, threads, progress):
-    """The source's key with every point checked, and proof that the checked bytes hash to ``digest``."""
-    if kind == "params":
-        from cuzk.formats.bellperson import read_params
-
-        with open(src, "rb") as f:
-            reader = HashingReader(f, progress)
-            key = read_params(reader, checked=True, threads=threads)
-            if reader.hexdigest() != digest:
-                raise KeyCacheError(f"{src} changed while it was being read; load it again")
-        return key
-    from cuzk.formats.snarkjs import read_zkey
-
-    # read_zkey takes only a path and reads the file whole; a change between hashing and reading
-    # shows in the stat (ordinary writes and renames change mtime or inode)
-    if progress is not None:
-        progress(0, st.st_size)
-    key = read_zkey(src, checked=True, threads=threads)
-    after = os.stat(src)
-    if (after.st_size, after.st_mtime_ns, after.st_ino) != (st.st_size, st.st_mtime_ns, st.st_ino):
-        raise KeyCacheError(f"{src} changed while it was being read; load it again")
-    if progress is not None:
-        progress(st.st_size, st.st_size)
-    return key

@@ -52,15 +52,17 @@ import random
 import struct
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import attrs
 import numpy as np
 
 from cuzk.atomic_file import atomic_write
-from cuzk.bounded_json import check_depth, check_items
+from cuzk.bounded_json import check_depth, check_items, loads_bounded
 from cuzk.errors import KeyCacheFormatError
 
-__all__ = ["MAGIC", "FORMAT_VERSION", "KeyFile", "write_keyfile", "planned_size", "read_keyfile", "read_table", "file_identity"]
+__all__ = ["MAGIC", "FORMAT_VERSION", "KeyFile", "write_keyfile", "planned_size", "read_keyfile", "read_table", "file_identity",
+           "read_stamp", "write_stamp"]
 
 MAGIC = b"CUZKKEY\x00"
 #: Bumped whenever the layout or the meaning of a stored array changes; part of entry names too.
@@ -387,3 +389,30 @@ def read_keyfile(path, *, verified=frozenset(), threads: int | None = None, stam
         arrays[e["name"]] = view.reshape(tuple(e["shape"]))
     return KeyFile(path=os.fspath(path), meta=table["meta"], arrays=arrays, nbytes=size, identity=identity,
                    verified=check, sampled=sampled)
+
+
+def read_stamp(path) -> frozenset:
+    """The :func:`file_identity` recorded in the stamp file ``path`` by a process that checked a
+    cache file's every chunk (``read_keyfile(..., stamped=)`` then samples instead); empty when
+    there is no stamp, or a damaged one (nested 10^4 deep, a list, ...): that only costs a full check.
+    """
+    try:
+        with open(path, "rb") as f:
+            ident = loads_bounded(f.read(4096), str(path), KeyCacheFormatError)["identity"]
+        if not (isinstance(ident, list) and len(ident) == 4 and all(type(x) is int for x in ident)):
+            return frozenset()
+        return frozenset({tuple(ident)})
+    except (OSError, KeyCacheFormatError, KeyError, TypeError):
+        return frozenset()
+
+
+def write_stamp(path, identity: tuple) -> None:
+    """Record ``identity`` (a :func:`file_identity`) in the stamp file ``path``, atomically.
+
+    Raises:
+        OSError: it cannot be written (a read-only cache: every process then checks in full).
+    """
+    path = Path(path)
+    path.parent.mkdir(exist_ok=True, mode=0o700)
+    with atomic_write(path, "w") as f:
+        f.write(json.dumps({"identity": list(identity)}))

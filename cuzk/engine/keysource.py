@@ -20,8 +20,8 @@ takes an in-place edit outside the sampled pieces followed by restoring mtime (d
 someone who can write the key file). Even then the cache serves the *old* key, which was read
 with every point checked: the failure is a stale key, never an unchecked one.
 
-:class:`HashingReader` wraps the source file during the checked read so that the digest
-recorded is that of the very bytes the reader checked.
+:class:`HashingReader` wraps the source file during the checked read (:func:`checked_read`) so
+that the digest recorded is that of the very bytes the reader checked.
 
     >>> import tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "k.params")
@@ -44,8 +44,8 @@ from cuzk.atomic_file import atomic_write
 from cuzk.bounded_json import loads_bounded
 from cuzk.errors import KeyCacheError, KeyCacheFormatError
 
-__all__ = ["SourceRecord", "HashingReader", "full_digest", "sampled_digest", "check_header", "SAMPLES", "SAMPLE_BYTES",
-           "RECORD_BYTES"]
+__all__ = ["SourceRecord", "HashingReader", "full_digest", "sampled_digest", "check_header", "checked_read",
+           "sniff_kind", "SAMPLES", "SAMPLE_BYTES", "RECORD_BYTES"]
 
 SAMPLES = 64  #: pieces in a sampled digest
 SAMPLE_BYTES = 64 << 10  #: bytes per piece
@@ -290,3 +290,41 @@ class HashingReader(io.RawIOBase):
             raise KeyCacheError(f"the key reader did not read the source in one pass ({self._hashed} of "
                                 f"{self._total} bytes in order); cannot tie the cache entry to its bytes")
         return self._hash.hexdigest()
+
+
+def sniff_kind(path) -> str:
+    """``"zkey"`` for a file that starts with snarkjs' magic ``zkey``, else ``"params"``."""
+    with open(path, "rb") as f:
+        return "zkey" if f.read(4) == b"zkey" else "params"
+
+
+def checked_read(src: str, st, digest: str, kind: str, threads, progress):
+    """The key in source file ``src`` (of ``kind``, ``"params"`` or ``"zkey"``) read with every point
+    checked, and proof that the checked bytes are the ones ``digest`` (with stat ``st``) names.
+
+    Raises:
+        cuzk.errors.KeyCacheError: the source changed while it was being read.
+        ParamsFormatError, SnarkjsFormatError: the source is not a valid key.
+    """
+    if kind == "params":
+        from cuzk.formats.bellperson import read_params
+
+        with open(src, "rb") as f:
+            reader = HashingReader(f, progress)
+            key = read_params(reader, checked=True, threads=threads)
+            if reader.hexdigest() != digest:
+                raise KeyCacheError(f"{src} changed while it was being read; load it again")
+        return key
+    from cuzk.formats.snarkjs import read_zkey
+
+    # read_zkey takes only a path and reads the file whole; a change between hashing and reading
+    # shows in the stat (ordinary writes and renames change mtime or inode)
+    if progress is not None:
+        progress(0, st.st_size)
+    key = read_zkey(src, checked=True, threads=threads)
+    after = os.stat(src)
+    if (after.st_size, after.st_mtime_ns, after.st_ino) != (st.st_size, st.st_mtime_ns, st.st_ino):
+        raise KeyCacheError(f"{src} changed while it was being read; load it again")
+    if progress is not None:
+        progress(st.st_size, st.st_size)
+    return key

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "oracles"))
@@ -28,6 +27,8 @@ from cuzk.circuits.filecoin.vanilla import (  # noqa: E402
 from cuzk.circuits.filecoin.vanilla.merkle import domain_int, int_domain  # noqa: E402
 from cuzk.formats.bellperson import vk_to_bytes  # noqa: E402
 from cuzk.serve.payloads import post_work  # noqa: E402
+
+from post_keys_support import post_keys  # noqa: E402
 
 R = int.from_bytes(RANDOMNESS, "little")
 #: every partition's row-by-row comparison: API 1.2 and 1.0 WindowPoSt (1.0's second partition is
@@ -126,21 +127,10 @@ def test_the_comparison_finds_a_swapped_orientation(oracle):
     assert first_row_difference(synth.r1cs, swapped, "a") is not None
 
 
-@pytest.fixture(scope="module")
-def keys():
-    """cuzk's development keys of the two 2 KiB PoSt circuits (setup ~4 s and ~13 s here)."""
-    out = {}
-    for kind, post, seed in (("window", window_post(2048), 41), ("winning", winning_post(2048), 42)):
-        synth = cuzk.Synthesizer(post)
-        pk, vk = cuzk.groth16.setup(synth.r1cs, rng=np.random.default_rng(seed))
-        out[kind] = (synth, pk, vk)
-    return out
-
-
 @pytest.mark.parametrize("name", list(STATEMENTS))
-def test_filecoin_proofs_verifies_cuzks_post_proofs(oracle, keys, name):
+def test_filecoin_proofs_verifies_cuzks_post_proofs(oracle, name):
     st = STATEMENTS[name]
-    synth, pk, vk = keys[st.kind]  # the R1CS does not depend on the API version: one key per kind
+    synth, pk, vk = post_keys(st.kind)
     proof, public = b"", []
     for k in range(st.partitions):  # WindowPoSt: the partitions' proofs concatenated, as Curio does
         (inputs,) = post_work(_request(oracle, name, k)).inputs

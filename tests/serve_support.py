@@ -95,11 +95,13 @@ def winning_public(sector, randomness: int) -> list[int]:
     return post.public_inputs(randomness, [(sector.sector_id, sector.comm_r)] * count)
 
 
-def config_text(folder: Path, *, listen=None, extra: str = "", circuits: str = "", device: str = "cpu") -> str:
+def config_text(folder: Path, *, listen=None, extra: str = "", circuits: str = "", device: str = "cpu",
+                key_cache: Path | None = None) -> str:
     listen = listen or ["127.0.0.1:0"]
     items = ", ".join(f'"{a}"' for a in listen)
+    keys = f'key_cache = "{key_cache}"\n' if key_cache is not None else ""
     return (f'[daemon]\nlisten = [{items}]\nshutdown_grace = 30\n{extra}\n[gpus]\ndevice = "{device}"\n'
-            f'[memory]\ntotal_budget = "unlimited"\n[srs]\nparam_cache = "{folder}"\n{circuits}')
+            f'[memory]\ntotal_budget = "unlimited"\n[srs]\nparam_cache = "{folder}"\n{keys}{circuits}')
 
 
 def cube_entry(params: Path, name: str = "cube", priority: str = "normal") -> str:
@@ -149,3 +151,15 @@ class DaemonProcess:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(30)
+
+
+def snap_request(updated, proofs, **extra) -> dict:
+    """SubmitProofRequest fields of a SnapDeals update as Curio's ProveUpdateCuzk builds them: one
+    bincode PartitionProof per partition, the raw 32-byte commitments, RegisteredUpdateProof 0-4."""
+    from cuzk.serve.filecoin import REGISTERED_UPDATE_PROOFS
+
+    size = updated.params.sector_size
+    registered = next(p.id for p in REGISTERED_UPDATE_PROOFS.values() if p.sector_size == size)
+    return dict(proof_kind=2, sector_size=size, registered_proof=registered,
+                vanilla_proofs=[p.to_bincode() for p in proofs], sector_number=9, miner_id=1000,
+                comm_r_old=updated.comm_r_old, comm_d_new=updated.comm_d_new, comm_r_new=updated.comm_r_new, **extra)

@@ -9,14 +9,19 @@ import json
 import random
 import types
 
+import attrs
+
 import pytest
 
 from cuzk.field import FR
-from cuzk.serve.filecoin import REGISTERED_POST_PROOFS, all_circuit_ids, filecoin_circuit, post_proof
+from cuzk.serve.filecoin import (
+    REGISTERED_POST_PROOFS, REGISTERED_UPDATE_PROOFS, all_circuit_ids, filecoin_circuit, post_proof, update_proof,
+)
 from cuzk.serve.payloads import porep_work, post_work
+from cuzk.serve.snap import snap_work
 from cuzk.serve.validate import RequestError
 
-from serve_support import sectors, window_request, winning_request
+from serve_support import sectors, snap_request, window_request, winning_request
 
 # Filecoin's parameters.json (rust-fil-proofs), the names a `curio fetch-params` download holds
 PUBLISHED = {
@@ -34,6 +39,16 @@ PUBLISHED = {
                  "82a357d2f2ca81dc61bb45f4a762807aedee1b0a53fd6c4e77b46a01bfef7820",
     "porep-64g": "v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-2-sha256_hasher-"
                  "96f1b4a04c5c51e4759bbf224bbc2ef5a42c7100f16ec0637123f16a845ddfb2",
+    "snap-2k": "v28-empty-sector-update-merkletree-poseidon_hasher-8-0-0-"
+               "fb9e095bebdd77511c0269b967b4d87ba8b8a525edaa0e165de23ba454510194",
+    "snap-8m": "v28-empty-sector-update-merkletree-poseidon_hasher-8-0-0-"
+               "92180959e1918d26350b8e6cfe217bbdd0a2d8de51ebec269078b364b715ad63",
+    "snap-512m": "v28-empty-sector-update-merkletree-poseidon_hasher-8-0-0-"
+                 "61fa69f38b9cc771ba27b670124714b4ea77fbeae05e377fb859c4a43b73a30c",
+    "snap-32g": "v28-empty-sector-update-merkletree-poseidon_hasher-8-8-0-"
+                "3b7f44a9362e3985369454947bc94022e118211e49fd672d52bec1cbfd599d18",
+    "snap-64g": "v28-empty-sector-update-merkletree-poseidon_hasher-8-8-2-"
+                "102e1444a7e9a97ebf1e3d6855dcc77e66c011ea66f936d9b2c508f87f2f83a7",
 }
 
 
@@ -48,8 +63,16 @@ def test_circuit_ids():
     assert len(ids) == 20 and {"porep-32g", "wpost-32g", "winning-32g", "snap-32g", "wpost-2k"} <= set(ids)
     assert filecoin_circuit("wpost-3g") is None and filecoin_circuit("cube") is None and filecoin_circuit(3) is None
     assert filecoin_circuit("snap-32g").kind == "snap"
-    with pytest.raises(Exception, match="SnapDeals"):
-        filecoin_circuit("snap-32g").params_name
+    assert filecoin_circuit("snap-32g").update_params.partition_count == 16
+
+
+def test_registered_update_proofs_follow_filecoin_ffi():
+    # filecoin-ffi's RegisteredUpdateProof, as Curio's abi.RegisteredUpdateProof numbers it
+    assert [(p.id, p.name, p.sector_size) for p in REGISTERED_UPDATE_PROOFS.values()] == [
+        (0, "StackedDrg2KiBV1", 2048), (1, "StackedDrg8MiBV1", 8 << 20), (2, "StackedDrg512MiBV1", 512 << 20),
+        (3, "StackedDrg32GiBV1", 32 << 30), (4, "StackedDrg64GiBV1", 64 << 30)]
+    with pytest.raises(Exception, match="unknown registered update proof 5"):
+        update_proof(5)
 
 
 def test_registered_post_proofs_follow_filecoin_ffi():
@@ -123,3 +146,48 @@ def test_porep_envelope_decoding():
         assert msg.startswith(start), (raw[:60], msg)
     assert _refused(lambda q: porep_work(q, vk), _req(**{**base, "registered_proof": 3})).startswith("sector_size")
     assert _refused(lambda q: porep_work(q, vk), _req(**{**base, "registered_proof": 20})).startswith("registered_proof")
+
+
+@pytest.fixture(scope="module")
+def updated():
+    from cuzk.circuits.filecoin.porep import fr32_pad, seal
+    from cuzk.circuits.filecoin.update import update
+
+    sealed = seal(fr32_pad(random.Random(51).randbytes(2032)), registered_proof=5, prover_id=bytes(32), sector_id=3,
+                  ticket=bytes([2] * 32))
+    return update(sealed, fr32_pad(random.Random(52).randbytes(2032)))
+
+
+def test_snap_decoding(updated):
+    from cuzk.circuits.filecoin.update import partition_proofs
+
+    (proof,) = partition_proofs(updated)
+    good = snap_request(updated, [proof])
+    work = snap_work(_req(**good), None)
+    assert work.circuit.id == "snap-2k" and work.partitioned and len(work.inputs) == 1
+    assert work.inputs[0]["comm_r_new"] == int.from_bytes(updated.comm_r_new, "little")
+    cp = proof.challenge_proofs[3]
+    leaf = (int.from_bytes(cp.proof_r_new.leaf, "little") + 1).to_bytes(32, "little")
+    tampered = attrs.evolve(proof, challenge_proofs=[
+        *proof.challenge_proofs[:3], attrs.evolve(cp, proof_r_new=attrs.evolve(cp.proof_r_new, leaf=leaf)),
+        *proof.challenge_proofs[4:]])
+    cases = {
+        "registered_proof: unknown registered update proof 5": {"registered_proof": 5},
+        "sector_size: 2048 does not match registered_proof StackedDrg8MiBV1": {"registered_proof": 1},
+        "randomness: does not apply": {"randomness": bytes(32)},
+        "vanilla_proof: does not apply": {"vanilla_proof": b"{}"},
+        "partition_index: does not apply": {"partition_index": 1},
+        "comm_r_old: must be 32 bytes": {"comm_r_old": updated.comm_r_old[:31]},
+        "comm_d_new: is not a canonical": {"comm_d_new": b"\xff" * 32},
+        "comm_r_new: is not Poseidon(comm_c": {"comm_r_new": updated.comm_r_old},
+        "comm_d_new: is not the root": {"comm_d_new": updated.comm_r_new},
+        "vanilla_proofs: a 2048-byte sector's update has 1 partitions": {"vanilla_proofs": []},
+        "vanilla_proofs[0]: is not a bincode PartitionProof": {"vanilla_proofs": [b"garbage"]},
+        "vanilla_proofs[0]: is not a bincode": {"vanilla_proofs": [good["vanilla_proofs"][0][:-1]]},
+        "vanilla_proofs[0]: challenge_proofs[3].proof_r_new.leaf": {"vanilla_proofs": [tampered.to_bincode()]},
+    }
+    for start, change in cases.items():
+        msg = _refused(lambda q: snap_work(q, None), _req(**{**good, **change}))
+        assert msg.startswith(start), (start, msg)
+    swapped = _req(**{**good, "comm_r_new": updated.comm_r_old})
+    assert "(in vanilla_proofs[0])" in _refused(lambda q: snap_work(q, None), swapped)

@@ -137,7 +137,8 @@ def test_preload_and_evict(served):
     assert client.evict("wpost-2k").was_loaded is False  # a Filecoin circuit never used: nothing loaded
     code, msg = _code(lambda: client.preload("wpost-2k"))
     assert code == grpc.StatusCode.FAILED_PRECONDITION and ".params" in msg
-    assert _code(lambda: client.preload("snap-32g"))[0] == grpc.StatusCode.UNIMPLEMENTED
+    code, msg = _code(lambda: client.preload("snap-32g"))  # refused before its 16 partitions' circuit is traced
+    assert code == grpc.StatusCode.FAILED_PRECONDITION and "v28-empty-sector-update-" in msg
     assert _code(lambda: client.preload("nope"))[0] == grpc.StatusCode.NOT_FOUND
     assert _code(lambda: client.evict(""))[0] == grpc.StatusCode.INVALID_ARGUMENT
 
@@ -147,6 +148,7 @@ def test_list_circuits(served):
     names = {c.name: c for c in client.list_circuits()}
     assert names["cube"].source == "config" and names["cube"].registered
     assert names["winning-32g"].key.endswith("559e581f022bb4e4ec6e719e563bf0e026ad6de42e56c18714a2c692b1b88d7e.params")
+    assert names["snap-2k"].key.endswith("fb9e095bebdd77511c0269b967b4d87ba8b8a525edaa0e165de23ba454510194.params")
 
 
 def test_the_unix_socket_is_private_and_serves(served):
@@ -178,7 +180,16 @@ GOOD = dict(proof_kind=3, sector_size=2048, registered_proof=10, vanilla_proofs=
     (dict(comm_r_old=bytes(32)), "INVALID_ARGUMENT", "comm_r_old"),
     (dict(deadline_unix_ms=1 << 60), "INVALID_ARGUMENT", "deadline_unix_ms"),
     (dict(proof_kind=4, registered_proof=0, partition_index=1), "INVALID_ARGUMENT", "partition_index"),
-    (dict(proof_kind=2, registered_proof=0), "UNIMPLEMENTED", "SnapDeals"),
+    (dict(proof_kind=2, registered_proof=0), "INVALID_ARGUMENT", "randomness"),
+    (dict(proof_kind=2, registered_proof=0, randomness=b""), "INVALID_ARGUMENT", "comm_r_old"),
+    (dict(proof_kind=2, registered_proof=5, randomness=b""), "INVALID_ARGUMENT", "registered_proof"),
+    (dict(proof_kind=2, registered_proof=1, randomness=b""), "INVALID_ARGUMENT", "sector_size"),
+    (dict(proof_kind=2, registered_proof=0, randomness=b"", comm_r_old=bytes(32), comm_d_new=b"\xff" * 32),
+     "INVALID_ARGUMENT", "comm_d_new"),
+    (dict(proof_kind=2, registered_proof=0, randomness=b"", comm_r_old=bytes(32), comm_d_new=bytes(32),
+          comm_r_new=bytes(32)), "INVALID_ARGUMENT", "vanilla_proofs[0]"),
+    (dict(proof_kind=2, registered_proof=0, randomness=b"", comm_r_old=bytes(32), comm_d_new=bytes(32),
+          comm_r_new=bytes(32), vanilla_proofs=[b"\0"] * 2), "INVALID_ARGUMENT", "vanilla_proofs"),
     (dict(proof_kind=1, registered_proof=5, vanilla_proofs=[], randomness=b""), "INVALID_ARGUMENT", "vanilla_proof"),
     (dict(proof_kind=1, registered_proof=5, vanilla_proofs=[], randomness=b"", vanilla_proof=b"[1]"), "INVALID_ARGUMENT",
      "vanilla_proof"),

@@ -21,6 +21,7 @@ from cuzk.serve.circuits import TOKEN, load_entry, parse_inputs
 from cuzk.serve.filecoin import FilecoinCircuit, all_circuit_ids, filecoin_circuit
 from cuzk.serve.jobs import JobTable, outcome_of, request_digest
 from cuzk.serve.metrics import serve_metrics
+from cuzk.serve.snap import snap_work
 from cuzk.serve.validate import (
     RequestError, check_circuit_id, check_deadline_ms, check_job_id, check_priority, check_proof_kind,
     check_request_id, check_timeout_ms, invalid,
@@ -29,8 +30,8 @@ from cuzk.serve.validate import (
 __all__ = ["Daemon", "answer_fields"]
 
 _log = logging.getLogger("cuzk.serve")
-_SNAP = ("UNIMPLEMENTED", "SNAP_DEALS_UPDATE: cuzk has no SnapDeals update circuit yet; prove SnapDeals with "
-         "filecoin-proofs (or the Rust daemon) until it lands")
+#: the proto's ProofKind number of each circuit kind
+_KIND_NUMBER = {"porep": 1, "snap": 2, "wpost": 3, "winning": 4}
 #: the Engine's key tiers as Curio's SRSStatus.Tier names them
 TIERS = {"device": "HOT", "host": "HOT", "disk": "WARM", "cold": "COLD"}
 
@@ -146,8 +147,6 @@ class Daemon:
         """Register ``fc`` with the Engine unless it is; returns its name."""
         from cuzk.synth import Synthesizer
 
-        if fc.kind == "snap":
-            raise RequestError(*_SNAP)
         if fc.id in self.registered:
             return fc.id
         with self._lock:
@@ -159,11 +158,11 @@ class Daemon:
                                           "priority": self.engine.status()["circuits"][fc.id]["priority"].lower()}
             if fc.id not in self.registered:
                 params = self._params(fc)
-                if fc.kind == "porep":
+                if fc.kind in ("porep", "snap"):
                     self.verifying_key(fc)  # refused now, not after the proof
                 t0 = time.perf_counter()
                 synth = Synthesizer(fc.circuit())
-                priority = payloads.KIND_PRIORITY[{"porep": 1, "wpost": 3, "winning": 4}[fc.kind]]
+                priority = payloads.KIND_PRIORITY[_KIND_NUMBER[fc.kind]]
                 try:
                     self.engine.register(fc.id, synth, params, priority=priority,
                                          concurrency=self.cfg.synthesis_concurrency)
@@ -212,8 +211,6 @@ class Daemon:
         request_id = check_request_id(req.request_id)
         priority = check_priority(req.priority) or payloads.KIND_PRIORITY[req.proof_kind]
         deadline = check_deadline_ms(req.deadline_unix_ms)
-        if kind == "SNAP_DEALS_UPDATE":
-            raise RequestError(*_SNAP)
         fc = filecoin_circuit(payloads.circuit_of_request(req))
         defining = type(req)()
         defining.CopyFrom(req)
@@ -223,10 +220,16 @@ class Daemon:
         job, new = self.jobs.claim(request_id, digest, kind, fc.id, priority, deadline)
 
         def work():
-            w = payloads.porep_work(req, self.verifying_key) if kind == "POREP_SEAL_COMMIT" else payloads.post_work(req)
+            if kind == "POREP_SEAL_COMMIT":
+                w = payloads.porep_work(req, self.verifying_key)
+            elif kind == "SNAP_DEALS_UPDATE":
+                w = snap_work(req, self.verifying_key)
+            else:
+                w = payloads.post_work(req)
             return self.ensure_filecoin(w.circuit), list(w.inputs), w.partitioned, w.finish
 
-        return self._start(job, new, work, heavy=kind == "POREP_SEAL_COMMIT")
+        # a PoRep's or an update's check against its statement runs on the pool, not the Engine's thread
+        return self._start(job, new, work, heavy=kind in ("POREP_SEAL_COMMIT", "SNAP_DEALS_UPDATE"))
 
     def await_job(self, job_id: str, timeout_ms: int, wake=None) -> dict:
         job = self.jobs.get(check_job_id(job_id))
@@ -296,10 +299,9 @@ class Daemon:
                             "priority": info["priority"], "key": info["key"], "registered": True})
         for cid in all_circuit_ids():
             fc = filecoin_circuit(cid)
-            key = "" if fc.kind == "snap" else str(self.cfg.param_cache / fc.params_name)
             out.append({"name": cid, "source": "filecoin", "curve": "bls12_381", "registered": cid in keys,
-                        "priority": payloads.KIND_PRIORITY[{"porep": 1, "snap": 2, "wpost": 3, "winning": 4}[fc.kind]],
-                        "key": key})
+                        "priority": payloads.KIND_PRIORITY[_KIND_NUMBER[fc.kind]],
+                        "key": str(self.cfg.param_cache / fc.params_name)})
         return out
 
     # -- keys -----------------------------------------------------------------------------------
@@ -316,8 +318,6 @@ class Daemon:
     def evict(self, circuit_id: str) -> tuple[bool, int]:
         check_circuit_id(circuit_id)
         fc = filecoin_circuit(circuit_id)
-        if fc is not None and fc.kind == "snap":
-            raise RequestError(*_SNAP)
         if circuit_id not in self.registered:
             if fc is not None:
                 return False, 0  # a Filecoin circuit never used: nothing loaded

@@ -6,8 +6,8 @@ same pattern for every sector size: ``2k``, ``8m``, ``512m``, ``32g``, ``64g``. 
 ``<param_cache>/v28-<prefix>-<sha256(identifier)>.params`` (and ``.vk``), named as
 storage-proofs-core's parameter cache names them: the prefix from the tree shape, the identifier
 from the public parameters (sector size, challenge and sector counts; for PoRep the graph and
-layer challenges). The names are derived here, never pasted; tests/test_serve_filecoin.py
-compares a few with Filecoin's published ones.
+layer challenges; for SnapDeals the sector's node count). The names are derived here, never
+pasted; tests/test_serve_filecoin.py compares them with Filecoin's published ones.
 
     >>> c = filecoin_circuit("wpost-32g"); c.sector_size, c.params_name[:48]
     (34359738368, 'v28-proof-of-spacetime-fallback-merkletree-posei')
@@ -15,6 +15,8 @@ compares a few with Filecoin's published ones.
     True
     >>> post_proof(10).name, post_proof(10).api_version
     ('StackedDrgWindow2KiBV1_2', '1.2')
+    >>> update_proof(3).name, filecoin_circuit("snap-32g").params_name[:57]
+    ('StackedDrg32GiBV1', 'v28-empty-sector-update-merkletree-poseidon_hasher-8-8-0-')
 """
 
 from __future__ import annotations
@@ -23,12 +25,15 @@ import hashlib
 
 import attrs
 
-from cuzk.circuits.filecoin.shapes import GIB, KIB, MIB, WINDOW_POST_CHALLENGE_COUNT, WINDOW_POST_SECTOR_COUNT, \
-    WINNING_POST_CHALLENGE_COUNT, shape_for_sector
+from cuzk.circuits.filecoin.shapes import (
+    GIB, KIB, MIB, NODE_SIZE, WINDOW_POST_CHALLENGE_COUNT, WINDOW_POST_SECTOR_COUNT, WINNING_POST_CHALLENGE_COUNT,
+    shape_for_sector,
+)
 from cuzk.errors import InputError
 
 __all__ = ["SIZES", "FilecoinCircuit", "filecoin_circuit", "circuit_id", "PostProof", "post_proof",
-           "REGISTERED_POST_PROOFS", "KINDS", "all_circuit_ids"]
+           "REGISTERED_POST_PROOFS", "UpdateProof", "update_proof", "REGISTERED_UPDATE_PROOFS", "KINDS",
+           "all_circuit_ids"]
 
 #: sector size -> the suffix of its circuit ids (Curio writes "32g" for 32 GiB)
 SIZES = {2 * KIB: "2k", 8 * MIB: "8m", 512 * MIB: "512m", 32 * GIB: "32g", 64 * GIB: "64g"}
@@ -76,13 +81,37 @@ def post_proof(registered_proof: int) -> PostProof:
     return REGISTERED_POST_PROOFS[registered_proof]
 
 
+@attrs.frozen
+class UpdateProof:
+    """A RegisteredUpdateProof number as Curio sends it (filecoin-ffi's numbering: 0-4 by size)."""
+
+    id: int
+    name: str  #: filecoin-proofs-api's variant name
+    sector_size: int
+
+
+REGISTERED_UPDATE_PROOFS = {i: UpdateProof(i, f"StackedDrg{_SIZE_NAMES[size]}V1", size)
+                            for i, size in enumerate(SIZES)}
+
+
+def update_proof(registered_proof: int) -> UpdateProof:
+    """The RegisteredUpdateProof numbered ``registered_proof``.
+
+    Raises:
+        InputError: a number outside 0..4.
+    """
+    if registered_proof not in REGISTERED_UPDATE_PROOFS:
+        raise InputError(f"unknown registered update proof {registered_proof} (known: 0..{len(SIZES) - 1})")
+    return REGISTERED_UPDATE_PROOFS[registered_proof]
+
+
 def circuit_id(prefix: str, sector_size: int) -> str:
     """``"wpost"``, 32 GiB -> ``"wpost-32g"``."""
     return f"{prefix}-{SIZES[sector_size]}"
 
 
-def _tree_name(sector_size: int) -> str:
-    return "merkletree-poseidon_hasher-" + "-".join(str(a) for a in shape_for_sector(sector_size).arities)
+def _tree_name(arities) -> str:
+    return "merkletree-poseidon_hasher-" + "-".join(str(a) for a in arities)
 
 
 def _v28(prefix: str, identifier: str) -> str:
@@ -116,7 +145,11 @@ class FilecoinCircuit:
     @property
     def base_name(self) -> str:
         """The parameter files' name without the extension (``v28-...-<sha256>``)."""
-        tree = _tree_name(self.sector_size)
+        if self.kind == "snap":
+            # storage-proofs-update's EmptySectorUpdateCompound: the tree R it was made for, the node count
+            return _v28(f"empty-sector-update-{_tree_name(self.update_params.shape.arities)}",
+                        f"empty_sector_update::PublicParams{{ sector_nodes: {self.sector_size // NODE_SIZE} }}")
+        tree = _tree_name(shape_for_sector(self.sector_size).arities)
         if self.kind in ("wpost", "winning"):
             challenges, sectors = self.post_counts
             return _v28(f"proof-of-spacetime-fallback-{tree}", f"FallbackPoSt::PublicParams{{sector_size: "
@@ -128,7 +161,7 @@ class FilecoinCircuit:
             return _v28(f"stacked-proof-of-replication-{tree}-sha256_hasher",
                         f"layered_drgporep::PublicParams{{ graph: {graph}, challenges: LayerChallenges {{ layers: "
                         f"{p.layers}, max_count: {p.challenges_per_partition} }}, tree: {tree} }}")
-        raise InputError(f"{self.id}: the SnapDeals update circuit is not in cuzk yet, so it has no parameter file")
+        raise InputError(f"{self.kind!r} is not a Filecoin proof kind ({sorted(KINDS)})")
 
     @property
     def params_name(self) -> str:
@@ -149,7 +182,16 @@ class FilecoinCircuit:
             from cuzk.circuits.filecoin.porep.c2 import circuit_for
 
             return circuit_for(self.seal_proof())
-        raise InputError(f"{self.id}: the SnapDeals update circuit is not in cuzk yet")
+        from cuzk.circuits.filecoin.update import circuit_for
+
+        return circuit_for(self.update_params)
+
+    @property
+    def update_params(self):
+        """The SnapDeals update's parameters (partitions, challenges, tree R) at this size."""
+        from cuzk.circuits.filecoin.update import update_params
+
+        return update_params(self.sector_size)
 
 
 def filecoin_circuit(text) -> FilecoinCircuit | None:

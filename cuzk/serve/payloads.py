@@ -16,6 +16,7 @@ No grpc here: a request is any object with the proto's field names, and a refusa
   with ``Phase1Out`` the base64 of filecoin-proofs-api's C1 JSON; one Engine job of one unit per
   partition; the proofs concatenated (partitions × 192 bytes) and verified against public inputs
   recomputed from the sector's statement before they are returned.
+* SnapDeals (``SNAP_DEALS_UPDATE``): :mod:`cuzk.serve.snap`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from cuzk.errors import InputError
 from cuzk.serve.filecoin import FilecoinCircuit, circuit_id, post_proof
 from cuzk.serve.validate import invalid
 
-__all__ = ["Work", "post_work", "porep_work", "KIND_PRIORITY"]
+__all__ = ["Work", "post_work", "porep_work", "check_unused", "circuit_of_request", "KIND_PRIORITY"]
 
 #: the proto's ProofKind number -> the default priority (Curio's: WinningPoSt must land within its epoch)
 KIND_PRIORITY = {1: "normal", 2: "normal", 3: "high", 4: "critical"}
@@ -64,7 +65,8 @@ def _randomness(raw: bytes) -> int:
                       "top two bits before proving") from None
 
 
-def _check_unused(req, fields) -> None:
+def check_unused(req, fields) -> None:
+    """INVALID_ARGUMENT naming the first of ``fields`` that is set: it belongs to another proof kind."""
     for name in fields:
         if getattr(req, name):
             raise invalid(name, f"does not apply to this proof kind (proof_kind {req.proof_kind})")
@@ -133,7 +135,7 @@ def post_work(req) -> Work:
     if req.sector_size != pp.sector_size:
         raise invalid("sector_size", f"{req.sector_size} does not match registered_proof {pp.name} "
                       f"({pp.sector_size} bytes)")
-    _check_unused(req, ("vanilla_proof", "comm_r_old", "comm_r_new", "comm_d_new"))
+    check_unused(req, ("vanilla_proof", "comm_r_old", "comm_r_new", "comm_d_new"))
     if want == "winning" and req.partition_index:
         raise invalid("partition_index", "WinningPoSt has one partition (0)")
     randomness = _randomness(req.randomness)
@@ -205,7 +207,7 @@ def porep_work(req, vk_loader: Callable) -> Work:
     if req.sector_size != proof.sector_size:
         raise invalid("sector_size", f"{req.sector_size} does not match registered_proof {proof.name} "
                       f"({proof.sector_size} bytes)")
-    _check_unused(req, ("vanilla_proofs", "randomness", "partition_index", "comm_r_old", "comm_r_new", "comm_d_new"))
+    check_unused(req, ("vanilla_proofs", "randomness", "partition_index", "comm_r_old", "comm_r_new", "comm_d_new"))
     doc, raw = _envelope(req)
     if doc["SectorSize"] != req.sector_size:
         raise invalid("vanilla_proof.SectorSize", f"{doc['SectorSize']} differs from sector_size {req.sector_size}")

@@ -2,7 +2,7 @@
 RPC one call into :class:`~cuzk.serve.daemon.Daemon`, plus the bearer-token check.
 
 Every refusal is a gRPC status with a message: a :class:`~cuzk.serve.validate.RequestError`
-keeps its code (INVALID_ARGUMENT naming the field, NOT_FOUND, ALREADY_EXISTS, UNIMPLEMENTED, ...),
+keeps its code (INVALID_ARGUMENT naming the field, NOT_FOUND, ALREADY_EXISTS, FAILED_PRECONDITION, ...),
 any other cuzk error of a request is INVALID_ARGUMENT, anything unexpected INTERNAL (logged with
 its traceback; the daemon carries on). A waiting RPC (AwaitProof, Prove, ProveCircuit) wakes when
 its client goes away, so a dropped connection frees its thread at once and the job goes on.

@@ -3,7 +3,8 @@
 Every answer must be a gRPC status with a message or a normal reply; afterwards the daemon still
 proves, and (in a long run) its threads, file descriptors and memory have not grown. Requests
 start from valid ones (a 2 KiB WindowPoSt partition and WinningPoSt with cuzk-made vanilla
-proofs, a PoRep C1 envelope shape, the extension's JSON inputs) and have one or more fields
+proofs, a PoRep C1 envelope shape, a 2 KiB SnapDeals update of a cuzk-sealed sector, the
+extension's JSON inputs) and have one or more fields
 replaced, truncated, bit-flipped or made huge. The daemon under test has no Filecoin parameter
 files, so a request that is still valid after mutation is answered FAILED_PRECONDITION after
 all its checks ran, instead of starting a proof.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import json
 import os
 import random
@@ -42,10 +44,14 @@ _INT_FIELDS = ["proof_kind", "sector_size", "registered_proof", "priority", "sec
 _BYTES_FIELDS = ["vanilla_proof", "randomness", "comm_r_old", "comm_r_new", "comm_d_new"]
 
 
-def _seed_requests():
-    """Valid starting points: (kind, fields)."""
+@functools.cache
+def _seed_requests() -> tuple:
+    """Valid starting points: (kind, fields); made once per process (sealing the SnapDeals sector
+    takes seconds), and never changed: a Mutator copies what it mutates."""
+    from cuzk.circuits.filecoin.porep import fr32_pad, seal
+    from cuzk.circuits.filecoin.update import partition_proofs, update
     from cuzk.field import FR
-    from tests.serve_support import sectors, window_request, winning_request
+    from tests.serve_support import sectors, snap_request, window_request, winning_request
 
     rng = random.Random(5)
     secs = sectors(2, seed=9)
@@ -57,7 +63,11 @@ def _seed_requests():
     env = json.dumps({"SectorNum": 7, "Phase1Out": base64.b64encode(c1).decode(), "SectorSize": 2048}).encode()
     out.append(("porep", dict(proof_kind=1, sector_size=2048, registered_proof=5, vanilla_proof=env, sector_number=7,
                               miner_id=1000)))
-    return out
+    sealed = seal(fr32_pad(rng.randbytes(2032)), registered_proof=5, prover_id=bytes(32), sector_id=7,
+                  ticket=bytes([1] * 32))
+    updated = update(sealed, fr32_pad(rng.randbytes(2032)))
+    out.append(("snap", snap_request(updated, partition_proofs(updated))))
+    return tuple(out)
 
 
 class Mutator:

@@ -1,0 +1,93 @@
+package main
+
+// A client of the cuzk.v1.ProvingEngine API that connects and calls the way Curio's client does
+// (docs/serve.md, "What is and is not checked against Curio and Filecoin"): the address forms
+// Curio's configuration takes, insecure transport credentials, no metadata, 256 MiB messages both
+// ways, Prove wrapping a SubmitProofRequest with a per-call timeout, a non-COMPLETED status
+// turned into an error, GetStatus bounded to 5 s, and free capacity as MaxPending minus the
+// pending and in-progress counts of every queue.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"cuzk.dev/oracles/curio-client/cuzk"
+)
+
+const maxMessageBytes = 256 << 20 // Curio's call options (docs/serve.md: the daemon's default bound too)
+
+type client struct {
+	conn         *grpc.ClientConn
+	svc          cuzk.ProvingEngineClient
+	proveTimeout time.Duration
+	maxPending   int
+}
+
+// target turns Curio's [Cuzk] Address ("unix:///run/cuzk.sock", "127.0.0.1:9820") into a gRPC target.
+func target(addr string) string {
+	if !strings.Contains(addr, "://") && !strings.HasPrefix(addr, "unix:") {
+		return "dns:///" + addr
+	}
+	return addr
+}
+
+func newClient(addr string, maxPending int, proveTimeout time.Duration) (*client, error) {
+	conn, err := grpc.NewClient(target(addr),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageBytes), grpc.MaxCallSendMsgSize(maxMessageBytes)))
+	if err != nil {
+		return nil, fmt.Errorf("connecting to cuzk daemon at %s: %w", addr, err)
+	}
+	return &client{conn: conn, svc: cuzk.NewProvingEngineClient(conn), proveTimeout: proveTimeout, maxPending: maxPending}, nil
+}
+
+func (c *client) close() error { return c.conn.Close() }
+
+// prove returns the answer of a COMPLETED proof; any other status is an error, as Curio treats it.
+func (c *client) prove(ctx context.Context, req *cuzk.SubmitProofRequest) (*cuzk.AwaitProofResponse, error) {
+	if c.proveTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.proveTimeout)
+		defer cancel()
+	}
+	resp, err := c.svc.Prove(ctx, &cuzk.ProveRequest{Submit: req})
+	if err != nil {
+		return nil, fmt.Errorf("cuzk Prove RPC: %w", err)
+	}
+	result := resp.Result
+	if result == nil {
+		return nil, fmt.Errorf("cuzk Prove returned nil result")
+	}
+	switch result.Status {
+	case cuzk.AwaitProofResponse_COMPLETED:
+		return result, nil
+	case cuzk.AwaitProofResponse_FAILED:
+		return nil, fmt.Errorf("cuzk proof failed: %s", result.ErrorMessage)
+	case cuzk.AwaitProofResponse_CANCELLED:
+		return nil, fmt.Errorf("cuzk proof cancelled")
+	case cuzk.AwaitProofResponse_TIMEOUT:
+		return nil, fmt.Errorf("cuzk proof timed out")
+	default:
+		return nil, fmt.Errorf("cuzk proof unknown status: %v", result.Status)
+	}
+}
+
+func (c *client) status(ctx context.Context) (*cuzk.GetStatusResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return c.svc.GetStatus(ctx, &cuzk.GetStatusRequest{})
+}
+
+// capacity is how many more proofs Curio would hand this daemon now (0 = full).
+func (c *client) capacity(st *cuzk.GetStatusResponse) int {
+	var pending uint32
+	for _, q := range st.Queues {
+		pending += q.Pending + q.InProgress
+	}
+	return max(c.maxPending-int(pending), 0)
+}

@@ -1,0 +1,98 @@
+// curio-client: cuzk's test oracle for Curio's side of the cuzk.v1 API (README.md).
+//
+//	curio-client -addr ADDR [-max-pending N] [-prove-timeout D] prove REQUEST.json
+//	curio-client -addr ADDR [-max-pending N] status
+//
+// prove reads a SubmitProofRequest in protobuf's JSON mapping and calls Prove; status calls
+// GetStatus. Each prints one JSON object on stdout: {"result": AwaitProofResponse} or
+// {"status": GetStatusResponse, "capacity": N} (messages in protobuf's JSON mapping), or
+// {"error": text, "code": gRPC status code name} when the call fails.
+// Exit status: 0 answered, 1 the call failed (the JSON says how), 2 bad usage or input.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"cuzk.dev/oracles/curio-client/cuzk"
+)
+
+func usage(msg string) int {
+	fmt.Fprintln(os.Stderr, "curio-client:", msg)
+	fmt.Fprintln(os.Stderr, "usage: curio-client -addr ADDR [-max-pending N] [-prove-timeout D] (prove REQUEST.json | status)")
+	return 2
+}
+
+func emit(out map[string]any) {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintln(os.Stderr, "curio-client: writing the answer:", err)
+		os.Exit(2)
+	}
+}
+
+// message is m in protobuf's JSON mapping, as a value encoding/json writes verbatim.
+func message(m proto.Message) json.RawMessage {
+	b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(m)
+	if err != nil {
+		panic(err) // a message the stubs just decoded always marshals
+	}
+	return b
+}
+
+func failed(err error) int {
+	emit(map[string]any{"error": err.Error(), "code": status.Code(err).String()})
+	return 1
+}
+
+func run() int {
+	addr := flag.String("addr", "", "the daemon's address, as Curio's [Cuzk] Address takes it")
+	maxPending := flag.Int("max-pending", 10, "Curio's [Cuzk] MaxPending")
+	proveTimeout := flag.Duration("prove-timeout", 30*time.Minute, "Curio's [Cuzk] ProveTimeout")
+	flag.Parse()
+	if *addr == "" || flag.NArg() < 1 {
+		return usage("-addr and a command are needed")
+	}
+	c, err := newClient(*addr, *maxPending, *proveTimeout)
+	if err != nil {
+		return usage(err.Error())
+	}
+	defer c.close()
+	ctx := context.Background()
+	switch cmd := flag.Arg(0); {
+	case cmd == "prove" && flag.NArg() == 2:
+		raw, err := os.ReadFile(flag.Arg(1))
+		if err != nil {
+			return usage(err.Error())
+		}
+		req := &cuzk.SubmitProofRequest{}
+		if err := protojson.Unmarshal(raw, req); err != nil {
+			return usage(fmt.Sprintf("%s is not a SubmitProofRequest in JSON: %v", flag.Arg(1), err))
+		}
+		result, err := c.prove(ctx, req)
+		if err != nil {
+			return failed(err)
+		}
+		emit(map[string]any{"result": message(result)})
+	case cmd == "status" && flag.NArg() == 1:
+		st, err := c.status(ctx)
+		if err != nil {
+			return failed(err)
+		}
+		emit(map[string]any{"status": message(st), "capacity": c.capacity(st)})
+	default:
+		return usage(fmt.Sprintf("unknown command %q", flag.Args()))
+	}
+	return 0
+}
+
+func main() { os.Exit(run()) }

@@ -1,9 +1,12 @@
 """What ``cuzk serve`` adds to a proof: a tiny circuit (Cube) proved over gRPC against
 ``Engine.submit(...).result()`` in the same process, on the daemon's own Engine, in one run.
 
-Alternates the three ways round by round (in-process, gRPC over loopback TCP, gRPC over a Unix
-socket) so drift hits them alike, then prints each way's median and p90 and the median
-difference and ratio against in-process.
+Alternates the ways round by round (in-process; gRPC over loopback TCP and over a Unix socket;
+and a bare grpcio handler on loopback TCP that only calls ``Engine.submit(...).result()`` on the
+same Engine and returns the proof's bytes, no daemon code) so drift hits them alike, then prints
+each way's median and p90 and the median difference and ratio against in-process. The bare way
+is grpcio's own cost for a call whose handler blocks while a proof runs: what the daemon adds
+beyond it is the daemon's.
 
     .venv/bin/python benchmarks/serve_bench.py --proofs 300
 """
@@ -21,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import grpc  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 from serve_support import config_text, cube_entry, cube_keys  # noqa: E402
 
 from cuzk.serve import Client  # noqa: E402
@@ -36,15 +40,23 @@ def main(argv=None) -> int:
     params, _ = cube_keys(folder)
     sock = folder / "cuzk.sock"
     cfg = parse_config(config_text(folder, listen=["127.0.0.1:0", f"unix://{sock}"], circuits=cube_entry(params)))
-    times = {"in-process": [], "grpc-tcp": [], "grpc-unix": []}
+    times = {"in-process": [], "grpc-tcp": [], "grpc-unix": [], "bare-grpc": []}
     transport = []
+    inputs = {"x": 3, "out": 35}
     with Server(cfg) as srv, Client(srv.tcp_address, timeout=60) as tcp, Client(f"unix://{sock}", timeout=60) as unix:
         engine = srv.daemon.engine
-        inputs = {"x": 3, "out": 35}
+        bare = grpc.server(ThreadPoolExecutor(4), options=[("grpc.so_reuseport", 0)], handlers=[
+            grpc.method_handlers_generic_handler("bench.Bare", {"Prove": grpc.unary_unary_rpc_method_handler(
+                lambda _req, _ctx: engine.submit("cube", inputs).result(timeout=60).to_bytes())})])
+        bare_port = bare.add_insecure_port("127.0.0.1:0")
+        bare.start()
+        bare_channel = grpc.insecure_channel(f"127.0.0.1:{bare_port}")
+        bare_prove = bare_channel.unary_unary("/bench.Bare/Prove")
         ways = {
             "in-process": lambda: engine.submit("cube", inputs).result(timeout=60),
             "grpc-tcp": lambda: tcp.prove_circuit("cube", inputs),
             "grpc-unix": lambda: unix.prove_circuit("cube", inputs),
+            "bare-grpc": lambda: bare_prove(b"", timeout=60),
         }
         for fn in ways.values():  # warm: kernels loaded, key read, connections up
             for _ in range(5):
@@ -54,19 +66,24 @@ def main(argv=None) -> int:
                 t0 = time.perf_counter()
                 r = fn()
                 times[name].append(time.perf_counter() - t0)
-                if name != "in-process":
+                if name.startswith("grpc"):
                     assert r.result.status == 1, r
             t0 = time.perf_counter()
             try:  # an RPC that does no work: the round trip alone (answered NOT_FOUND)
                 tcp.cancel("no-such-job")
             except grpc.RpcError:
                 transport.append(time.perf_counter() - t0)
+        bare_channel.close()
+        bare.stop(0)
     base = statistics.median(times["in-process"])
     print(f"Cube (1 constraint), {args.proofs} proofs per way, CPU backend, one prove worker")
     print(f"{'way':<11} {'median ms':>10} {'p90 ms':>8} {'added ms':>9} {'ratio':>6}")
     for name, ts in times.items():
         med, p90 = statistics.median(ts), statistics.quantiles(ts, n=10)[-1]
         print(f"{name:<11} {med * 1e3:10.2f} {p90 * 1e3:8.2f} {(med - base) * 1e3:9.2f} {med / base:6.2f}")
+    bare_med = statistics.median(times["bare-grpc"])
+    for name in ("grpc-tcp", "grpc-unix"):
+        print(f"{name}: the daemon adds {(statistics.median(times[name]) - bare_med) * 1e3:.2f} ms beyond bare grpcio")
     print(f"an RPC doing no work over TCP (CancelProof, NOT_FOUND): median {statistics.median(transport) * 1e3:.2f} ms")
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     return 0

@@ -29,6 +29,7 @@ from cuzk.serve.validate import RequestError, invalid
 __all__ = ["ProvingEngineService", "CircuitProverService", "TokenAuth", "add_services"]
 
 _log = logging.getLogger("cuzk.serve")
+_COMPACT = (",", ":")
 
 
 def _rpc(fn):
@@ -157,8 +158,9 @@ class CircuitProverService(cpb_grpc.CircuitProverServicer):
         fields, public, proof = self.daemon.prove_circuit(request, _wake(context))
         reply = cpb.ProveCircuitResponse(result=_answer(fields))
         if proof is not None:
-            reply.proof_json = json.dumps(proof_to_json(proof), indent=1)
-            reply.public_json = json.dumps(public_to_json(public or []), indent=1)
+            # compact: json's C encoder (an indent takes its pure-Python one, ~3x slower per proof)
+            reply.proof_json = json.dumps(proof_to_json(proof), separators=_COMPACT)
+            reply.public_json = json.dumps(public_to_json(public or []), separators=_COMPACT)
             if getattr(proof, "curve", "bls12_381") == "bls12_381":
                 reply.result.proof = proof.to_bytes()
         return reply

@@ -1,4 +1,4 @@
-"""RayEngine figures (issue 17) on a local Ray cluster of simulated GPU nodes (each declares
+"""RayEngine figures on a local Ray cluster of simulated GPU nodes (each declares
 ``num_gpus=1``; stages sleep, so the 2-core machine is not what limits them). Each figure is a
 ratio against a baseline run in this process.
 

@@ -6,7 +6,7 @@ For each case the two curves run in alternation (BN254, BLS12-381, BN254, ...) a
 call each (compile or cache load), so both see the same machine load; the figures are medians
 of wall-clock time and of thread CPU time, and the ratio is BN254 / BLS12-381 of the medians.
 ``--threads`` sets the MSM's threads (default 1: a per-core figure that a shared machine does
-not distort). The pairing target of issue 14 is BN254 pairing <= 1 ms.
+not distort). The pairing target is BN254 pairing <= 1 ms.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Engine scheduling figures (issue 13), each as a ratio against a baseline run in this process.
+"""Engine scheduling figures, each as a ratio against a baseline run in this process.
 
 1. Overhead per job, stages sleeping ``--stage-ms``: (a) N jobs one at a time (submit, wait)
    against calling the two stages directly (baseline): overhead = (engine - direct) / N; it

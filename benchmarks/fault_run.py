@@ -1,4 +1,4 @@
-"""Fault-injection run of ``cuzk.Pipeline`` or ``cuzk.Engine`` (issue 12): many jobs with random faults, checked.
+"""Fault-injection run of ``cuzk.Pipeline`` or ``cuzk.Engine``: many jobs with random faults, checked.
 
     python benchmarks/fault_run.py --jobs 100000 --seed 7
     python benchmarks/fault_run.py --jobs 100000 --seed 7 --target engine

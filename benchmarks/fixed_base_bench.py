@@ -1,4 +1,4 @@
-"""Fixed-base precomputation (issue 18 item 3): the trade-off curve, table bytes vs MSM time.
+"""Fixed-base precomputation: the trade-off curve, table bytes vs MSM time.
 
 Part 1, MSMs: for each size, random subgroup points and scalars; the baseline is the plain
 ``cuzk.kernels.cpu.msm`` with its default split policy, as the prover runs it, in the same

@@ -48,7 +48,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cuzk.kernels import cuda  # noqa: E402
 import gpu_check_sections as sections  # noqa: E402
 
-ANCHORS = {  # ICICLE v3 on an RTX 4090 (inputs on GPU) and the H200 targets, issue 6; ms
+ANCHORS = {  # ICICLE v3 on an RTX 4090 (inputs on GPU) and the H200 targets; ms
     "Fr NTT 2^20": "0.36 (target <= 0.4)", "G1 MSM 2^20": "24.7 (target <= 20)", "G2 MSM 2^20": "70.3",
     "G1 MSM 2^24": "109 (Yrrid)",
 }

@@ -1,4 +1,4 @@
-"""Soak run (issue 12): real Cube proofs through one Pipeline on the CPU backend, RSS growth.
+"""Soak run: real Cube proofs through one Pipeline on the CPU backend, RSS growth.
 
     python benchmarks/soak_run.py --proofs 10000
 

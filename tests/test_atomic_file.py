@@ -1,4 +1,4 @@
-"""Writers leave a whole file or none: temp files are removed whatever fails (issue 12 defect 5)."""
+"""Writers leave a whole file or none: temp files are removed whatever fails."""
 
 import os
 

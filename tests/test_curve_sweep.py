@@ -1,4 +1,4 @@
-"""The curves-as-data sweep (issue 14): generic packages name no curve and hold no curve's numbers.
+"""The curves-as-data sweep: generic packages name no curve and hold no curve's numbers.
 
 "When this is done, groth16/, synth/, circuit/, pipeline/ and timeline/ contain no curve
 constants and no per-curve branches." Every module of those packages is parsed with ``ast``

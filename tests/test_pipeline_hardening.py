@@ -1,4 +1,4 @@
-"""Pipeline defects found by an outside probe (issue 12): listeners that call back, exceptions
+"""Pipeline defects found by an outside probe: listeners that call back, exceptions
 that cannot take notes, done-callbacks that raise BaseException, bad size estimates, and proofs
 of a failed job counted as delivered."""
 

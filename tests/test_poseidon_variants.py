@@ -1,6 +1,6 @@
 """Poseidon as one parameter-set type: the neptune (Filecoin) and circomlib variants.
 
-Oracles: neptune's published hash vectors and gadget constraint counts (issue 16), circomlib's
+Oracles: neptune's published hash vectors and gadget constraint counts, circomlib's
 own MDS matrices (read from the pinned circomlib package when installed) and its known output
 Poseidon([1, 2]); a bit-at-a-time Grain LFSR written here from the reference description.
 """

@@ -1,4 +1,4 @@
-"""Reader defects of issue 12 ("Reliability you can measure"), one regression test (or a few) each.
+"""Reader defects an outside probe found (docs/reliability.md), one regression test (or a few) each.
 
 3. JSON readers: bounded memory (streaming depth check, per-kind size limit checked before reading).
 4. ``Proof.from_json`` of deeply nested text: a CuzkError, not RecursionError.

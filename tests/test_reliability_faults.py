@@ -1,4 +1,4 @@
-"""Fault injection through ``cuzk.Pipeline`` and ``cuzk.Engine`` (issue 12): short runs of the
+"""Fault injection through ``cuzk.Pipeline`` and ``cuzk.Engine``: short runs of the
 harness that ``benchmarks/fault_run.py`` runs long, checks that its oracle can fail, and minimal
 reproducers of the defects it found: the Pipeline's (fixed in cuzk/pipeline/core.py; now
 regression tests) and the Engine run's deadline defects (fixed too)."""

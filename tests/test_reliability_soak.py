@@ -1,4 +1,4 @@
-"""Short soak (issue 12): 200 real Cube proofs through one Pipeline on the CPU backend; every
+"""Short soak: 200 real Cube proofs through one Pipeline on the CPU backend; every
 proof verifies, no synthesized witness outlives the pipeline or exceeds the bound on live
 witnesses, and the Timeline's ring buffer stays at its bound. ``benchmarks/soak_run.py`` runs
 the same driver for 10,000 proofs and measures RSS growth (too noisy to assert on 200 proofs)."""

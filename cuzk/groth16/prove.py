@@ -264,8 +264,8 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
 def _combiner(cv, group, kern, msm_name: str):
     """``(points, ints) -> Σ k_i·P_i`` for the proof's last few terms (affine, canonical like any
     group result). With the CPU kernels it is a small MSM on the kernels the proof's own MSMs
-    have just run, so a cold start compiles no separate point arithmetic for it (issue 18,
-    docs/perf/cold-start.md); with another backend (CUDA) it is the group's own operations on
+    have just run, so a cold start compiles no separate point arithmetic for it
+    (docs/perf/cold-start.md); with another backend (CUDA) it is the group's own operations on
     the host. Both give the same point, hence the same proof bytes."""
     if kern is cv.kernels:
         msm, fr = getattr(kern, msm_name), cv.Fr

@@ -1,4 +1,4 @@
-"""A mutation fuzzer for every cuzk reader (issue 12, "Reliability you can measure").
+"""A mutation fuzzer for every cuzk reader (docs/reliability.md).
 
 * :mod:`.targets`: the registry of readers (bellperson ``.params``/``.vk``/proofs, snarkjs
   ``.zkey``/``.wtns``/``.r1cs`` and JSON, the PCE file, saved timelines, zcash point encodings),

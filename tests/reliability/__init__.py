@@ -1,4 +1,4 @@
-"""Reliability harnesses for cuzk's front ends (issue 12): fault injection and soak runs.
+"""Reliability harnesses for cuzk's front ends: fault injection and soak runs.
 
 * :mod:`reliability.kinds`: the faults (exceptions of every kind, hostile objects);
 * :mod:`reliability.plan`: seeded episode and job plans;

@@ -123,12 +123,101 @@ def test_cpu_bit_msm_equals_the_general_msm_and_the_reference(curve, group, mix)
 
 
 def test_cpu_bit_msm_over_many_slices_and_threads(monkeypatch):
-    # slices of 64 ones on 2 threads: every slice's sum and their XYZZ combination are exercised
-    monkeypatch.setattr(msm_bits, "_ONES_SLICE", 64)
+    # tasks of 64 ones on 2 threads: every task's sum and their XYZZ combination are exercised
+    monkeypatch.setattr(msm_bits, "_ONES_PER_TASK", 64)
+    monkeypatch.setattr(msm_bits, "_ONES_SLICE", 64)  # the same on an IFMA host
     pts, logs, ks = _instance("bls12_381", "g1", 1000, "bits", seed=3)
     sc = curves.get("bls12_381").Fr.ints_to_limbs(ks)
     assert msm_bits.ones_sum(msm_cpu._group("g1"), pts, split_bits(sc).ones, 2).shape[0] > 2
     np.testing.assert_array_equal(cpu.msm_bits_g1(pts, sc, threads=2), cpu.msm_g1(pts, sc, threads=2))
+
+
+def _multiples(curve: str, group: str, logs):
+    cv = curves.get(curve)
+    G = cv.G1 if group == "g1" else cv.G2
+    bm = cv.kernels.batch_mul_g1 if group == "g1" else cv.kernels.batch_mul_g2
+    return bm(G.generator(), cv.Fr.ints_to_limbs([x % cv.Fr.modulus for x in logs]), threads=1), G
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("group", ["g1", "g2"])
+def test_sum_rows_over_several_steps_with_doublings_cancellations_and_identities(curve, group):
+    # 2·CHUNK + 300 rows: accumulator j meets rows j, j + CHUNK, j + 2·CHUNK. Row j + CHUNK
+    # repeats row j's point (the accumulator doubles), or is its negation (P + (−P): the
+    # accumulator becomes the identity and row j + 2·CHUNK sets it again), or is the identity.
+    cv = curves.get(curve)
+    g = _group(cv, group)
+    chunk = int(g.kernels.CHUNK)
+    rng = np.random.default_rng(5)
+    n = 2 * chunk + 300
+    logs = [int(x) for x in rng.integers(1, 1 << 62, n)]
+    for j in range(0, chunk, 7):
+        logs[j + chunk] = logs[j]
+    for j in range(3, chunk, 11):
+        logs[j + chunk] = -logs[j]
+    for j in range(5, n, 13):
+        logs[j] = 0
+    pts, G = _multiples(curve, group, logs)
+    rows = msm_bits._rows(np.arange(n))
+    sums = np.zeros((2, 4) + g.coord, np.uint64)
+    g.kernels.sum_rows(pts, rows, 0, n - 100, sums, 0)  # an uneven cut: a short last step
+    g.kernels.sum_rows(pts, rows, n - 100, n, sums, 1)
+    assert G.eq(g.kernels.combine_slices(sums, 0, 2), G.mul(G.generator(), sum(logs) % cv.Fr.modulus))
+    g.kernels.sum_rows(pts, rows, 7, 7, sums, 0)  # no rows: the identity
+    assert not g.kernels.combine_slices(sums[:1], 0, 1).any()
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("group", ["g1", "g2"])
+def test_repeated_other_values_are_summed_per_value_before_their_msm(curve, group):
+    # 600 rows, mostly bits. Others: every 3rd row of the first 180 takes one of 5 values (groups
+    # of 12), and pairs of rows share a value with a point twice (the group sum doubles it), a
+    # point and its negation (the group sums to the identity), an identity point, and two values
+    # with the same low limb (5 and 2^64 + 5: separate groups)
+    cv = curves.get(curve)
+    g = _group(cv, group)
+    r = cv.Fr.modulus
+    rng = np.random.default_rng(8)
+    ks = [int(x) for x in rng.integers(0, 2, 600)]
+    logs = [int(x) for x in rng.integers(1, 1 << 62, 600)]
+    common = [r - 1, 1 << 200, 12345678901234567890123, 3, r // 3]
+    for i in range(0, 180, 3):
+        ks[i] = common[(i // 3) % 5]
+    pairs = {(301, 302): r - 2, (304, 305): 2, (307, 308): 7, (310, 311): 5, (313, 314): (1 << 64) + 5}
+    for (i, j), v in pairs.items():
+        ks[i] = ks[j] = v
+    logs[302] = logs[301]  # P + P
+    logs[305] = -logs[304]  # P + (−P)
+    logs[308] = 0  # the identity
+    pts, G = _multiples(curve, group, logs)
+    sc = cv.Fr.ints_to_limbs(ks)
+    s = split_bits(sc)
+    rows, start, vals = msm_bits.group_others(sc, s.others)
+    assert len(s.others) == 70 and len(vals) == 10
+    bounds = list(start) + [len(rows)]
+    assert sorted(rows.tolist()) == s.others.tolist()
+    for b in range(len(vals)):  # every group holds the rows of its value, and only those
+        assert (sc[rows[bounds[b]:bounds[b + 1]]] == vals[b]).all()
+    got = msm_bits.msm_bits(g, pts, sc, threads=2)
+    np.testing.assert_array_equal(got, msm_cpu.msm(g, pts, sc, threads=1))
+    assert G.eq(got, G.mul(G.generator(), sum(a * b for a, b in zip(logs, ks)) % r))
+    table = cv.kernels.precompute(group, pts, cv.kernels.FixedBasePlan(c=6, t=10))
+    np.testing.assert_array_equal(msm_bits.msm_bits(g, table, sc, threads=1), got)  # grouped bases, not the table
+
+
+def test_others_without_repeats_or_with_few_keep_the_table():
+    # no repeated value: the others run as they are (over their table rows where there is a
+    # table); a few repeats do not beat a table either (msm_bits._TABLE_GROUPED)
+    pts, logs, ks = _instance("bls12_381", "g1", 300, "none", seed=4)
+    cv = curves.get("bls12_381")
+    ks[1], ks[2] = ks[0], ks[0]
+    sc = cv.Fr.ints_to_limbs(ks)
+    table = cpu.precompute("g1", pts, cpu.FixedBasePlan(c=6, t=10))
+    want = cpu.msm_g1(pts, sc, threads=1)
+    np.testing.assert_array_equal(cpu.msm_bits_g1(table, sc, threads=1), want)
+    np.testing.assert_array_equal(cpu.msm_bits_g1(pts, sc, threads=1), want)
+    distinct = cv.Fr.ints_to_limbs(list(range(2, 302)))
+    np.testing.assert_array_equal(cpu.msm_bits_g1(pts, distinct, threads=1), cpu.msm_g1(pts, distinct, threads=1))
 
 
 @pytest.mark.parametrize("curve,group", [("bn254", "g1"), ("bls12_381", "g2")])
@@ -188,6 +277,23 @@ def test_bad_splits_and_inputs_are_refused():
         cpu.msm_bits_g1(pts, big)
     with pytest.raises(InputError):
         cpu.msm_bits_g1(pts.astype(np.int64), sc)
+
+
+def test_the_range_check_on_threads_names_the_first_unreduced_row(monkeypatch):
+    # checks on two threads (both MSMs pass theirs): chunks of 1,000 rows, bad rows in the
+    # second and fourth chunk: the first one is named, as on one thread
+    from cuzk.errors import FieldValueError
+    from cuzk.kernels import checks
+
+    monkeypatch.setattr(checks, "_CHECK_CHUNK", 1000)
+    r = curves.get("bls12_381").Fr.modulus
+    sc = np.zeros((4000, 4), np.uint64)
+    sc[3500] = [(r >> (64 * k)) & (2**64 - 1) for k in range(4)]  # r itself
+    sc[1700, 3] = 2**64 - 1
+    for threads in (1, 2):
+        with pytest.raises(FieldValueError, match=r"scalars\[1700\]"):
+            checks.check_field_rows(sc, "scalars", (4,), r, threads)
+    assert checks.check_field_rows(sc[:1500], "scalars", (4,), r, 2).shape == (1500, 4)
 
 
 def test_cpu_and_cuda_bit_msms_have_the_same_signature():

@@ -2,14 +2,21 @@
 
 A scalar 0 adds nothing and a scalar 1 adds its point once, so over a witness that is mostly
 bits (SHA-256 circuits: Filecoin PoRep) the windows of Pippenger are wasted on most rows. Given
-the :class:`~cuzk.kernels.bit_split.BitSplit` of the scalars, this sums the "one" points with
-batch-affine additions — the generated ``window_into`` kernel of the MSM itself, over one bucket
-(digits 1 at the ones, 0 elsewhere): the points are gathered and added pairwise in rounds that
-share batch inversions, in slices of at most ``_ONES_SLICE`` ones run on ``threads`` threads —
-and sends only the other rows through :func:`cuzk.kernels.msm_cpu.msm`. The parts are added in
-XYZZ by the generated ``combine_slices`` (no kernel of its own: nothing more to compile, and
-every curve's generated modules serve as they are). The result is the same group element as
-the plain MSM's, so the same affine limbs.
+the :class:`~cuzk.kernels.bit_split.BitSplit` of the scalars, this
+
+- sums the "one" points with the generated ``sum_rows`` kernel: 2,048 affine accumulators take
+  the next points in turn, so each step's additions share one batch inversion while the
+  accumulators stay in cache (a window's in-place rounds would stream the whole list through
+  memory once per round), in tasks of at least ``_ONES_PER_TASK`` ones on ``threads`` threads
+  (on AVX-512 IFMA the ones are gathered and summed 8 additions at a time instead);
+- groups the other rows by scalar value (:func:`group_others`) and adds the points of each group
+  (the generated ``group_sums``: batch-affine rounds, as a window's buckets), in the same phase
+  as the ones' tasks: a PoRep witness repeats its non-bit values (the 2 KiB C2's A query: 33,208
+  other rows, 9,800 values), so the MSM that follows has one row per value;
+- runs that MSM (:func:`cuzk.kernels.msm_cpu.msm`, its window sized for the values' count) and
+  adds the parts in XYZZ with the generated ``combine_slices``.
+
+The result is the same group element as the plain MSM's, so the same affine limbs.
 
     >>> import numpy as np
     >>> from cuzk.curve import G1
@@ -33,11 +40,17 @@ from cuzk.kernels.bit_split import BitSplit, check_split, split_bits
 from cuzk.kernels.checks import check_field_rows, check_points, modulus_limbs
 from cuzk.kernels.cpu_threads import resolve_threads, run_phases
 
-__all__ = ["msm_bits", "ones_sum", "check_split_of", "affine_to_xyzz"]
+__all__ = ["msm_bits", "ones_sum", "group_others", "check_split_of", "affine_to_xyzz"]
 
-# Ones per task: a slice's gather holds its points (G2 BLS12-381: 192 B each, 12 MiB here), and
-# 2^16 pairs still fill 32 batch inversions of CHUNK = 2048 per round.
+# IFMA path, ones per task: a slice's gather holds its points (G2 BLS12-381: 192 B each, 12 MiB
+# here), and 2^16 pairs still fill 32 batch inversions of CHUNK = 2048 per round.
 _ONES_SLICE = 1 << 16
+# sum_rows tasks hold at least this many ones: each ends by adding up its CHUNK = 2048
+# accumulators (~2,047 additions and 11 inversions), ~3 % of 2^16 additions.
+_ONES_PER_TASK = 1 << 16
+# With a FixedBaseTable the ungrouped others run the table's cheaper MSM (docs/perf/kernels.md:
+# 0.8-0.95 of the plain one), so grouped bases must cut the rows below this share to pay.
+_TABLE_GROUPED = 0.8
 
 
 @njit(cache=True, nogil=True)
@@ -86,28 +99,57 @@ def affine_to_xyzz(point: np.ndarray, fq) -> np.ndarray:
 
 
 def ones_sum(g: msm_cpu.MsmGroup, points: np.ndarray, ones: np.ndarray, threads: int) -> np.ndarray:
-    """Σ points[ones] as XYZZ rows (slices, 4, *coord), one per slice of at most ``_ONES_SLICE``
-    ones; ``points`` checked, read-only."""
-    n, m = points.shape[0], len(ones)
-    slices = max(1, -(-m // _ONES_SLICE), min(threads, m // 4096))
-    sums = np.zeros((slices, 4) + g.coord, np.uint64)
-    if m == 0:
-        return sums
+    """Σ points[ones] as XYZZ rows (parts, 4, *coord) whose sum it is; ``points`` checked, read-only."""
+    parts, tasks = _ones(g, points, ones, threads)
+    run_phases(threads, [tasks])
+    return parts
+
+
+def _ones(g: msm_cpu.MsmGroup, points: np.ndarray, ones: np.ndarray, threads: int) -> tuple[np.ndarray, list]:
+    """(parts, tasks): the XYZZ rows whose sum is Σ points[ones] and the ``sum_rows`` tasks that
+    write them, over equal runs of the ones: a few per thread (a thread slowed by another process
+    hands work to the others), none under ``_ONES_PER_TASK`` ones. On AVX-512 IFMA the rows are
+    summed here, with no task left."""
+    m = len(ones)
     if g.vec is not None and m >= msm_cpu._IFMA_MIN_POINTS:
-        # AVX-512 IFMA: the ones gathered and converted once, their additions 8 at a time (the
-        # "ifma" windows' kernels; 2^17 BLS12-381 G1 ones, one thread: 33 ms CPU against 46 ms)
+        # the ones gathered and converted once, their additions 8 at a time (the "ifma" windows'
+        # kernels; 2^17 BLS12-381 G1 ones, one thread: 33 ms CPU against 46 ms)
+        slices = max(1, -(-m // _ONES_SLICE), min(threads, m // 4096))
+        sums = np.zeros((slices, 4) + g.coord, np.uint64)
         pts = readonly(np.ascontiguousarray(points[ones]))
         digits = np.ones((1, m), np.int32)
         chunks = min(4 * threads, max(1, m // 4096))
         cut = [k * m // slices for k in range(slices + 1)]
         run_phases(threads, msm_cpu.ifma_phases(g, pts, digits, 1, 1, cut, sums, chunks))
-        return sums
-    digits = np.zeros((1, n), np.int32)  # the MSM's digit array type: the same window_into specialization
-    digits[0, ones] = 1
-    cut = [int(ones[k * m // slices]) for k in range(slices)] + [n]  # equal counts of ones per slice
-    tasks = [(g.kernels.window_into, (points, digits, 0, 1, 1, True, cut[s], cut[s + 1], sums, s)) for s in range(slices)]
-    run_phases(threads, [tasks])
-    return sums
+        return sums, []
+    ones = _rows(ones)
+    parts = max(1, min(4 * threads, m // _ONES_PER_TASK))
+    sums = np.zeros((parts, 4) + g.coord, np.uint64)
+    cut = [k * m // parts for k in range(parts + 1)]
+    return sums, [(g.kernels.sum_rows, (points, ones, cut[k], cut[k + 1], sums, k)) for k in range(parts)]
+
+
+def _rows(idx: np.ndarray) -> np.ndarray:
+    return readonly(np.ascontiguousarray(idx, np.int64))  # one array type: one kernel specialization
+
+
+def group_others(scalars: np.ndarray, others: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The other rows grouped by scalar value: (rows, start, values), ``rows`` the indices of
+    ``others`` reordered so that each group's rows are consecutive from ``start[b]``, ``values[b]``
+    their scalar. Sorted by the low limb only (enough for equal rows to meet: a run of equal low
+    limbs whose higher limbs differ just makes more groups, never a wrong one).
+
+    A PoRep witness repeats its non-bit values (the 2 KiB C2's A query: 33,208 other rows, 9,800
+    distinct values), and one MSM row per value instead of per row cuts the others' MSM ~3x for
+    one batch-affine addition per repeated row (docs/kernel-contracts.md).
+    """
+    rest = scalars[others]
+    order = np.argsort(rest[:, 0])
+    rest = rest[order]
+    new = np.ones(len(rest), np.bool_)
+    np.any(rest[1:] != rest[:-1], axis=1, out=new[1:])
+    start = np.flatnonzero(new)
+    return others[order], start, rest[start]
 
 
 def msm_bits(group, points, scalars, threads=None, *, split: BitSplit | None = None) -> np.ndarray:
@@ -117,7 +159,8 @@ def msm_bits(group, points, scalars, threads=None, *, split: BitSplit | None = N
     Args:
         points: (n, 2, *coord) affine Montgomery points, or a
             :class:`~cuzk.kernels.msm_fixed.FixedBaseTable` of the group (its bases serve the
-            ones; the other rows run the precomputed MSM over their rows of the table).
+            ones; the other rows run the precomputed MSM over their rows of the table, unless
+            their values repeat enough for grouped bases to be the cheaper MSM).
         scalars: (n, 4) uint64 canonical Fr (< r).
         threads: threads to use (None: all cores).
         split: ``split_bits(scalars)`` made earlier (checked against the scalars); None: made here.
@@ -135,20 +178,32 @@ def msm_bits(group, points, scalars, threads=None, *, split: BitSplit | None = N
     if table is not None:
         _check_table(g, table)
         points = table.points[: table.n]
-    points = readonly(check_points(points, "points", (2,) + g.coord, g.fq.modulus))
-    scalars = check_field_rows(scalars, "scalars", (4,), g.fr.modulus)
+    points = readonly(check_points(points, "points", (2,) + g.coord, g.fq.modulus, threads))
+    scalars = check_field_rows(scalars, "scalars", (4,), g.fr.modulus, threads)
     n = points.shape[0]
     if scalars.shape[0] != n:
         raise InputError(f"need one scalar per point: {n} points, {scalars.shape[0]} scalars")
     split = split_bits(scalars, threads) if split is None else check_split_of(split, scalars)
-    parts = ones_sum(g, points, split.ones, threads)
-    rest = scalars[split.others]
-    if table is not None:
-        other = msm_cpu.msm(g, _sub_table(table, split.others), rest, threads)
+    others = split.others
+    rows, start, values = group_others(scalars, others)
+    grouped = len(values) < len(others) and (table is None or len(values) <= _TABLE_GROUPED * len(others))
+    parts, tasks = _ones(g, points, split.ones, threads)
+    if grouped:
+        bases = np.empty((len(values), 2) + g.coord, np.uint64)
+        count = np.diff(start, append=len(rows))
+        # first: the others' MSM waits for it, the ones' tasks fill the threads around it
+        tasks.insert(0, (g.kernels.group_sums, (points, _rows(rows), start, count, bases)))
+    run_phases(threads, [tasks])
+    if not len(others):
+        other = np.zeros((2,) + g.coord, np.uint64)
+    elif grouped:
+        other = msm_cpu.msm(g, readonly(bases), values, threads)
+    elif table is not None:
+        other = msm_cpu.msm(g, _sub_table(table, others), scalars[others], threads)
     else:
-        other = msm_cpu.msm(g, points[split.others], rest, threads)
-    rows = np.concatenate([parts, affine_to_xyzz(other, g.fq)[None]])
-    return g.kernels.combine_slices(rows, 0, rows.shape[0])  # one window: Σ of the rows
+        other = msm_cpu.msm(g, points[others], scalars[others], threads)
+    xyzz = np.concatenate([parts, affine_to_xyzz(other, g.fq)[None]])
+    return g.kernels.combine_slices(xyzz, 0, xyzz.shape[0])  # one window: Σ of the rows
 
 
 def _check_table(g, table) -> None:

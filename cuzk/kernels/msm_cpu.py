@@ -211,12 +211,12 @@ def msm(group, points, scalars, threads=None, *, method=None, window=None, endo=
     if not isinstance(points, np.ndarray) and hasattr(points, "plan"):
         return _msm_table(g, points, scalars, threads, (method, window, endo))
     kernels, coord = g.kernels, g.coord
-    points = check_points(points, "points", (2,) + coord, g.fq.modulus)
-    scalars = check_field_rows(scalars, "scalars", (4,), g.fr.modulus)
+    threads = resolve_threads(threads)
+    points = check_points(points, "points", (2,) + coord, g.fq.modulus, threads)
+    scalars = check_field_rows(scalars, "scalars", (4,), g.fr.modulus, threads)
     n = points.shape[0]
     if scalars.shape[0] != n:
         raise InputError(f"need one scalar per point: {n} points, {scalars.shape[0]} scalars")
-    threads = resolve_threads(threads)
     plan = g.plan() if endo or endo is None else None
     if endo is None and plan is not None and (plan.dim * n * points[:1].nbytes > _SPLIT_MAX_BYTES
                                               or _ifma_unsplit(g, n, method)):

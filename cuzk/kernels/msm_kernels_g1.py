@@ -23,7 +23,7 @@ from cuzk.field.jit import I0, jit_kernel
 
 __all__ = [
     "window_affine", "window_xyzz", "window_into", "combine", "combine_slices", "endo_expand",
-    "fixed_base_table", "fixed_base_mul", "CHUNK",
+    "fixed_base_table", "fixed_base_mul", "sum_rows", "group_sums", "CHUNK",
 ]
 
 F = C.F  # the coordinate field module (fq for G1, fq2 for G2)
@@ -86,8 +86,9 @@ def _flush(pts, kind, src, dst, den, pref, k):
             C.store_affine(pts, dst[j], C.aff_identity())
 
 
-# One caller: inlined into it (Numba IR), so no library of its own is compiled and optimized (cold start)
-@jit_kernel(cache=True, nogil=True, inline="always")
+# Two callers (window_affine, group_sums): compiled once as a function of its own, not inlined
+# into each (inlined, group_sums took ~1.2 s more to compile per group, cold cache)
+@jit_kernel(cache=True, nogil=True)
 def _round(pts, start, length, b0, b1, kind, src, dst, den, pref):
     """One in-place round over buckets [b0, b1): bucket b's length[b] points at start[b] become
     ceil(length[b]/2). Updates ``length``; returns whether some bucket still holds several points."""
@@ -183,7 +184,7 @@ def window_affine(points, digits, nb, lo, hi):
     den = np.empty((CHUNK, 6), np.uint64)
     pref = np.empty((CHUNK, 6), np.uint64)
     length = count
-    while _round(pts, start, length, 0, nb, kind, src, dst, den, pref):
+    while _round(pts, start, length, I0, nb, kind, src, dst, den, pref):
         pass
     return _running_sum(pts, start, length, nb)
 
@@ -358,3 +359,91 @@ def fixed_base_mul(table, digits, c, lo, hi, out):
                 p = C.load_affine(out, i)
                 C.store_affine(out, i, _chord(p, q, inv_d) if t == ADD else _tangent(p, inv_d))
 
+
+# ---------------------------------------------------------------- plain sums (cuzk.kernels.msm_bits)
+
+@njit(cache=True, nogil=True)
+def sum_rows(points, rows, lo, hi, sums, row):
+    """sums[row] = Σ points[rows[i]] for i in [lo, hi), XYZZ: the "ones" of a bit-aware MSM.
+
+    CHUNK affine accumulators each take the next point in turn, so the CHUNK additions of a step
+    are independent and share one batch inversion; the step's points are first copied out of
+    ``points`` (independent loads: the misses overlap) and the accumulators stay in cache. A
+    window's in-place rounds would instead stream the whole gathered list through memory once per
+    round (log2 of its length times)."""
+    acc = np.zeros((CHUNK, 2, 6), np.uint64)  # all-zero limbs: the identity
+    got = np.empty((CHUNK, 2, 6), np.uint64)
+    kind = np.empty(CHUNK, np.int8)
+    den = np.empty((CHUNK, 6), np.uint64)
+    pref = np.empty((CHUNK, 6), np.uint64)
+    for c0 in range(lo, hi, CHUNK):
+        k = min(hi - c0, CHUNK)
+        for j in range(k):
+            C.store_affine(got, j, C.load_affine(points, rows[c0 + j]))
+        prod = F.one()
+        for j in range(k):
+            kind[j] = KEEP
+            q = C.load_affine(got, j)
+            if C.aff_is_identity(q):
+                continue
+            p = C.load_affine(acc, j)
+            if C.aff_is_identity(p):
+                kind[j] = SET
+                continue
+            if F.eq(p[0], q[0]):
+                d = F.dbl(p[1])
+                if not F.eq(p[1], q[1]) or F.is_zero(d):
+                    kind[j] = ZERO  # P + (−P), or 2P of a 2-torsion point
+                    continue
+                kind[j] = DBL
+            else:
+                kind[j] = ADD
+                d = F.sub(q[0], p[0])
+            F.store(pref, j, prod)
+            F.store(den, j, d)
+            prod = F.mul(prod, d)
+        inv = F.inv(prod)
+        for j in range(k - 1, -1, -1):
+            t = kind[j]
+            if t == KEEP:
+                continue
+            if t == ZERO:
+                C.store_affine(acc, j, C.aff_identity())
+                continue
+            q = C.load_affine(got, j)
+            if t == SET:
+                C.store_affine(acc, j, q)
+                continue
+            inv_d = F.mul(inv, F.load(pref, j))
+            inv = F.mul(inv, F.load(den, j))
+            p = C.load_affine(acc, j)
+            C.store_affine(acc, j, _chord(p, q, inv_d) if t == ADD else _tangent(p, inv_d))
+    # the accumulators' sum in XYZZ: as cheap as pairwise batch-affine rounds over 2,048 points
+    # (11 inversions), and the rounds inlined here took ~2 s more to compile per group
+    total = C.xyzz_identity()
+    for j in range(min(max(hi - lo, 0), CHUNK)):
+        total = C.xyzz_madd(total, C.load_affine(acc, j))
+    C.store_xyzz(sums, row, total)
+
+
+@njit(cache=True, nogil=True)
+def group_sums(points, rows, start, count, out):
+    """out[b] = Σ points[rows[start[b] + t]] for t < count[b], affine (the identity for an empty
+    sum): the points of the rows that share one scalar value, grouped (consecutive groups,
+    start[b + 1] = start[b] + count[b]). Gathered in that order, then every group summed pairwise
+    in place in rounds, as a window's buckets are."""
+    nb = start.shape[0]
+    total = rows.shape[0]
+    pts = np.empty((max(total, 1), 2, 6), np.uint64)
+    for i in range(total):
+        C.store_affine(pts, i, C.load_affine(points, rows[i]))
+    length = count.copy()
+    kind = np.empty(CHUNK, np.int8)
+    src = np.empty(CHUNK, np.int64)
+    dst = np.empty(CHUNK, np.int64)
+    den = np.empty((CHUNK, 6), np.uint64)
+    pref = np.empty((CHUNK, 6), np.uint64)
+    while _round(pts, start, length, I0, nb, kind, src, dst, den, pref):
+        pass
+    for b in range(nb):
+        C.store_affine(out, b, C.load_affine(pts, start[b]) if length[b] == 1 else C.aff_identity())

@@ -1,0 +1,106 @@
+"""The plain-sum kernels of ``msm_kernels_<g>`` (the bit-aware MSM's), appended to the MSM template.
+
+``sum_rows`` adds the points of the rows whose scalar is 1; ``group_sums`` adds, for each value
+that several "other" rows share, their points, so that the MSM after it has one row per value.
+Both are batch-affine (one shared inversion per ``CHUNK`` additions) and reuse the MSM module's
+own pair scheduling (``_round``, ``_chord``, ``_tangent``), so P + P, P + (−P) and the identity
+are handled exactly as in a window. Rendered by ``msm.render_msm`` into the same module (kept in
+its own template file for the length of the template).
+"""
+
+from __future__ import annotations
+
+import string
+
+__all__ = ["SUMS_TEMPLATE"]
+
+SUMS_TEMPLATE = string.Template('''\
+
+# ---------------------------------------------------------------- plain sums (cuzk.kernels.msm_bits)
+
+@njit(cache=True, nogil=True)
+def sum_rows(points, rows, lo, hi, sums, row):
+    """sums[row] = Σ points[rows[i]] for i in [lo, hi), XYZZ: the "ones" of a bit-aware MSM.
+
+    CHUNK affine accumulators each take the next point in turn, so the CHUNK additions of a step
+    are independent and share one batch inversion; the step's points are first copied out of
+    ``points`` (independent loads: the misses overlap) and the accumulators stay in cache. A
+    window's in-place rounds would instead stream the whole gathered list through memory once per
+    round (log2 of its length times)."""
+    acc = np.zeros((CHUNK, 2, ${COORD}), np.uint64)  # all-zero limbs: the identity
+    got = np.empty((CHUNK, 2, ${COORD}), np.uint64)
+    kind = np.empty(CHUNK, np.int8)
+    den = np.empty((CHUNK, ${COORD}), np.uint64)
+    pref = np.empty((CHUNK, ${COORD}), np.uint64)
+    for c0 in range(lo, hi, CHUNK):
+        k = min(hi - c0, CHUNK)
+        for j in range(k):
+            C.store_affine(got, j, C.load_affine(points, rows[c0 + j]))
+        prod = F.one()
+        for j in range(k):
+            kind[j] = KEEP
+            q = C.load_affine(got, j)
+            if C.aff_is_identity(q):
+                continue
+            p = C.load_affine(acc, j)
+            if C.aff_is_identity(p):
+                kind[j] = SET
+                continue
+            if F.eq(p[0], q[0]):
+                d = F.dbl(p[1])
+                if not F.eq(p[1], q[1]) or F.is_zero(d):
+                    kind[j] = ZERO  # P + (−P), or 2P of a 2-torsion point
+                    continue
+                kind[j] = DBL
+            else:
+                kind[j] = ADD
+                d = F.sub(q[0], p[0])
+            F.store(pref, j, prod)
+            F.store(den, j, d)
+            prod = F.mul(prod, d)
+        inv = F.inv(prod)
+        for j in range(k - 1, -1, -1):
+            t = kind[j]
+            if t == KEEP:
+                continue
+            if t == ZERO:
+                C.store_affine(acc, j, C.aff_identity())
+                continue
+            q = C.load_affine(got, j)
+            if t == SET:
+                C.store_affine(acc, j, q)
+                continue
+            inv_d = F.mul(inv, F.load(pref, j))
+            inv = F.mul(inv, F.load(den, j))
+            p = C.load_affine(acc, j)
+            C.store_affine(acc, j, _chord(p, q, inv_d) if t == ADD else _tangent(p, inv_d))
+    # the accumulators' sum in XYZZ: as cheap as pairwise batch-affine rounds over 2,048 points
+    # (11 inversions), and the rounds inlined here took ~2 s more to compile per group
+    total = C.xyzz_identity()
+    for j in range(min(max(hi - lo, 0), CHUNK)):
+        total = C.xyzz_madd(total, C.load_affine(acc, j))
+    C.store_xyzz(sums, row, total)
+
+
+@njit(cache=True, nogil=True)
+def group_sums(points, rows, start, count, out):
+    """out[b] = Σ points[rows[start[b] + t]] for t < count[b], affine (the identity for an empty
+    sum): the points of the rows that share one scalar value, grouped (consecutive groups,
+    start[b + 1] = start[b] + count[b]). Gathered in that order, then every group summed pairwise
+    in place in rounds, as a window's buckets are."""
+    nb = start.shape[0]
+    total = rows.shape[0]
+    pts = np.empty((max(total, 1), 2, ${COORD}), np.uint64)
+    for i in range(total):
+        C.store_affine(pts, i, C.load_affine(points, rows[i]))
+    length = count.copy()
+    kind = np.empty(CHUNK, np.int8)
+    src = np.empty(CHUNK, np.int64)
+    dst = np.empty(CHUNK, np.int64)
+    den = np.empty((CHUNK, ${COORD}), np.uint64)
+    pref = np.empty((CHUNK, ${COORD}), np.uint64)
+    while _round(pts, start, length, I0, nb, kind, src, dst, den, pref):
+        pass
+    for b in range(nb):
+        C.store_affine(out, b, C.load_affine(pts, start[b]) if length[b] == 1 else C.aff_identity())
+''')

@@ -133,7 +133,7 @@ class GpuProver:
         if warm_up and device == "cpu":  # before the vk's lines and tables: they compile too
             from cuzk.groth16.warmup import start_warm_up
 
-            self.warm_up_future = start_warm_up(pk, verify=verify, threads=threads)
+            self.warm_up_future = start_warm_up(pk, verify=verify, threads=threads, bit_msm=self.bit_msm)
         self._pvk = prepare_verifying_key(pk.vk)
         #: the fixed-base tables the CPU MSMs use (None: plain MSMs)
         self.tables = tables_for(pk, precompute, threads) if device == "cpu" else None

@@ -155,6 +155,14 @@ def test_warm_up_leaves_a_proof_nothing_to_compile(cube):
     assert proof == want and names == []
 
 
+def test_warm_up_with_bit_msm_leaves_a_bit_aware_proof_nothing_to_compile(cube):
+    _, pk, w = cube
+    want = create_proof(pk, w, R_BLIND, S_BLIND)
+    assert warm_up(pk, bit_msm=True) >= 0
+    proof, names = _compiled_during(lambda: GpuProver(pk, device="cpu", bit_msm=True).prove(w, R_BLIND, S_BLIND))
+    assert proof == want and names == []
+
+
 class _Squares(Circuit):
     """x_{i+1} = x_i² for 2,500 steps: MSMs of ~2,500 points, where the model picks method
     "ifma" on an AVX-512 IFMA CPU (a few points, as the warm-up's own, pick XYZZ)."""

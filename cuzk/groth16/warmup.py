@@ -59,7 +59,16 @@ def _msms(kern, group: str, points, fr) -> None:
         _msm(lambda p, k: kern.msm(group, p, k, method=VEC_METHODS[0]), points, fr)
 
 
-def warm_up(pk: ProvingKey, *, verify: bool = True, threads=None, stop=lambda: False) -> float:
+def _bit_msms(kern, group: str, points, fr) -> None:
+    """The group's bit-aware MSM with a split made first, as a proof runs it: the scan, the
+    split's check, the sum of the ones and of the points of a repeated value (scalars 0, 1, 2, 2)."""
+    if points is None or points.shape[0] == 0:
+        return
+    sc = fr.ints_to_limbs([0, 1, 2, 2][: points.shape[0]])
+    getattr(kern, f"msm_bits_{group}")(points, sc, split=kern.split_bits(sc))
+
+
+def warm_up(pk: ProvingKey, *, verify: bool = True, threads=None, stop=lambda: False, bit_msm=False) -> float:
     """Run the CPU kernels of a proof with ``pk`` once (see the module docstring).
 
     Args:
@@ -67,6 +76,8 @@ def warm_up(pk: ProvingKey, *, verify: bool = True, threads=None, stop=lambda: F
         verify: also the verification's (pairing check, input accumulation).
         threads: the prover's ``threads`` (the NTT's split depends on it).
         stop: asked between steps; true ends the warm-up early.
+        bit_msm: the prover's ``bit_msm`` (:mod:`cuzk.groth16.bit_msm`): anything but False also
+            readies the bit-aware MSMs' kernels.
 
     Returns:
         Seconds it took.
@@ -87,6 +98,9 @@ def warm_up(pk: ProvingKey, *, verify: bool = True, threads=None, stop=lambda: F
     steps.append(h)
     steps.append(lambda: _msms(kern, "g1", _points(pk.a, 4), fr))
     steps.append(lambda: _msms(kern, "g2", _points(pk.b_g2, 4), fr))
+    if bit_msm is not False:
+        steps.append(lambda: _bit_msms(kern, "g1", _points(pk.a, 4), fr))
+        steps.append(lambda: _bit_msms(kern, "g2", _points(pk.b_g2, 4), fr))
     if verify:
         def pairing():
             pvk = prepare_verifying_key(pk.vk)
@@ -104,7 +118,7 @@ def warm_up(pk: ProvingKey, *, verify: bool = True, threads=None, stop=lambda: F
     return took
 
 
-def start_warm_up(pk: ProvingKey, *, verify: bool = True, threads=None) -> concurrent.futures.Future:
+def start_warm_up(pk: ProvingKey, *, verify: bool = True, threads=None, bit_msm=False) -> concurrent.futures.Future:
     """:func:`warm_up` on a daemon thread ``cuzk-warmup``; returns a Future of its seconds.
 
     The Future never raises into the caller unasked: a failing warm-up (which a proof would
@@ -120,7 +134,7 @@ def start_warm_up(pk: ProvingKey, *, verify: bool = True, threads=None) -> concu
 
     def body():
         try:
-            fut.set_result(warm_up(pk, verify=verify, threads=threads))
+            fut.set_result(warm_up(pk, verify=verify, threads=threads, bit_msm=bit_msm))
         except BaseException as e:  # noqa: BLE001 (handed to whoever asks the Future)
             _log.debug("CPU prover warm-up failed: %r", e)
             fut.set_exception(e)

@@ -67,7 +67,7 @@ class GpuProver:
             again on the CPU backend, logs a warning to ``cuzk.prover`` and marks the job's
             timeline with a ``CPU_FALLBACK`` sub-span, so no job is lost to a full device;
             ``"raise"`` lets :class:`~cuzk.errors.DeviceOutOfMemoryError` through.
-        precompute: fixed-base tables for the key's MSMs (CPU backend; issue 18): ``None``
+        precompute: fixed-base tables for the key's MSMs (CPU backend, docs/perf/kernels.md): ``None``
             (default: none), ``"auto"`` (up to 2x the key's query bytes, at most a quarter of
             physical memory), an int of bytes the tables may take, or
             :class:`~cuzk.groth16.fixed_base.KeyTables` built earlier (an Engine maps them from

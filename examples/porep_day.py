@@ -12,7 +12,12 @@ import urllib.request
 
 import cuzk
 from cuzk.circuits.filecoin import FallbackPoSt, PostSector, commit_phase1, seal, window_post
-from cuzk.circuits.filecoin import update as snap
+# the names, not the package: cuzk.circuits.filecoin.update is also the function update()
+from cuzk.circuits.filecoin.update import circuit_for as snap_circuit
+from cuzk.circuits.filecoin.update import circuit_inputs as snap_inputs
+from cuzk.circuits.filecoin.update import partition_proofs as snap_partition_proofs
+from cuzk.circuits.filecoin.update import update as snap_update
+from cuzk.circuits.filecoin.update import verify_update as snap_verify
 from cuzk.circuits.filecoin.porep import c2, fr32_pad
 from cuzk.groth16 import Proof, ProvingKey, setup, verify
 
@@ -54,8 +59,8 @@ def run_porep(n_sectors: int, keys_dir=None) -> int:
     post_synth = cuzk.Synthesizer(post)
     post_pk = _key(post_synth, keys_dir, "window-post-2k")
     # SnapDeals: new deal data into the first sealed sector, proved beside the rest
-    updated = snap.update(sealed[0], fr32_pad(rng.randbytes(2032)))
-    snap_synth = cuzk.Synthesizer(snap.circuit_for(updated.params, updated.h))
+    updated = snap_update(sealed[0], fr32_pad(rng.randbytes(2032)))
+    snap_synth = cuzk.Synthesizer(snap_circuit(updated.params, updated.h))
     snap_pk = _key(snap_synth, keys_dir, "snap-2k")
     sectors = [PostSector(s.sector_id, int.from_bytes(s.comm_c, "little"), s.tree_r) for s in sealed]
     randomness = rng.randrange(1 << 254)
@@ -73,11 +78,11 @@ def run_porep(n_sectors: int, keys_dir=None) -> int:
             st = json.loads(r.read())
         print("status after the C2 submits: " + ", ".join(f"{k}: {v['queued']} queued, {v['synthesizing']} synthesizing"
                                                           for k, v in st["circuits"].items()))
-        snap_job = engine.submit_partitioned("snap-update", [snap.circuit_inputs(updated.params, pp, k=k,
+        snap_job = engine.submit_partitioned("snap-update", [snap_inputs(updated.params, pp, k=k,
                                                                                   comm_r_old=updated.comm_r_old,
                                                                                   comm_d_new=updated.comm_d_new,
                                                                                   comm_r_new=updated.comm_r_new, h=updated.h)
-                                                             for k, pp in enumerate(snap.partition_proofs(updated))],
+                                                             for k, pp in enumerate(snap_partition_proofs(updated))],
                                              request_id=f"snap-{sealed[0].sector_id}")
         deadline = time.time() + 600
         wpost = engine.submit_partitioned(
@@ -96,7 +101,7 @@ def run_porep(n_sectors: int, keys_dir=None) -> int:
     print(f"WindowPoSt: {partitions} partition(s) of {len(sectors)} sectors, verified: {ok_post}, "
           f"{deadline - post_done:.0f} s before its deadline")
     print(f"C2: {len(c1s)} sectors, {sum(len(p) for p in c2_proofs.values())} proof bytes, verified: {ok_c2}")
-    ok_snap = snap.verify_update(updated.params, snap_pk.vk, snap_proof, comm_r_old=updated.comm_r_old,
+    ok_snap = snap_verify(updated.params, snap_pk.vk, snap_proof, comm_r_old=updated.comm_r_old,
                                  comm_d_new=updated.comm_d_new, comm_r_new=updated.comm_r_new, h=updated.h)
     print(f"SnapDeals update of sector {sealed[0].sector_id}: comm_r {updated.comm_r_old.hex()[:16]}.. -> "
           f"{updated.comm_r_new.hex()[:16]}.., verified: {ok_snap}")

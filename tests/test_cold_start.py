@@ -1,4 +1,4 @@
-"""What keeps a first proof's Numba compile short (issue 18 item 5, docs/perf/cold-start.md):
+"""What keeps a first proof's Numba compile short (docs/perf/cold-start.md):
 wrapper-less in-JIT kernels, one specialization per kernel (no literal-int or writable/read-only
 twins), and the background warm-up, which leaves a proof nothing to compile."""
 

@@ -7,9 +7,11 @@ event list:
     >>> ms = 1_000_000
     >>> evs = [Event(0, K.GPU_START, 1), Event(10 * ms, K.GPU_END, 1),
     ...        Event(20 * ms, K.GPU_START, 2), Event(30 * ms, K.GPU_END, 2)]
-    >>> s = summary(evs)
-    >>> round(s.gpu_utilization, 3), [round(g, 3) for g in s.idle_gaps]
+    >>> sp = spans(evs)
+    >>> round(gpu_utilization(sp), 3), [round(g, 3) for g in idle_gaps(sp)]
     (0.667, [0.01])
+
+:func:`cuzk.timeline.summary.summary` gathers these into one :class:`~cuzk.timeline.summary.Summary`.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ import attrs
 from cuzk.timeline.events import STAGE_BOUNDS, Event, EventKind
 
 __all__ = [
-    "Span", "Stats", "JobBreakdown", "JobSwitchGap", "Summary",
+    "Span", "Stats", "JobBreakdown", "JobSwitchGap",
     "spans", "stats", "job_breakdowns", "merge_intervals", "union_seconds", "gpu_window",
-    "gpu_utilization", "idle_gaps", "switch_gaps", "gap_histogram", "summary",
+    "gpu_utilization", "idle_gaps", "switch_gaps", "gap_histogram",
     "GAP_BUCKETS",
 ]
 
@@ -319,6 +321,3 @@ def gap_histogram(gaps: Iterable[float]) -> dict[str, int]:
         label = next(lbl for lbl, hi in GAP_BUCKETS if g < hi)
         hist[label] += 1
     return hist
-
-
-from cuzk.timeline.summary import Summary, summary  # noqa: E402  (Summary builds on the above)

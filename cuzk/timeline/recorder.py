@@ -324,10 +324,10 @@ class Timeline:
         return analysis.job_breakdowns(self.events())
 
     def summary(self, window: tuple[float, float] | None = None):
-        """Utilization, stage statistics, idle gaps: :func:`cuzk.timeline.analysis.summary`."""
-        from cuzk.timeline import analysis
+        """Utilization, stage statistics, idle gaps: :func:`cuzk.timeline.summary.summary`."""
+        from cuzk.timeline.summary import summary
 
-        return analysis.summary(self.events(), window=window)
+        return summary(self.events(), window=window)
 
     def waterfall(self, width: int = 72, max_rows: int = 40) -> str:
         """ASCII waterfall chart: :func:`cuzk.timeline.render.waterfall`."""

@@ -35,6 +35,7 @@ from cuzk.synth.progress import Progress
 from cuzk.synth.r1cs import R1CS, CsrMatrix, R1csHasher
 from cuzk.synth.rownames import RowNames, StampedNames
 from cuzk.synth.stamp_kernels import sort_rows, stamp_words
+from cuzk.synth.witness_program import WitnessProgram
 
 __all__ = ["Fragment", "compile_system", "code_roles", "pce_sizes", "populated"]
 
@@ -259,8 +260,6 @@ def compile_system(cs, spec, progress: Progress | None = None):
     Each matrix is renumbered, sorted and handed to a hashing thread as soon as it is placed,
     so the digest's SHA-256 runs beside the placement of the next parts.
     """
-    from cuzk.synth.program import WitnessProgram  # program.py calls this module
-
     progress = progress or Progress(None)
     field = curves.get(cs.curve).Fr
     limbs = field.params.limbs

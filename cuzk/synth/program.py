@@ -15,35 +15,17 @@ import inspect
 import operator
 from collections.abc import Mapping, Sequence
 
-import attrs
 import numpy as np
 
 from cuzk.circuit import Circuit, ConstraintSystem
 from cuzk import curves
 from cuzk.errors import CircuitError, InputError
+from cuzk.synth.placement import compile_system
 from cuzk.synth.progress import Progress
 from cuzk.synth.r1cs import R1CS
+from cuzk.synth.witness_program import WitnessProgram
 
 __all__ = ["WitnessProgram", "compile_circuit", "trace", "flatten_inputs"]
-
-
-@attrs.frozen(eq=False)
-class WitnessProgram:
-    """What the interpreter runs per proof (see :mod:`cuzk.circuit.ops` for the op layout)."""
-
-    code: np.ndarray  # flat ops: int32 when every register/constant/input index fits, else int64
-    consts: np.ndarray  # (k, L) uint64 Montgomery of the curve's Fr; consts[0] = one
-    n_slots: int  # registers
-    var_slot: np.ndarray  # int64 (n_vars,): register of each variable, final numbering
-    inputs: tuple  # ((name, shape), ...) in flattening order
-
-    @property
-    def input_names(self) -> tuple:
-        return tuple(n for n, _ in self.inputs)
-
-    @property
-    def n_inputs(self) -> int:
-        return sum(int(np.prod(s, dtype=np.int64)) for _, s in self.inputs)
 
 
 def _placeholders(cs, label, shape):
@@ -110,8 +92,6 @@ def compile_circuit(circuit, curve: str | None = None, *, progress=None) -> tupl
     Raises:
         cuzk.errors.UnsupportedCurveError: unknown curve.
     """
-    from cuzk.synth.placement import compile_system  # placement imports WitnessProgram from here
-
     rep = Progress.of(progress)
     try:
         cs, spec = trace(circuit, curve, rep)

@@ -1,7 +1,7 @@
 """Stamped blocks: the record ``cs.repeat`` leaves in a constraint system, and the index maps
 that place instance ``i`` of a traced template into the enclosing system's numbering.
 
-A template (:class:`cuzk.circuit.stamp.TemplateSystem`) numbers its variables by allocation
+A template (:class:`cuzk.circuit.cs.TemplateSystem`) numbers its variables by allocation
 position: 0 is ONE, ``1..P`` are the *parameters* (the enclosing variables an instance is given),
 then the template's own variables. Its registers: 0 is one, some are *parameter registers*
 (bound per instance to an enclosing register: an argument's register, or a shared constant's),

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import contextlib
 
-from cuzk.circuit.blocks import find_block, position_of_key
+from cuzk.circuit.blocks import KIND_PARAM, find_block, position_of_key
 from cuzk.circuit.lc import LinearCombination, Value, Variable, _int_or_none, lincomb
 from cuzk.circuit.ops import OP_BITS, OP_CONST, OP_INPUT, OP_LC, OP_MUL
+from cuzk.circuit.stamp import repeat
 from cuzk import curves
 from cuzk.errors import CircuitError
 
-__all__ = ["ConstraintSystem"]
+__all__ = ["ConstraintSystem", "TemplateSystem"]
 
 _KIND_ONE, _KIND_PUBLIC, _KIND_PRIVATE = 0, 1, 2
 
@@ -307,9 +308,11 @@ class ConstraintSystem:
             CircuitError: items of different structure, kinds, constants or aliasing, or ``fn``
                 using the enclosing system directly.
         """
-        from cuzk.circuit.stamp import repeat  # stamp.py subclasses this class
-
         return repeat(self, fn, args, name=name)
+
+    def _template(self) -> "TemplateSystem":
+        """A fresh system to trace one ``cs.repeat`` template on, enclosed by this one."""
+        return TemplateSystem(self)
 
     @contextlib.contextmanager
     def namespace(self, name: str):
@@ -326,3 +329,42 @@ class ConstraintSystem:
             yield self
         finally:
             self._prefix.pop()
+
+
+class TemplateSystem(ConstraintSystem):
+    """The constraint system one template is traced on: parameters first, shared constants.
+
+    Its ``_const_slot`` hands out parameter registers bound to the enclosing system's register
+    of the same constant, so every instance reads one shared register (as a hand trace does).
+    """
+
+    def __init__(self, parent: ConstraintSystem):
+        super().__init__(parent.curve)
+        self.parent = parent
+        self._param_src: list = []  # per parameter column: ("var", p) | ("value", j) | ("const", slot)
+        self._slot_col: dict[int, int] = {}
+
+    def _param_slot(self, src) -> int:
+        s = self._new_slots()
+        self._slot_col[s] = len(self._param_src)
+        self._param_src.append(src)
+        return s
+
+    def _param_var(self, p: int) -> Variable:
+        s = self._param_slot(("var", p))
+        idx = len(self._var_kind)
+        self._var_kind.append(KIND_PARAM)
+        self._var_slot.append(s)
+        v = Variable(self, idx)
+        v._slot = s
+        return v
+
+    def _const_slot(self, c: int) -> int:
+        c %= self.modulus
+        s = self._const_slots.get(c)
+        if s is None:
+            s = self._const_slots[c] = self._param_slot(("const", self.parent._const_slot(c)))
+        return s
+
+    def input_placeholder(self, label: str) -> Value:
+        raise CircuitError("a function given to cs.repeat cannot create circuit inputs: pass them as arguments")

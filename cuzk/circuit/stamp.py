@@ -21,53 +21,20 @@ identical, and constants a template needs come from the enclosing system's share
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from cuzk.circuit.blocks import KIND_PARAM, Block, index_dtype, key_of_position, position_of_key, var_segments
-from cuzk.circuit.cs import ConstraintSystem
+from cuzk.circuit.blocks import Block, index_dtype, key_of_position, position_of_key, var_segments
 from cuzk.circuit.lc import LinearCombination, Value, Variable
 from cuzk.errors import CircuitError
 
-__all__ = ["TemplateSystem", "Repeated", "repeat", "var_table", "keys_to_positions", "slots_of_keys"]
+if TYPE_CHECKING:
+    # cs.py imports this module for ConstraintSystem.repeat; a template is made with
+    # cs._template(), so nothing here needs the classes at run time
+    from cuzk.circuit.cs import ConstraintSystem, TemplateSystem
 
-class TemplateSystem(ConstraintSystem):
-    """The constraint system one template is traced on: parameters first, shared constants.
-
-    Its ``_const_slot`` hands out parameter registers bound to the enclosing system's register
-    of the same constant, so every instance reads one shared register (as a hand trace does).
-    """
-
-    def __init__(self, parent: ConstraintSystem):
-        super().__init__(parent.curve)
-        self.parent = parent
-        self._param_src: list = []  # per parameter column: ("var", p) | ("value", j) | ("const", slot)
-        self._slot_col: dict[int, int] = {}
-
-    def _param_slot(self, src) -> int:
-        s = self._new_slots()
-        self._slot_col[s] = len(self._param_src)
-        self._param_src.append(src)
-        return s
-
-    def _param_var(self, p: int) -> Variable:
-        s = self._param_slot(("var", p))
-        idx = len(self._var_kind)
-        self._var_kind.append(KIND_PARAM)
-        self._var_slot.append(s)
-        v = Variable(self, idx)
-        v._slot = s
-        return v
-
-    def _const_slot(self, c: int) -> int:
-        c %= self.modulus
-        s = self._const_slots.get(c)
-        if s is None:
-            s = self._const_slots[c] = self._param_slot(("const", self.parent._const_slot(c)))
-        return s
-
-    def input_placeholder(self, label: str) -> Value:
-        raise CircuitError("a function given to cs.repeat cannot create circuit inputs: pass them as arguments")
+__all__ = ["Repeated", "repeat", "var_table", "keys_to_positions", "slots_of_keys"]
 
 
 # -- variable tables -------------------------------------------------------------------------
@@ -310,7 +277,7 @@ def repeat(cs: ConstraintSystem, fn, args, *, name: str | None = None) -> "Repea
         return Repeated(cs, None, 0)
     tree0, specs, keys, vals = _bind(cs, args, k)
     cls, reps = _classes(keys)
-    t = TemplateSystem(cs)
+    t = cs._template()
     targs = _template_args(t, tree0, specs, cls, reps.shape[0])
     before = (len(cs._var_kind), len(cs.a), len(cs._blocks), len(cs.input_names))
     try:

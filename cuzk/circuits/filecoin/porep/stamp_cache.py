@@ -49,7 +49,7 @@ class TemplateCache:
         key = (id(cs), fn, tuple(specs), cls.tobytes())
         ent = self._entries.get(key)
         if ent is None:
-            t = stamp.TemplateSystem(cs)
+            t = cs._template()
             targs = stamp._template_args(t, tree0, specs, cls, reps.shape[0])
             before = (len(cs._var_kind), len(cs.a), len(cs._blocks), len(cs.input_names))
             out = fn(t, *targs)

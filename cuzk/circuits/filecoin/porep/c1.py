@@ -34,9 +34,9 @@ import operator
 import attrs
 
 from cuzk.bounded_json import read_json_file
-from cuzk.circuits.filecoin.porep import challenges as porep_challenges
-from cuzk.circuits.filecoin.porep.registered import NON_INTERACTIVE, SYNTHETIC
-from cuzk.circuits.filecoin.porep.registered import REGISTERED_SEAL_PROOFS, registered_seal_proof
+from cuzk.circuits.filecoin.porep.c1_check import check_output
+from cuzk.circuits.filecoin.porep.challenges import partition_challenges
+from cuzk.circuits.filecoin.porep.registered import REGISTERED_SEAL_PROOFS, registered_seal_proof, vanilla_variant
 from cuzk.circuits.filecoin.porep.vanilla import (
     TOTAL_PARENTS, VANILLA_PROOF, Column, ColumnProof, EncodingProof, LabelingProof, ReplicaColumnProof, VanillaProof,
 )
@@ -57,16 +57,6 @@ MAX_CHALLENGES = 1 << 12
 #: Largest C1 JSON read by default. A 32 GiB interactive C1 is ~40 MB (176 challenges of ~1,800
 #: domains at ~115 characters each); a non-interactive one (2,253 challenges) ~0.5 GB.
 MAX_C1_JSON_BYTES = 1 << 30
-
-
-def vanilla_variant(registered_proof) -> str:
-    """The ``VanillaSealProof`` variant (the ``vanilla_proofs`` key) of a registered proof id.
-
-    >>> vanilla_variant(8), vanilla_variant(15)
-    ('StackedDrg32GiBV1', 'StackedDrg2KiBV1')
-    """
-    name = registered_seal_proof(registered_proof).name
-    return name[:name.index("V1")] + "V1"
 
 
 _IDS = sorted(REGISTERED_SEAL_PROOFS)
@@ -194,25 +184,6 @@ C1_OUTPUT_V1 = Struct("SealCommitPhase1Output<Tree>", (Field("vanilla_proofs", _
 
 # ---- building ----
 
-def partition_challenges(proof, replica_id: bytes, seed: bytes, comm_r: bytes, partition: int) -> list:
-    """The challenged nodes of ``partition`` of a sector sealed with registered ``proof``
-    (a :class:`~cuzk.circuits.filecoin.porep.registered.SealProof`), as rust-fil-proofs derives them:
-    interactive from ``seed``; non-interactive from ``comm_r``; synthetic: the synthetic
-    challenges ``seed`` selects.
-
-    >>> from cuzk.circuits.filecoin.porep.registered import registered_seal_proof
-    >>> partition_challenges(registered_seal_proof(5), bytes(32), bytes(32), bytes(32), 0)
-    [35, 25]
-    """
-    count, n = proof.challenges_per_partition, proof.nodes
-    if proof.feature == NON_INTERACTIVE:
-        return porep_challenges.ni_challenges(n, replica_id, comm_r, count, partition)
-    if proof.feature == SYNTHETIC:
-        return porep_challenges.synthetic_porep_challenges(n, replica_id, comm_r, proof.synthetic_challenges, count,
-                                                           seed, partition)
-    return porep_challenges.interactive_challenges(n, replica_id, seed, count, partition)
-
-
 def _levels(indices_siblings, shape) -> dict:
     """A tree path's levels split as the proof variant of ``shape`` splits them."""
     levels = [PathElement(tuple(int_domain(x) for x in sib), pos) for pos, sib in indices_siblings]
@@ -313,8 +284,6 @@ def check(out: SealCommitPhase1Output, **kwargs) -> None:
     Raises:
         VanillaFormatError: the first value that does not check out, its JSON path named.
     """
-    from cuzk.circuits.filecoin.porep.c1_check import check_output  # c1_check builds on this module
-
     check_output(out, **kwargs)
 
 

@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import hashlib
 
+from cuzk.circuits.filecoin.porep.challenges import partition_challenges
 from cuzk.circuits.filecoin.porep.graph import BASE_DEGREE, EXP_DEGREE, parents as graph_parents
+from cuzk.circuits.filecoin.porep.registered import vanilla_variant
 from cuzk.circuits.filecoin.porep.vanilla import TOTAL_PARENTS
 from cuzk.circuits.filecoin.poseidon import poseidon_hash
 from cuzk.circuits.filecoin.vanilla.merkle import domain_int
@@ -215,8 +217,6 @@ def check_output(out, *, parents=None, challenges: bool = True, partitions: int 
     Raises:
         VanillaFormatError: the first field that does not check out; ``path`` is its JSON path.
     """
-    from cuzk.circuits.filecoin.porep.c1 import partition_challenges, vanilla_variant
-
     p = out.seal_proof
     variant = vanilla_variant(p.id)
     want = p.partitions if partitions is None else partitions

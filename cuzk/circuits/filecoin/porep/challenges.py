@@ -29,13 +29,13 @@ import numpy as np
 from numba import njit
 
 from cuzk.circuits.filecoin.porep.chacha import chacha_blocks, keystream
-from cuzk.circuits.filecoin.porep.registered import DEFAULT_SYNTH_CHALLENGES
+from cuzk.circuits.filecoin.porep.registered import DEFAULT_SYNTH_CHALLENGES, NON_INTERACTIVE, SYNTHETIC
 from cuzk.errors import InputError
 from cuzk.field import FR
 
 __all__ = [
     "interactive_challenges", "ni_challenges", "synthetic_challenges", "synthetic_porep_challenges",
-    "synthetic_indexes", "NI_TAG",
+    "synthetic_indexes", "partition_challenges", "NI_TAG",
 ]
 
 NI_TAG = b"filecoin.io|PoRep|1|NonInteractive|1"
@@ -189,3 +189,21 @@ def synthetic_porep_challenges(nodes, replica_id, comm_r, num_synth, count, rand
         # Only the selected challenges' 32 bytes of the generation stream are computed.
         out.append(_challenge(keystream(key, 20, _SYNTH_SIZE, nonce=_NONCE, offset=i * _SYNTH_SIZE), n))
     return out
+
+
+def partition_challenges(proof, replica_id: bytes, seed: bytes, comm_r: bytes, partition: int) -> list:
+    """The challenged nodes of ``partition`` of a sector sealed with registered ``proof``
+    (a :class:`~cuzk.circuits.filecoin.porep.registered.SealProof`), as rust-fil-proofs derives them:
+    interactive from ``seed``; non-interactive from ``comm_r``; synthetic: the synthetic
+    challenges ``seed`` selects.
+
+    >>> from cuzk.circuits.filecoin.porep.registered import registered_seal_proof
+    >>> partition_challenges(registered_seal_proof(5), bytes(32), bytes(32), bytes(32), 0)
+    [35, 25]
+    """
+    count, n = proof.challenges_per_partition, proof.nodes
+    if proof.feature == NON_INTERACTIVE:
+        return ni_challenges(n, replica_id, comm_r, count, partition)
+    if proof.feature == SYNTHETIC:
+        return synthetic_porep_challenges(n, replica_id, comm_r, proof.synthetic_challenges, count, seed, partition)
+    return interactive_challenges(n, replica_id, seed, count, partition)

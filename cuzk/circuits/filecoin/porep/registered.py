@@ -27,7 +27,7 @@ from cuzk.circuits.filecoin.shapes import GIB, KIB, MIB, NODE_SIZE, TreeShape, s
 from cuzk.errors import InputError
 
 __all__ = [
-    "SealProof", "REGISTERED_SEAL_PROOFS", "registered_seal_proof", "porep_id", "replica_id",
+    "SealProof", "REGISTERED_SEAL_PROOFS", "registered_seal_proof", "vanilla_variant", "porep_id", "replica_id",
     "SYNTHETIC", "NON_INTERACTIVE", "DEFAULT_SYNTH_CHALLENGES",
 ]
 
@@ -110,6 +110,16 @@ def registered_seal_proof(registered_proof) -> SealProof:
     if i not in REGISTERED_SEAL_PROOFS:
         raise InputError(f"unknown registered seal proof id {i} (known: 0..{len(REGISTERED_SEAL_PROOFS) - 1})")
     return REGISTERED_SEAL_PROOFS[i]
+
+
+def vanilla_variant(registered_proof) -> str:
+    """The ``VanillaSealProof`` variant (the ``vanilla_proofs`` key) of a registered proof id.
+
+    >>> vanilla_variant(8), vanilla_variant(15)
+    ('StackedDrg32GiBV1', 'StackedDrg2KiBV1')
+    """
+    name = registered_seal_proof(registered_proof).name
+    return name[:name.index("V1")] + "V1"
 
 
 def porep_id(registered_proof: int) -> bytes:

@@ -19,6 +19,7 @@ from cuzk.curve import G1
 from cuzk.errors import KeyMismatchError, ParamsFormatError
 from cuzk.field.params import FQ
 from cuzk.formats import bellperson as bp
+from cuzk.groth16 import bellperson_layout
 from cuzk.groth16 import ProvingKey, ToxicWaste, VerifyingKey, create_proof, setup_with_waste, verify
 from cuzk.prover import GpuProver
 
@@ -350,7 +351,7 @@ def test_first_bad_point_wins_whatever_the_threads(wide, monkeypatch, chunk, thr
     """The lowest bad index is named even when a cheaper failure sits in a later block (found
     first by another thread), after an infinity, or in a later chunk."""
     data, first, _ = wide
-    monkeypatch.setattr(bp, "_CHUNK", chunk)
+    monkeypatch.setattr(bellperson_layout, "_CHUNK", chunk)  # the reader behind bp.read_params
     sub, inf = enc_g1(non_subgroup_g1()), INFINITY_U[G1U]
     cases = [
         ({700: sub, 900: OFF_CURVE, 1000: inf}, 700, "subgroup"),

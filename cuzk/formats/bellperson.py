@@ -5,6 +5,9 @@ Layout (every point uncompressed zcash encoding, counts u32 big-endian)::
     vk:      alpha_g1 beta_g1 beta_g2 gamma_g2 delta_g1 delta_g2 | u32 n + ic[n]
     params:  vk | u32 + h[] | u32 + l[] | u32 + a[] | u32 + b_g1[] | u32 + b_g2[]
 
+The layout is the keys' own (``ProvingKey.read``/``write``, ``VerifyingKey.to_bytes``/``from_bytes``),
+implemented in :mod:`cuzk.groth16.bellperson_layout`; the functions here build on it.
+
 Reading streams a file section by section and decodes points in bounded chunks, each split over
 ``threads`` threads (default: every core) running the ``nogil`` Numba decoder
 (:mod:`cuzk.curve.validate`); every count is compared with the bytes left before anything is
@@ -32,19 +35,15 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import struct
 
-import numpy as np
-
-from cuzk.atomic_file import atomic_write
 from cuzk.bounded_json import loads_bounded
-from cuzk.curve import G1, G2
-from cuzk.curve.encoding import encoded_size, points_from_bytes, points_to_bytes
-from cuzk.curve.validate import decode_rows, resolve_threads
-from cuzk.errors import ParamsFormatError, PointEncodingError
+from cuzk.curve import G1
+from cuzk.curve.encoding import encoded_size
+from cuzk.errors import ParamsFormatError
 from cuzk.formats.snarkjs_json import MAX_PUBLIC_INPUTS
-from cuzk.groth16.keys import ProvingKey, VerifyingKey, check_bellperson
+from cuzk.groth16 import bellperson_layout
+from cuzk.groth16.keys import ProvingKey, VerifyingKey
 
 __all__ = [
     "check_params_layout",
@@ -53,14 +52,11 @@ __all__ = [
 ]
 
 #: The six fixed vk elements, in file order, with their groups.
-VK_FIXED = (("alpha_g1", G1), ("beta_g1", G1), ("beta_g2", G2), ("gamma_g2", G2), ("delta_g1", G1), ("delta_g2", G2))
+VK_FIXED = bellperson_layout.vk_fixed()
 #: The proving-key queries after the vk, in file order.
-PARAMS_QUERIES = (("h", G1), ("l", G1), ("a", G1), ("b_g1", G1), ("b_g2", G2))
+PARAMS_QUERIES = bellperson_layout.params_queries()
 
 _U32 = struct.Struct(">I")
-_INFINITY_FLAG = 0x40  # zcash byte-0 flag; uncompressed infinity is 0x40 then zeros
-# Points decoded per chunk: bounds the transient byte buffer (~12 MiB for G2) on huge files.
-_CHUNK = 1 << 16
 # vk JSON: ~1.2 KiB of fixed points, then ~200 characters per ic point (192 hex digits, quotes,
 # comma, indent); the bounds leave room for any whitespace, for up to MAX_PUBLIC_INPUTS inputs
 _VK_JSON_BYTES = (64 << 10) + 256 * (MAX_PUBLIC_INPUTS + 1)
@@ -71,44 +67,12 @@ def _usize(group) -> int:
     return encoded_size(group, compressed=False)
 
 
-# ---------------------------------------------------------------------------- writing
-def _check_no_infinity(field: str, group, points: np.ndarray) -> None:
-    flat = points.reshape(points.shape[0], -1)
-    zero = np.flatnonzero(~flat.any(axis=1))
-    if zero.size:
-        raise ParamsFormatError(
-            f"{field}[{int(zero[0])}] is the point at infinity; the bellperson layout forbids it there "
-            f"(readers reject the file). An l point at infinity means a private variable no constraint uses."
-        )
-
-
-def _write_points(out, field: str, group, points: np.ndarray, *, counted: bool) -> None:
-    pts = np.asarray(points, dtype=np.uint64)
-    if pts.shape == group.point_shape:
-        pts = pts[None]
-    _check_no_infinity(field, group, pts)
-    if counted:
-        if pts.shape[0] >= 1 << 32:
-            raise ParamsFormatError(f"{field} has {pts.shape[0]} points, more than a u32 count can hold")
-        out.write(_U32.pack(pts.shape[0]))
-    for i in range(0, pts.shape[0], _CHUNK):
-        out.write(points_to_bytes(group, pts[i : i + _CHUNK], compressed=False))
-
-
-def _write_vk(out, vk: VerifyingKey) -> None:
-    if not isinstance(vk, VerifyingKey):
-        raise ParamsFormatError(f"expected a cuzk.groth16.VerifyingKey, got {type(vk).__name__}")
-    check_bellperson(vk.curve, "the bellperson .vk layout")
-    for name, group in VK_FIXED:
-        _write_points(out, name, group, getattr(vk, name), counted=False)
-    _write_points(out, "ic", G1, vk.ic, counted=True)
-
-
+# ---------------------------------------------------------------------------- binary
 def vk_to_bytes(vk: VerifyingKey) -> bytes:
     """bellperson ``.vk`` bytes: 6 fixed points, then u32-BE count and the IC points.
 
     Raises:
-        ParamsFormatError: a point the layout forbids (infinity).
+        ParamsFormatError: not a verifying key, or a point the layout forbids (infinity).
         UnsupportedCurveError: the key is over a curve without zcash encodings (BN254).
 
     >>> from cuzk.curve import G1, G2
@@ -117,9 +81,9 @@ def vk_to_bytes(vk: VerifyingKey) -> bytes:
     >>> len(vk_to_bytes(vk)) == 3 * 96 + 3 * 192 + 4 + 2 * 96
     True
     """
-    buf = io.BytesIO()
-    _write_vk(buf, vk)
-    return buf.getvalue()
+    if not isinstance(vk, VerifyingKey):
+        raise ParamsFormatError(f"expected a cuzk.groth16.VerifyingKey, got {type(vk).__name__}")
+    return bellperson_layout.vk_to_bytes(vk)
 
 
 def write_params(pk: ProvingKey, path) -> None:
@@ -127,116 +91,17 @@ def write_params(pk: ProvingKey, path) -> None:
     then rename), so a crash never leaves a half-written file under ``path``.
 
     Raises:
-        ParamsFormatError: the key is not of the "bellperson" H convention (its ``h`` query would
-            be misread by bellperson provers), or a query holds a point at infinity.
+        ParamsFormatError: not a proving key, a key not of the "bellperson" H convention (its
+            ``h`` query would be misread by bellperson provers), or a query holding a point at
+            infinity.
 
     >>> pk.write("circuit.params")           # doctest: +SKIP
     """
     if not isinstance(pk, ProvingKey):
         raise ParamsFormatError(f"expected a cuzk.groth16.ProvingKey, got {type(pk).__name__}")
-    check_bellperson(pk.curve, "the bellperson .params layout")
-    if pk.convention != "bellperson":
-        raise ParamsFormatError(
-            f"refusing to write a {pk.convention!r}-convention proving key in the bellperson .params layout: "
-            "its h query means something else there and proofs would not verify"
-        )
-    with atomic_write(path, fsync=True, perms=0o644) as out:  # a parameters file is public data
-        _write_vk(out, pk.vk)
-        for name, group in PARAMS_QUERIES:
-            _write_points(out, name, group, getattr(pk, name), counted=True)
-
-
-# ---------------------------------------------------------------------------- reading
-class _Reader:
-    """A binary stream with its position and the number of bytes left (for count checks)."""
-
-    def __init__(self, f, what: str, threads=None):
-        self.f = f
-        self.what = what
-        self.threads = resolve_threads(threads)
-        start = f.tell()
-        end = f.seek(0, io.SEEK_END)
-        f.seek(start)
-        self.pos = 0
-        self.left = end - start
-
-    def exact(self, n: int, field: str) -> bytes:
-        if n > self.left:
-            raise ParamsFormatError(
-                f"{self.what} truncated in {field} at byte offset {self.pos}: need {n} bytes, {self.left} left"
-            )
-        data = self.f.read(n)
-        if len(data) != n:  # the file shrank under us
-            raise ParamsFormatError(f"{self.what} truncated in {field} at byte offset {self.pos}")
-        self.pos += n
-        self.left -= n
-        return data
-
-    def count(self, field: str, group) -> int:
-        at = self.pos
-        (n,) = _U32.unpack(self.exact(4, f"{field} count"))
-        need = n * _usize(group)
-        if need > self.left:
-            raise ParamsFormatError(
-                f"{self.what}: {field} count {n} at byte offset {at} needs {need} bytes of points, "
-                f"only {self.left} left in the file"
-            )
-        return n
-
-    def points(self, field: str, group, n: int, checked: bool) -> np.ndarray:
-        size = _usize(group)
-        out = np.empty((n,) + group.point_shape, dtype=np.uint64)
-        for i in range(0, n, _CHUNK):
-            k = min(_CHUNK, n - i)
-            at = self.pos
-            rows = np.frombuffer(self.exact(k * size, field), dtype=np.uint8).reshape(k, size)
-            inf = np.flatnonzero(rows[:, 0] & _INFINITY_FLAG)
-            # only the rows before the first infinity need decoding: the lowest bad index wins
-            upto = int(inf[0]) if inf.size else k
-            bad = decode_rows(group, rows[:upto], out[i : i + upto], compressed=False, checked=checked,
-                              threads=self.threads)
-            if bad is not None:
-                self._raise_bad(field, group, rows, i, at, bad, checked)
-            if inf.size:
-                raise ParamsFormatError(
-                    f"{self.what}: {field}[{i + upto}] at byte offset {at + upto * size} is the point at infinity, "
-                    "which the bellperson layout forbids there"
-                )
-        return out
-
-    def _raise_bad(self, field, group, rows, first, at, bad, checked):
-        j, code = bad
-        try:  # the one-row decode produces the encoding layer's exact reason
-            points_from_bytes(group, rows[j : j + 1], compressed=False, checked=checked)
-            reason = f"rejected (status {code})"
-        except PointEncodingError as e:
-            reason = str(e).split(": ", 1)[-1]
-        raise ParamsFormatError(f"{self.what}: {field}[{first + j}] at byte offset {at + j * rows.shape[1]}: {reason}")
-
-    def one(self, field: str, group, checked: bool) -> np.ndarray:
-        return self.points(field, group, 1, checked)[0]
-
-
-def _read_vk(rd: _Reader, checked: bool) -> VerifyingKey:
-    fixed = {name: rd.one(name, group, checked) for name, group in VK_FIXED}
-    n = rd.count("ic", G1)
-    if n == 0:
-        raise ParamsFormatError(f"{rd.what}: ic count is 0 at byte offset {rd.pos - 4}; it must hold ONE's point")
-    return VerifyingKey(ic=rd.points("ic", G1, n, checked), **fixed)
-
-
-def _open(source, what: str):
-    """(binary seekable stream, whether we opened it) for a path, bytes or file object."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return io.BytesIO(bytes(source)), True
-    if isinstance(source, (str, os.PathLike)):
-        return open(source, "rb"), True
-    if hasattr(source, "read"):
-        if not (hasattr(source, "seekable") and source.seekable()):
-            # the count checks need the size; an unseekable stream is buffered once
-            return io.BytesIO(source.read()), True
-        return source, False
-    raise ParamsFormatError(f"cannot read a {what} from {type(source).__name__}; pass a path, bytes or a binary file")
+    if not isinstance(pk.vk, VerifyingKey):
+        raise ParamsFormatError(f"expected a cuzk.groth16.VerifyingKey, got {type(pk.vk).__name__}")
+    bellperson_layout.write_params(pk, path)
 
 
 def vk_from_bytes(data, *, checked: bool = True, threads=None) -> VerifyingKey:
@@ -252,16 +117,7 @@ def vk_from_bytes(data, *, checked: bool = True, threads=None) -> VerifyingKey:
     ...
     cuzk.errors.ParamsFormatError: verifying key truncated in alpha_g1 at byte offset 0: need 96 bytes, 10 left
     """
-    f, mine = _open(data, "verifying key")
-    try:
-        rd = _Reader(f, "verifying key", threads)
-        vk = _read_vk(rd, checked)
-        if rd.left:
-            raise ParamsFormatError(f"verifying key: {rd.left} trailing bytes after ic at byte offset {rd.pos}")
-        return vk
-    finally:
-        if mine:
-            f.close()
+    return VerifyingKey(**bellperson_layout.read_vk(data, checked=checked, threads=threads))
 
 
 def read_params(source, *, checked: bool = True, threads=None) -> ProvingKey:
@@ -283,35 +139,7 @@ def read_params(source, *, checked: bool = True, threads=None) -> ProvingKey:
 
     >>> pk = read_params("circuit.params").with_circuit(synth.r1cs)    # doctest: +SKIP
     """
-    f, mine = _open(source, "parameters file")
-    try:
-        rd = _Reader(f, "parameters file", threads)
-        vk = _read_vk(rd, checked)
-        queries, counts_at = {}, {}
-        for name, group in PARAMS_QUERIES:
-            counts_at[name] = rd.pos
-            queries[name] = rd.points(name, group, rd.count(name, group), checked)
-        if rd.left:
-            raise ParamsFormatError(f"parameters file: {rd.left} trailing bytes after b_g2 at byte offset {rd.pos}")
-    finally:
-        if mine:
-            f.close()
-    m = queries["h"].shape[0] + 1
-    if m & (m - 1):
-        raise ParamsFormatError(
-            f"parameters file: h count {m - 1} at byte offset {counts_at['h']} is not 2^k − 1 (domain size {m})"
-        )
-    if queries["a"].shape[0] < vk.ic.shape[0]:
-        raise ParamsFormatError(
-            f"parameters file: a count {queries['a'].shape[0]} at byte offset {counts_at['a']} is smaller than the "
-            f"{vk.ic.shape[0]} inputs (every input has an A point)"
-        )
-    if queries["b_g1"].shape[0] != queries["b_g2"].shape[0]:
-        raise ParamsFormatError(
-            f"parameters file: b_g2 count {queries['b_g2'].shape[0]} at byte offset {counts_at['b_g2']} differs from "
-            f"b_g1 count {queries['b_g1'].shape[0]}"
-        )
-    return ProvingKey(vk=vk, convention="bellperson", **queries)
+    return ProvingKey.read(source, checked=checked, threads=threads)
 
 
 # ---------------------------------------------------------------------------- JSON
@@ -368,8 +196,6 @@ def check_params_layout(f, where: str) -> None:
     Raises:
         ParamsFormatError: a count that needs more bytes than the file has, or trailing bytes.
     """
-    from cuzk.errors import ParamsFormatError
-
     size = f.seek(0, io.SEEK_END)
     pos = sum(encoded_size(g, compressed=False) for _, g in VK_FIXED)
     for field, group in (("ic", G1), *PARAMS_QUERIES):

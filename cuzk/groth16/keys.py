@@ -18,7 +18,9 @@ import attrs
 import numpy as np
 
 from cuzk import curves
-from cuzk.errors import KeyMismatchError, UnsupportedCurveError
+from cuzk.errors import KeyMismatchError
+from cuzk.groth16 import bellperson_layout
+from cuzk.groth16.bellperson_layout import check_bellperson
 
 __all__ = ["VerifyingKey", "ProvingKey", "Density", "Convention", "CONVENTIONS", "check_same_curve", "check_bellperson"]
 
@@ -39,23 +41,6 @@ def check_same_curve(what_a: str, curve_a: str, what_b: str, curve_b: str, error
     a, b = curves.resolve(curves.canonical(curve_a)), curves.resolve(curves.canonical(curve_b))
     if a.name != b.name:
         raise error(f"{what_a} is over {a.title}, {what_b} over {b.title}: the two curves cannot be mixed")
-
-
-def check_bellperson(curve: str, what: str) -> None:
-    """Refuse a bellperson format (zcash point encodings) for a curve that has none.
-
-    >>> check_bellperson("bls12_381", "a .vk file")
-    >>> check_bellperson("bn254", "a .vk file")
-    Traceback (most recent call last):
-    cuzk.errors.UnsupportedCurveError: a .vk file is a bellperson format (zcash point encoding, BLS12-381); this key/proof is over BN254, which has none: use the snarkjs formats (cuzk.formats.snarkjs, cuzk.formats.snarkjs_json)
-    """
-    spec = curves.resolve(curves.canonical(curve))
-    if spec.point_encoding != "zcash":
-        having = ", ".join(s.title for s in curves.CURVES.values() if s.point_encoding == "zcash")
-        raise UnsupportedCurveError(
-            f"{what} is a bellperson format (zcash point encoding, {having}); this key/proof is over {spec.title}, "
-            "which has none: use the snarkjs formats (cuzk.formats.snarkjs, cuzk.formats.snarkjs_json)"
-        )
 
 
 def _mapped(arr, ndim: int) -> bool:
@@ -130,15 +115,11 @@ class VerifyingKey:
         >>> VerifyingKey.from_bytes(vk.to_bytes()) == vk     # doctest: +SKIP
         True
         """
-        from cuzk.formats import bellperson  # formats sits above groth16; import at call time
-
-        return bellperson.vk_to_bytes(self)
+        return bellperson_layout.vk_to_bytes(self)
 
     @classmethod
     def from_bytes(cls, data: bytes, *, checked: bool = True) -> "VerifyingKey":
-        from cuzk.formats import bellperson
-
-        return bellperson.vk_from_bytes(data, checked=checked)
+        return cls(**bellperson_layout.read_vk(data, checked=checked))
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, VerifyingKey):
@@ -280,15 +261,12 @@ class ProvingKey:
 
     def write(self, path) -> None:
         """Write the bellperson ``.params`` layout (uncompressed points)."""
-        from cuzk.formats import bellperson  # formats sits above groth16; import at call time
-
-        bellperson.write_params(self, path)
+        bellperson_layout.write_params(self, path)
 
     @classmethod
     def read(cls, path, *, checked: bool = True, r1cs=None, threads=None) -> "ProvingKey":
         """Read a bellperson ``.params`` file; pass ``r1cs`` to attach density and digest.
         ``threads`` check points in parallel (None: every core)."""
-        from cuzk.formats import bellperson
-
-        pk = bellperson.read_params(path, checked=checked, threads=threads)
+        vk, queries = bellperson_layout.read_params(path, checked=checked, threads=threads)
+        pk = cls(vk=VerifyingKey(**vk), convention="bellperson", **queries)
         return pk.with_circuit(r1cs) if r1cs is not None else pk

@@ -1,11 +1,12 @@
 """The Groth16 proof: three group elements of one curve.
 
 Its bytes are bellperson's layout (compressed A ‖ B ‖ C in the zcash point encoding; 192 bytes
-on BLS12-381), which lives in the formats layer (:mod:`cuzk.formats.bellperson_proof`): the
-methods here delegate to it, and nothing in this module names a curve. A proof of a curve
-without the zcash encoding (BN254) has no bellperson form: ``to_bytes`` raises
-:class:`cuzk.errors.UnsupportedCurveError`; it is written as snarkjs JSON
-(:mod:`cuzk.formats.snarkjs_json`).
+on BLS12-381), encoded here because :func:`cuzk.groth16.verify` takes a proof's bytes as well as
+the proof (:mod:`cuzk.formats.bellperson_proof` offers the same as functions). Point sizes come
+from the curve's ``EncodingFacts`` and the point codecs from its bundle, so nothing in this
+module names a curve. A proof of a curve without the zcash encoding (BN254) has no bellperson
+form: ``to_bytes`` raises :class:`cuzk.errors.UnsupportedCurveError`; it is written as snarkjs
+JSON (:mod:`cuzk.formats.snarkjs_json`).
 
     >>> from cuzk import curves
     >>> g = curves.get(curves.DEFAULT)
@@ -23,7 +24,9 @@ import numpy as np
 
 from cuzk.bounded_json import loads_bounded
 from cuzk import curves
-from cuzk.errors import InputError, ParamsFormatError
+from cuzk.curve.encoding import point_from_bytes, point_to_bytes
+from cuzk.errors import InputError, ParamsFormatError, PointEncodingError
+from cuzk.groth16.bellperson_layout import check_bellperson
 
 __all__ = ["Proof", "PROOF_BYTES", "proof_size"]
 
@@ -42,6 +45,12 @@ def proof_size(curve: str | None = None) -> int:
 PROOF_BYTES = proof_size(curves.DEFAULT)  #: the default curve's proof size (A ‖ B ‖ C, compressed)
 # to_json writes ~420 characters; anything over 64 KiB is not a proof, whatever its whitespace
 _MAX_JSON = 64 << 10
+
+
+def _parts(curve: str):
+    bundle = curves.get(curve)
+    enc = bundle.spec.encoding
+    return (("a", bundle.G1, enc.g1_compressed), ("b", bundle.G2, enc.g2_compressed), ("c", bundle.G1, enc.g1_compressed))
 
 
 def _frozen_copy(arr: np.ndarray) -> np.ndarray:
@@ -85,9 +94,8 @@ class Proof:
         Raises:
             UnsupportedCurveError: the proof's curve has no zcash encoding (BN254).
         """
-        from cuzk.formats import bellperson_proof  # formats sits above groth16; import at call time
-
-        return bellperson_proof.proof_to_bytes(self)
+        check_bellperson(self.curve, "a proof's bytes (Proof.to_bytes)")
+        return b"".join(point_to_bytes(group, getattr(self, name)) for name, group, _ in _parts(self.curve))
 
     @classmethod
     def from_bytes(cls, data: bytes, *, checked: bool = True, curve: str | None = None) -> "Proof":
@@ -95,13 +103,28 @@ class Proof:
         checked (on curve, in subgroup) unless ``checked=False``.
 
         Raises:
+            InputError: ``data`` is not bytes-like.
             ParamsFormatError: wrong length, or a point that does not decode (the message names
                 the element and its offset).
             UnsupportedCurveError: ``curve`` has no zcash encoding.
         """
-        from cuzk.formats import bellperson_proof
-
-        return bellperson_proof.proof_from_bytes(data, checked=checked, curve=curve)
+        if not isinstance(data, (bytes, bytearray, memoryview)):  # bytes(5) would be five zeros
+            raise InputError(f"Proof.from_bytes takes bytes, got {type(data).__name__}")
+        curve = curves.canonical(curve)
+        check_bellperson(curve, "a proof's bytes (Proof.from_bytes)")
+        data = bytes(data)
+        size = proof_size(curve)
+        if len(data) != size:
+            raise ParamsFormatError(f"a {curves.resolve(curve).title} Groth16 proof is {size} bytes, got {len(data)}")
+        parts = {}
+        off = 0
+        for name, group, n in _parts(curve):
+            try:
+                parts[name] = point_from_bytes(group, data[off : off + n], compressed=True, checked=checked)
+            except PointEncodingError as e:
+                raise ParamsFormatError(f"proof.{name} at offset {off}: {e}") from e
+            off += n
+        return cls(**parts, curve=curve)
 
     @staticmethod
     def concat(proofs) -> bytes:

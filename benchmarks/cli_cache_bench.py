@@ -1,6 +1,6 @@
 """Where the time of a warm-cache ``cuzk groth16 prove`` goes, against ``--trusted``, same run.
 
-An earlier run measured the warm key-cache path 0.4-0.5 s slower than ``--trusted`` (docs/performance.md)
+An earlier run measured the warm key-cache path 0.4-0.5 s slower than ``--trusted`` (docs/perf/history.md)
 with the modes run one after the other. Here every mode runs as a whole process, interleaved
 (mode A, mode B, mode C, mode A, ...), ``--runs`` times after one untimed warm-up each, and we
 report per mode the medians of the process's wall time and CPU time (user + sys of the child:

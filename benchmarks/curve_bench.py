@@ -16,7 +16,8 @@ import time
 import numpy as np
 from numba import njit
 
-from cuzk.curve import G1, G2, g1, g2
+from cuzk.curve import G1, G2
+from cuzk.curves.bls12_381 import g1, g2
 from cuzk.curve.encoding import points_from_bytes, points_to_bytes
 
 

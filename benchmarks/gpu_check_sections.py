@@ -17,8 +17,10 @@ import time
 import numpy as np
 
 from cuzk.field import Fq, Fr
-from cuzk.field.params import FQ, FR
+from cuzk.field import FQ, FR
 from cuzk.kernels import cuda
+from cuzk.curves import get as _get_curve
+BLS_CUDA = cuda.kernels_for(_get_curve("bls12_381").cuda)  # BLS12-381's CUDA kernels
 from cuzk.kernels.cuda_msm import MSM_PHASES
 from gpu_check_bn254 import bn254_section  # noqa: E402 - benchmarks/ is on sys.path (gpu_check.py)
 from gpu_check_engine import engine_section, workers_section  # noqa: E402
@@ -117,7 +119,8 @@ def random_scalars(n: int, seed: int) -> np.ndarray:
 
 
 def _cpu_msm(group, base, sc):
-    from cuzk.kernels import cpu
+    from cuzk.curves import get as _get_curve
+    cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 
     return getattr(cpu, f"msm_{group}")(base, sc)
 
@@ -160,22 +163,23 @@ def _smoke_fields(rt, sz, rep) -> None:
 
 
 def _smoke_ntt_msm(rt, sz, rep) -> None:
-    from cuzk.kernels import cpu
+    from cuzk.curves import get as _get_curve
+    cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 
     x = Fr.random(1 << sz.ntt_check, np.random.default_rng(2))
     for inverse in (False, True):
         for shift in (None, 7):
-            ok = (cuda.ntt(x, inverse=inverse, shift=shift) == cpu.ntt(x, inverse=inverse, shift=shift)).all()
+            ok = (BLS_CUDA.ntt(x, inverse=inverse, shift=shift) == cpu.ntt(x, inverse=inverse, shift=shift)).all()
             rep.row("smoke", f"NTT 2^{sz.ntt_check} inverse={inverse} shift={shift} == CPU", verified=bool(ok))
     a, b, c = (Fr.random(1 << sz.ntt_check, np.random.default_rng(s)) for s in (3, 4, 5))
-    ok = (cuda.h_pointwise(a, b, c, 12345) == cpu.h_pointwise(a, b, c, 12345)).all()
+    ok = (BLS_CUDA.h_pointwise(a, b, c, 12345) == cpu.h_pointwise(a, b, c, 12345)).all()
     rep.row("smoke", "fused H pointwise == CPU", verified=bool(ok))
     for group, log_n in sz.msm_check.items():
         pts, sc = _edge_msm_instance(group, log_n)
         want = _cpu_msm(group, pts, sc)
-        host_ok = (getattr(cuda, f"msm_{group}")(pts, sc) == want).all()
-        dsc, = cuda.stage(sc)
-        dev_ok = (getattr(cuda, f"msm_{group}")(cuda.upload_points(pts), dsc) == want).all()
+        host_ok = (getattr(BLS_CUDA, f"msm_{group}")(pts, sc) == want).all()
+        dsc, = BLS_CUDA.stage(sc)
+        dev_ok = (getattr(BLS_CUDA, f"msm_{group}")(BLS_CUDA.upload_points(pts), dsc) == want).all()
         rep.row("smoke", f"{group.upper()} MSM 2^{log_n} (zeros, infinity, duplicates; host and resident inputs)",
                 verified=bool(host_ok and dev_ok))
 
@@ -198,7 +202,8 @@ def _edge_msm_instance(group: str, log_n: int):
 
 # ---------------------------------------------------------------- (2) verified timings
 def timed_ntt(ctx) -> None:
-    from cuzk.kernels import cpu
+    from cuzk.curves import get as _get_curve
+    cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 
     rt, sz, rep = ctx.rt, ctx.sz, ctx.rep
     for log_n in sz.ntt_timed:
@@ -217,7 +222,7 @@ def timed_ntt(ctx) -> None:
                 **coset.fields())
         del x, back
     host = Fr.random(1 << sz.ntt_cpu, np.random.default_rng(16))
-    ok = bool((cuda.ntt(host, shift=7) == cpu.ntt(host, shift=7)).all())
+    ok = bool((BLS_CUDA.ntt(host, shift=7) == cpu.ntt(host, shift=7)).all())
     rep.row("timed", f"Fr NTT 2^{sz.ntt_cpu} coset 7 == CPU backend", verified=ok)
 
 
@@ -242,7 +247,7 @@ def timed_msm(ctx) -> None:
     for idx, (group, log_n) in enumerate(sz.msm_timed):
         n = 1 << log_n
         host_pts, base = tiled_points(group, n)
-        pts = cuda.upload_points(host_pts)
+        pts = BLS_CUDA.upload_points(host_pts)
         del host_pts
         for kind in kinds.get(idx, ("random",)):
             sc = _msm_inputs(group, log_n, kind)
@@ -264,7 +269,7 @@ def phases(ctx) -> None:
         log_n = sz.phase_log[group]
         n = 1 << log_n
         host_pts, _ = tiled_points(group, n)
-        pts = cuda.upload_points(host_pts)
+        pts = BLS_CUDA.upload_points(host_pts)
         dsc = rt.asarray(random_scalars(n, 5).view(np.uint32))
         cuda.run_msm(rt, group, pts.words, dsc, n)
         runs = []
@@ -290,7 +295,7 @@ def sweep(ctx) -> None:
     rt, sz, rep = ctx.rt, ctx.sz, ctx.rep
     n = 1 << sz.sweep_log
     host_pts, _ = tiled_points("g1", n)
-    pts = cuda.upload_points(host_pts)
+    pts = BLS_CUDA.upload_points(host_pts)
     dsc = rt.asarray(random_scalars(n, 9).view(np.uint32))
     want = cuda.run_msm(rt, "g1", pts.words, dsc, n)
     best = None
@@ -330,7 +335,7 @@ def _sweep_widths(ctx, log_n: int, widths) -> None:
     rt, rep = ctx.rt, ctx.rep
     n = 1 << log_n
     host_pts, _ = tiled_points("g1", n)
-    pts = cuda.upload_points(host_pts)
+    pts = BLS_CUDA.upload_points(host_pts)
     del host_pts
     dsc = rt.asarray(random_scalars(n, 10).view(np.uint32))
     want, results = None, []
@@ -392,18 +397,19 @@ def _diagnose(ctx, pk, w, bases):
     """Name the part of a proof that differs: H and each of the five MSMs against the CPU backend."""
     from cuzk.groth16.prove import query_scalars
     from cuzk.groth16.r1cs_to_qap import compute_h, witness_evaluations
-    from cuzk.kernels import cpu
+    from cuzk.curves import get as _get_curve
+    cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 
     a, b, c = witness_evaluations(w, pk.n_inputs, pk.domain_size)
     h_cpu = cpu.to_canonical(compute_h(a, b, c, cpu, convention=pk.convention))
-    h_gpu = cuda.to_canonical(compute_h(*cuda.stage(a, b, c), cuda, convention=pk.convention))
+    h_gpu = BLS_CUDA.to_canonical(compute_h(*BLS_CUDA.stage(a, b, c), BLS_CUDA, convention=pk.convention))
     h_gpu = ctx.rt.asnumpy(h_gpu.array).view(np.uint64).reshape(-1, 4)
     ctx.rep.row("proof", "  diagnosis: H", verified=bool((h_cpu == h_gpu).all()))
     a_sc, b_sc, l_sc = query_scalars(pk, Fr.from_mont(w.z))
     for name, pts, dpts, sc, g in (("MSM_A", pk.a, bases.a, a_sc, "g1"), ("MSM_B1", pk.b_g1, bases.b_g1, b_sc, "g1"),
                                    ("MSM_B2", pk.b_g2, bases.b_g2, b_sc, "g2"), ("MSM_L", pk.l, bases.l, l_sc, "g1"),
                                    ("MSM_H", pk.h, bases.h, h_cpu, "g1")):
-        same = (getattr(cuda, f"msm_{g}")(dpts, sc) == _cpu_msm(g, pts, sc)).all()
+        same = (getattr(BLS_CUDA, f"msm_{g}")(dpts, sc) == _cpu_msm(g, pts, sc)).all()
         ctx.rep.row("proof", f"  diagnosis: {name}", verified=bool(same))
 
 
@@ -428,7 +434,7 @@ def _h_host_rows(ctx, log, pk, w) -> None:
     sc = witness_prep.query_scalars(pk, z)
 
     def stage(arrays):
-        staged = cuda.stage(*arrays)
+        staged = BLS_CUDA.stage(*arrays)
         for d in staged:
             rt.wait(d)
         rt.synchronize()

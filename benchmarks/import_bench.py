@@ -30,7 +30,7 @@ import time
 from tree_ab import alternate, load_average
 
 MODULES = ("cuzk", "cuzk.formats.snarkjs", "cuzk.formats.snarkjs_json", "cuzk.prover", "cuzk.engine.keycache",
-           "cuzk.field.fq12", "cuzk.curve.pairing")
+           "cuzk.curves.bls12_381.fq12", "cuzk.curves.bls12_381.pairing")
 
 
 def _child_cpu() -> float:

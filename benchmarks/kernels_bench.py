@@ -24,8 +24,9 @@ import numpy as np
 
 import cuzk
 from cuzk.curve import G1, G2
-from cuzk.field.params import FR
-from cuzk.kernels import cpu
+from cuzk.field import FR
+from cuzk.curves import get as _get_curve
+cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 from cuzk.kernels.cpu_threads import resolve_threads
 
 __all__ = ["main"]

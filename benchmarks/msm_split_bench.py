@@ -18,7 +18,9 @@ import time
 import numpy as np
 
 from cuzk.curve import G1, G2
-from cuzk.kernels import cpu, msm_cpu
+from cuzk.kernels import msm_cpu
+from cuzk.curves import get as _get_curve
+cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 
 
 def _scalars(rng, n):

@@ -15,10 +15,10 @@ import os
 import statistics
 import time
 
-from cuzk.curve import pairing as pr
+from cuzk.curves.bls12_381 import pairing as pr
 from cuzk.curve.coords import mont_array
-from cuzk.curve.params import G1_PARAMS, G2_PARAMS
-from cuzk.field.params import FQ
+from cuzk.curve import G1_PARAMS, G2_PARAMS
+from cuzk.field import FQ
 
 __all__ = ["main"]
 

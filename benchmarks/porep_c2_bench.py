@@ -35,7 +35,8 @@ from cuzk.circuits.filecoin.porep.c1 import circuit_inputs
 from cuzk.engine.circuit import pce_bytes
 from cuzk.groth16 import create_proof, setup, verify
 from cuzk.groth16.prove import query_scalars
-from cuzk.kernels import cpu
+from cuzk.curves import get as _get_curve
+cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 from cuzk.kernels.bit_split import split_bits
 from cuzk.timeline import Timeline, stage_context
 

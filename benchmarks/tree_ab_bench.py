@@ -34,7 +34,6 @@ import glob, json, os, statistics, sys, time
 import numpy as np
 from numba import njit
 from cuzk import curves
-from cuzk.kernels import cpu
 args = json.loads(sys.argv[1])
 out = {}
 

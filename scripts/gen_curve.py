@@ -29,7 +29,7 @@ KINDS = ("points",)
 
 
 def render(name: str) -> str:
-    """Source text of BLS12-381's ``cuzk/curve/<name>.py`` ("g1" | "g2")."""
+    """Source text of BLS12-381's ``cuzk/curves/bls12_381/<name>.py`` ("g1" | "g2")."""
     return render_points(layout_of(BLS12_381), name)
 
 

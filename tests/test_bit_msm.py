@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 
 from cuzk import curves
 from cuzk.errors import InputError
-from cuzk.kernels import bit_split, cpu, msm_bits, msm_cpu
+from cuzk.kernels import bit_split, msm_bits, msm_cpu
+from cuzk.curves import get as _get_curve
+cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 from cuzk.kernels.bit_split import BitSplit, split_bits
 
 CURVES = ("bls12_381", "bn254", "bls12_377")
@@ -25,7 +27,7 @@ MIXES = ("zeros", "ones", "none", "mixed", "r-1", "bits")
 
 def _group(cv, group):
     k = cv.kernels
-    return msm_cpu._group(group) if k is cpu else k._group(group)
+    return k.group(group)
 
 
 def _scalars(cv, n: int, mix: str, rng) -> list[int]:
@@ -128,7 +130,7 @@ def test_cpu_bit_msm_over_many_slices_and_threads(monkeypatch):
     monkeypatch.setattr(msm_bits, "_ONES_SLICE", 64)  # the same on an IFMA host
     pts, logs, ks = _instance("bls12_381", "g1", 1000, "bits", seed=3)
     sc = curves.get("bls12_381").Fr.ints_to_limbs(ks)
-    assert msm_bits.ones_sum(msm_cpu._group("g1"), pts, split_bits(sc).ones, 2).shape[0] > 2
+    assert msm_bits.ones_sum(cpu.group("g1"), pts, split_bits(sc).ones, 2).shape[0] > 2
     np.testing.assert_array_equal(cpu.msm_bits_g1(pts, sc, threads=2), cpu.msm_g1(pts, sc, threads=2))
 
 
@@ -300,7 +302,7 @@ def test_cpu_and_cuda_bit_msms_have_the_same_signature():
     cuda = pytest.importorskip("cuzk.kernels.cuda")
     for name in ("msm_bits_g1", "msm_bits_g2"):
         ours = [(p.name, p.kind, p.default) for p in inspect.signature(getattr(cpu, name)).parameters.values()]
-        for other in (getattr(cuda, name), getattr(cuda.CudaKernels, name), getattr(cpu.CpuKernels, name)):
+        for other in (getattr(cuda.kernels_for(curves.get("bls12_381").cuda), name), getattr(cuda.CudaKernels, name)):
             params = list(inspect.signature(other).parameters.values())
             params = params[1:] if params[0].name == "self" else params
             assert [(p.name, p.kind, p.default) for p in params] == ours, (name, other)

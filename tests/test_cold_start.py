@@ -15,11 +15,14 @@ from test_groth16_support import CubeTag, keys_for
 from cuzk import curves
 from cuzk.circuit import Circuit
 from cuzk.curve import G1
-from cuzk.field import Fr, fq, fq2
+from cuzk.field import Fr
+from cuzk.curves.bls12_381 import fq, fq2
 from cuzk.field.jit import JitKernel, jit_kernel, readonly
 from cuzk.groth16 import create_proof, setup, verify
 from cuzk.groth16.warmup import start_warm_up, warm_up
-from cuzk.kernels import cpu, msm_cpu
+from cuzk.kernels import msm_cpu
+from cuzk.curves import get as _get_curve
+cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 from cuzk.prover import GpuProver
 from cuzk.synth import Synthesizer
 
@@ -81,9 +84,9 @@ def test_readonly_is_a_view_and_idempotent():
 
 
 def test_one_specialization_whatever_the_arrays_flags():
-    from cuzk.curve import g1
-    from cuzk.field import fr_array
-    from cuzk.kernels import msm_kernels_g1
+    from cuzk.curves.bls12_381 import g1
+    from cuzk.curves.bls12_381 import fr_array
+    from cuzk.curves.bls12_381 import msm_kernels_g1
 
     g = G1.generator()
     pts = np.stack([g, G1.mul(g, 2), G1.mul(g, 3)])

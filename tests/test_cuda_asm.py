@@ -14,7 +14,7 @@ import pytest
 
 from cuda_host import host_runtime, ptx_sim, pyref
 from cuzk.curves import CURVES
-from cuzk.field.params import FQ
+from cuzk.field import FQ
 from cuzk.kernels import cuda
 from cuzk.kernels.cuda import ArithOp
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from py_ecc import optimized_bls12_381, optimized_bn128
 
 from cuda_host import host_runtime, pyref
-from cuzk.field.params import FQ, FR
+from cuzk.field import FQ, FR
 from cuzk.errors import InputError
 from cuzk.kernels import cuda, cuda_runtime
 from cuzk.kernels.cuda import ArithOp, EcOp

@@ -9,8 +9,10 @@ import pytest
 from cuda_host import host_runtime, pyref
 from cuzk import curves
 from cuzk.errors import InputError
-from cuzk.field.params import FR
+from cuzk.field import FR
 from cuzk.kernels import cuda, cuda_ntt
+from cuzk.curves import get as _get_curve
+BLS_CUDA = cuda.kernels_for(_get_curve("bls12_381").cuda)  # BLS12-381's CUDA kernels
 
 pytestmark = pytest.mark.skipif(not host_runtime.shutil.which("g++"), reason="g++ is needed for the host shim")
 r = FR.modulus
@@ -109,7 +111,7 @@ def test_strided_passes_read_and_write_runs_of_consecutive_elements(monkeypatch)
 
 
 def test_matches_cpu_backend_when_present(rt):
-    cpu = pytest.importorskip("cuzk.kernels.cpu")
+    cpu = pytest.importorskip("cuzk.curves").get("bls12_381").kernels
     rng = np.random.default_rng(3)
     vals = [int(v) for v in rng.integers(0, 2**62, size=1 << 10)]
     x = pyref.to_mont_limbs(vals, FR)
@@ -146,7 +148,7 @@ def test_runtime_caches_stay_bounded_per_kind_and_results_stay_right(rt, monkeyp
         assert kinds.count("twiddles") <= cuda_ntt._TWIDDLE_TABLES and kinds.count("fr_const") <= 5
     x = rt.asarray(pyref.to_mont_limbs(vals, FR).view(np.uint32))
     before = x.copy()
-    canon = cuda.to_canonical(cuda.DeviceArray(x, rt))
+    canon = BLS_CUDA.to_canonical(cuda.DeviceArray(x, rt))
     assert (x == before).all() and pyref.canon_limbs(vals).view(np.uint32).tolist() == np.asarray(canon.array).tolist()
 
 
@@ -185,4 +187,4 @@ def test_bn254_matches_its_cpu_backend(bn_rt):
     canon = kern.to_canonical(cuda.DeviceArray(bn_rt.asarray(x.view(np.uint32)), bn_rt))
     np.testing.assert_array_equal(np.asarray(canon.array).view(np.uint64), bn.kernels.to_canonical(x))
     with pytest.raises(InputError, match="bn254 device array, these kernels are bls12_381's"):
-        cuda.to_canonical(canon)
+        BLS_CUDA.to_canonical(canon)

@@ -13,6 +13,8 @@ from cuda_host import fake_cupy, host_runtime
 from cuzk.errors import InputError
 from cuzk.field import Fr
 from cuzk.kernels import cuda, cuda_kernels, cuda_ntt, cuda_runtime
+from cuzk.curves import get as _get_curve
+BLS_CUDA = cuda.kernels_for(_get_curve("bls12_381").cuda)  # BLS12-381's CUDA kernels
 
 pytestmark = pytest.mark.skipif(not host_runtime.shutil.which("g++"), reason="g++ is needed for the host shim")
 
@@ -25,7 +27,7 @@ def fake_gpu(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", fake)
     monkeypatch.setattr(cuda_runtime, "_compile_cubin", lambda arch, defines=(), curve="bls12_381": pathlib.Path(f"/nonexistent/cuzk_sm{arch}_{curve}.cubin"))
     monkeypatch.setattr(cuda_runtime, "_RUNTIMES", {})
-    rt = cuda.get_runtime(0)
+    rt = cuda.get_runtime(0, _get_curve("bls12_381").cuda)
     assert isinstance(rt, cuda_runtime.CupyRuntime) and rt.xp is fake
     rt.ntt_max_stages, rt.ntt_columns = 4, 2  # few std::threads per shared-memory block on the host
     rt.pinned = PinnedRing(bytearray, chunk=128, count=2)  # arrays of a few rows already take several chunks
@@ -37,20 +39,21 @@ def fake_gpu(monkeypatch):
 
 
 def test_staged_copies_land_only_when_waited_on(fake_gpu):
-    from cuzk.kernels import cpu
+    from cuzk.curves import get as _get_curve
+    cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 
     x = Fr.random(16, np.random.default_rng(1))
-    d, = cuda.stage(x)
+    d, = BLS_CUDA.stage(x)
     # 512 bytes through a ring of two 128-byte chunks: chunks 3 and 4 wait for the copies of 1 and 2
     # (never refilled while on the wire), so only the last two are still in flight on return
     landed = (np.asarray(d.array).view(np.uint64) == x).all(axis=1)
     assert landed[:8].all() and not landed[8:].any()  # in flight: a kernel would read poison
     assert d.event is not None and not d.event.done
-    y = cuda.ntt(d, shift=7)  # waits on d's event first
+    y = BLS_CUDA.ntt(d, shift=7)  # waits on d's event first
     assert d.event.done
     np.testing.assert_array_equal(np.asarray(y.array).view(np.uint64), cpu.ntt(x, shift=7))
     with fake_gpu.timer() as t:
-        cuda.ntt(y, inverse=True, shift=7)
+        BLS_CUDA.ntt(y, inverse=True, shift=7)
     assert t.ms >= 0
 
 
@@ -97,7 +100,7 @@ def test_gpu_prover_proves_a_bn254_key_through_the_cupy_runtime(monkeypatch):
     x = curves.get("bn254").Fr.random(8, np.random.default_rng(5))  # a host array: converted on the device
     np.testing.assert_array_equal(prover._backend.to_canonical(x), curves.get("bn254").kernels.to_canonical(x))
     with pytest.raises(InputError, match="bn254's, the MSM is over bls12_381"):
-        cuda.msm_g1(prover._bases.a, np.zeros((len(prover._bases.a), 4), np.uint64))  # BN254 points, BLS12-381 MSM
+        BLS_CUDA.msm_g1(prover._bases.a, np.zeros((len(prover._bases.a), 4), np.uint64))  # BN254 points, BLS12-381 MSM
     import gc
 
     gc.collect()
@@ -142,7 +145,7 @@ def test_gpu_out_of_memory_mid_proof_falls_back_to_the_cpu_or_raises(fake_gpu, m
     def full(*args, **kwargs):
         raise DeviceOutOfMemoryError("GPU out of memory in msm_g1: test")
 
-    monkeypatch.setattr(cuda, "msm_g1", full)
+    monkeypatch.setattr(BLS_CUDA, "msm_g1", full)
     tl = Timeline()
     with caplog.at_level("WARNING", logger="cuzk.prover"), stage_context(tl, job_id=3):
         proof = prover.prove(w, r=5, s=6)
@@ -181,14 +184,15 @@ def test_fake_kernels_reject_what_cupy_would_misread(fake_gpu):
 
 
 def test_strided_cupy_input_is_copied_before_the_kernels_see_it(fake_gpu, monkeypatch):
-    from cuzk.kernels import cpu
+    from cuzk.curves import get as _get_curve
+    cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 
     monkeypatch.setattr(cuda_kernels, "_is_cupy", lambda a: isinstance(a, fake_cupy.FakeArray))
     x = Fr.random(16, np.random.default_rng(4))
     rows = np.repeat(x.view(np.uint32), 2, axis=0)
     strided = fake_gpu.asarray(rows)[::2]  # every other row: the rows of x, not contiguous
     assert not strided.flags.c_contiguous
-    y = cuda.ntt(strided, shift=7)
+    y = BLS_CUDA.ntt(strided, shift=7)
     np.testing.assert_array_equal(np.asarray(y.array).view(np.uint64), cpu.ntt(x, shift=7))
     assert y.event is not None  # the caller's stream and other threads can order after it
 
@@ -202,12 +206,12 @@ def test_twiddle_tables_are_per_stream_so_eviction_never_frees_a_table_another_s
 
     monkeypatch.setattr(cuda_ntt, "_TWIDDLE_TABLES", 2)
     x = Fr.random(32, np.random.default_rng(7))
-    a = cuda.ntt(x)  # thread A (this one) makes the 2^5 table
+    a = BLS_CUDA.ntt(x)  # thread A (this one) makes the 2^5 table
     b_ready, a_done = threading.Event(), threading.Event()
 
     def thread_b():
-        d, = cuda.stage(x)
-        cuda.ntt(d)  # a DeviceArray in: no synchronisation at the end
+        d, = BLS_CUDA.stage(x)
+        BLS_CUDA.ntt(d)  # a DeviceArray in: no synchronisation at the end
         keys = {k[1] for k in fake_gpu.cache if k[0] == "twiddles"}
         assert len(keys) == 2  # its own table, not A's
         b_ready.set()
@@ -217,10 +221,10 @@ def test_twiddle_tables_are_per_stream_so_eviction_never_frees_a_table_another_s
     t.start()
     assert b_ready.wait(10)
     for log_n in (3, 4, 5, 3, 4, 5):  # evicts both 2^5 tables, then reallocates blocks of their size
-        cuda.ntt(Fr.random(1 << log_n, np.random.default_rng(log_n)), inverse=True)
+        BLS_CUDA.ntt(Fr.random(1 << log_n, np.random.default_rng(log_n)), inverse=True)
     a_done.set()
     t.join(10)
-    np.testing.assert_array_equal(a, cuda.ntt(x))
+    np.testing.assert_array_equal(a, BLS_CUDA.ntt(x))
     assert sum(1 for k in fake_gpu.cache if k[0] == "twiddles") <= 2
 
 
@@ -233,9 +237,9 @@ def test_sync_mode_names_the_failing_kernel_and_a_sticky_error_stops_every_later
     x = Fr.random(16, np.random.default_rng(2))
     fake_gpu.xp.fault = "ntt_stages"
     with pytest.raises(BackendUnavailableError, match=r"kernel ntt_stages \(grid .*cudaErrorIllegalAddress.*sticky"):
-        cuda.ntt(x)
+        BLS_CUDA.ntt(x)
     with pytest.raises(BackendUnavailableError, match="unusable: kernel ntt_stages"):
-        cuda.msm_g1(np.zeros((1, 2, 6), np.uint64), np.zeros((1, 4), np.uint64))  # fails at once, names the culprit
+        BLS_CUDA.msm_g1(np.zeros((1, 2, 6), np.uint64), np.zeros((1, 4), np.uint64))  # fails at once, names the culprit
     fake_gpu.xp.hazards.clear()
 
 
@@ -247,13 +251,13 @@ def test_without_sync_mode_a_fault_surfaces_at_the_next_sync_with_a_hint(fake_gp
     # the fault surfaces at the next CUDA call (here the next launch, as on a GPU), which can only
     # say "this kernel or one before it" and how to find out
     with pytest.raises(BackendUnavailableError, match="or a kernel launched before it.*CUZK_CUDA_SYNC=1.*sticky"):
-        cuda.ntt(Fr.random(8, np.random.default_rng(3)), shift=7)
+        BLS_CUDA.ntt(Fr.random(8, np.random.default_rng(3)), shift=7)
     assert "unusable" in str(pytest.raises(BackendUnavailableError, fake_gpu.synchronize).value)
     fake_gpu.xp.hazards.clear()
 
 
 def test_warm_up_loads_every_kernel_and_runs_the_plans(fake_gpu):
-    cuda.warm_up(0)
+    BLS_CUDA.warm_up(0)
     assert set(fake_gpu._kernels) == set(cuda_runtime.launch_bounds())
     attrs = fake_gpu.kernel_attributes()
     assert set(attrs) == set(cuda_runtime.launch_bounds()) and all("num_regs" in a for a in attrs.values())
@@ -267,7 +271,7 @@ def test_raw_cupy_scalars_are_checked_by_a_module_kernel(fake_gpu, monkeypatch):
     bad[1] = np.frombuffer(Fr.modulus.to_bytes(32, "little"), np.uint32)  # exactly r
     bad[2, 7] = 0xFFFFFFFF
     with pytest.raises(FieldValueError, match="2 device rows are not canonical"):
-        cuda.msm_g1(np.zeros((3, 2, 6), np.uint64), fake_gpu.asarray(bad))
+        BLS_CUDA.msm_g1(np.zeros((3, 2, 6), np.uint64), fake_gpu.asarray(bad))
 
 
 
@@ -281,14 +285,14 @@ def test_an_msm_waits_on_the_host_once_and_runs_only_module_kernels(fake_gpu, mo
     assert not hasattr(fake_gpu.xp, "cumsum") and not hasattr(fake_gpu.xp, "searchsorted")
     pts = G1.random(64, np.random.default_rng(1))
     sc = Fr.from_mont(Fr.random(64, np.random.default_rng(2)))
-    dev, (dsc,) = cuda.upload_points(pts), cuda.stage(sc)
-    want = cuda.msm_g1(pts, sc)
+    dev, (dsc,) = BLS_CUDA.upload_points(pts), BLS_CUDA.stage(sc)
+    want = BLS_CUDA.msm_g1(pts, sc)
     waits, launches = [], []
     stream_sync, event_sync, launch = type(fake_gpu.stream).synchronize, fake_cupy._Event.synchronize, fake_gpu.launch
     monkeypatch.setattr(type(fake_gpu.stream), "synchronize", lambda self: (waits.append("stream"), stream_sync(self))[1])
     monkeypatch.setattr(fake_cupy._Event, "synchronize", lambda self: (waits.append("event"), event_sync(self))[1])
     monkeypatch.setattr(fake_gpu, "launch", lambda name, *a, **k: (launches.append(name), launch(name, *a, **k))[1])
-    np.testing.assert_array_equal(cuda.msm_g1(dev, dsc), want)
+    np.testing.assert_array_equal(BLS_CUDA.msm_g1(dev, dsc), want)
     assert waits == ["stream"]  # the read-back of the window sums
     assert launches == ["msm_digit_count", "msm_scan_blocks", "msm_scan_add", "msm_digit_scatter", "g1_msm_bucket_acc",
                         "g1_msm_bucket_fixup", "g1_msm_window_segments"]  # 64 points: no heavy tree, one segment

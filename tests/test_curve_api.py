@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from cuzk.curve import G1, G2
 from cuzk.errors import FieldValueError, InputError
-from cuzk.field.params import FQ
+from cuzk.field import FQ
 
 P = FQ.modulus
 coord = st.integers(0, P - 1)

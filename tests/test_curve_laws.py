@@ -7,8 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cuzk import curves
-from cuzk.curve import G1, G2, g1, g2
-from cuzk.field.params import FR
+from cuzk.curve import G1, G2
+from cuzk.curves.bls12_381 import g1, g2
+from cuzk.field import FR
 
 R = FR.modulus
 _BN = curves.get("bn254")

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from py_ecc.bls.point_compression import modular_squareroot_in_FQ2
 
 from cuzk.curve import G1, G2
-from cuzk.curve.params import G1_PARAMS, G2_PARAMS
-from cuzk.field.params import FQ, FR
+from cuzk.curve import G1_PARAMS, G2_PARAMS
+from cuzk.field import FQ, FR
 
 P = FQ.modulus
 

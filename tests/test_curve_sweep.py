@@ -71,7 +71,7 @@ def _per_curve_modules() -> set[str]:
     for spec in _SPECS:
         lay = layout(spec)
         mods |= {lay.module(m) for m in FIELD_MODULES + CURVE_MODULES + KERNEL_MODULES}
-        mods |= {lay.field_params, lay.curve_params} | ({lay.params_module} if lay.params_module else set())
+        mods |= {lay.params_module}
     return mods
 
 
@@ -83,9 +83,9 @@ def _per_curve_object(obj) -> bool:
         return obj.__name__ in PER_CURVE_MODULES
     if isinstance(obj, (CurveSpec, FieldParams, CurveParams)):
         return True
-    for spec in _SPECS:  # the legacy packages' attributes that are a curve's fields/groups/kernels
+    for spec in _SPECS:  # a bundle's fields, groups, pairing and kernels (the default curve's short names too)
         b = curves.get(spec.name)
-        if b._legacy() and any(obj is getattr(b, k) for k in ("Fr", "Fq", "G1", "G2", "pairing", "kernels")):
+        if any(obj is getattr(b, k) for k in ("Fr", "Fq", "G1", "G2", "pairing", "kernels")):
             return True
     return False
 
@@ -180,7 +180,7 @@ def test_allow_list_is_used(all_findings):
     ('x = "bn128"\n', "bn254"),
     ('fam = "bls12"\n', "bls12"),
     ("from cuzk.curve import G1\n", "cuzk.curve.G1"),
-    ("from cuzk.field.fr import mul\n", "cuzk.field.fr"),
+    ("from cuzk.curves.bls12_381.fr import mul\n", "cuzk.curves.bls12_381.fr"),
     ("import cuzk.curves.bn254.pairing\n", "cuzk.curves.bn254.pairing"),
     ("from cuzk.curves import BN254\n", "BN254"),
     ("s = curves.BLS12_381.name\n", "BLS12_381"),

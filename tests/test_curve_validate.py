@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from cuzk.curve import G1, G2
 from cuzk.curve import validate as V
 from cuzk.curve.encoding import points_from_bytes, points_to_bytes
-from cuzk.curve.params import G1_PARAMS
+from cuzk.curve import G1_PARAMS
 from cuzk.errors import InputError, NotInSubgroupError, NotOnCurveError
-from cuzk.field.params import FQ
+from cuzk.field import FQ
 from test_curve_subgroup import _first_points, g1_point_from_x, g2_point_from_x
 
 

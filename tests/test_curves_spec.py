@@ -193,9 +193,10 @@ def test_registry_names_and_aliases():
 def test_bls12_381_bundle_is_todays_objects():
     import cuzk.curve
     import cuzk.field
-    from cuzk.kernels import cpu
+    from cuzk.curves import get as _get_curve
+    cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 
     b = curves.get("bls12_381")
     assert b.Fr is cuzk.field.Fr and b.Fq is cuzk.field.Fq
     assert b.G1 is cuzk.curve.G1 and b.G2 is cuzk.curve.G2
-    assert b.pairing is cuzk.curve.pairing and b.kernels is cpu
+    assert b.pairing is cuzk.curves.bls12_381.pairing and b.kernels is cpu

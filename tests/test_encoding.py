@@ -10,7 +10,7 @@ from py_ecc.bls import point_compression as pc
 from cuzk.curve import G1, G2
 from cuzk.curve.encoding import encoded_size, point_from_bytes, point_to_bytes, points_from_bytes, points_to_bytes
 from cuzk.errors import FieldValueError, NotInSubgroupError, NotOnCurveError, PointEncodingError
-from cuzk.field.params import FQ, FR
+from cuzk.field import FQ, FR
 
 P = FQ.modulus
 GROUPS = [pytest.param(G1, id="G1"), pytest.param(G2, id="G2")]

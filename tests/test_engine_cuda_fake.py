@@ -20,6 +20,8 @@ pytestmark = pytest.mark.skipif(not host_runtime.shutil.which("g++"), reason="g+
 @pytest.fixture
 def fake(monkeypatch):
     from cuzk.kernels import cuda, cuda_runtime
+    from cuzk.curves import get as _get_curve
+    BLS_CUDA = cuda.kernels_for(_get_curve("bls12_381").cuda)  # BLS12-381's CUDA kernels
     from cuzk.kernels.cuda_staging import PinnedRing
 
     fake = fake_cupy.make_fake_cupy(host_runtime.get_runtime(), devices=2)
@@ -27,7 +29,7 @@ def fake(monkeypatch):
     monkeypatch.setattr(cuda_runtime, "_compile_cubin", lambda arch, defines=(), curve="bls12_381": pathlib.Path(f"/x/cuzk_sm{arch}_{curve}.cubin"))
     monkeypatch.setattr(cuda_runtime, "_RUNTIMES", {})
     for d in (0, 1):
-        rt = cuda.get_runtime(d)
+        rt = cuda.get_runtime(d, _get_curve("bls12_381").cuda)
         rt.ntt_max_stages, rt.ntt_columns = 4, 2  # few std::threads per block on the host
         rt.pinned = PinnedRing(bytearray, chunk=128, count=2)
     yield fake
@@ -134,8 +136,10 @@ def test_device_budget_evicts_the_idle_key_and_refuses_a_key_that_never_fits(fak
 def _full_while_uploading(monkeypatch, fake, limit):
     """The device is full at upload time: an upload that takes it past ``limit`` bytes fails."""
     from cuzk.kernels import cuda
+    from cuzk.curves import get as _get_curve
+    BLS_CUDA = cuda.kernels_for(_get_curve("bls12_381").cuda)  # BLS12-381's CUDA kernels
 
-    upload = cuda.upload_points
+    upload = BLS_CUDA.upload_points
 
     def tight(points, device_id=0):
         old, fake.pool.device_memory = fake.pool.device_memory, limit
@@ -144,7 +148,7 @@ def _full_while_uploading(monkeypatch, fake, limit):
         finally:
             fake.pool.device_memory = old
 
-    monkeypatch.setattr(cuda, "upload_points", tight)
+    monkeypatch.setattr(BLS_CUDA, "upload_points", tight)
 
 
 def test_out_of_device_memory_drops_idle_keys_and_retries_else_fails_only_that_job(fake, cubes, tmp_path, monkeypatch):

@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cuzk.field import FQ, fq2
+from cuzk.field import FQ
+from cuzk.curves.bls12_381 import fq2
 
 P = FQ.modulus
 R = FQ.r

@@ -1,4 +1,4 @@
-"""In-JIT contract of cuzk.field.fr / fq (scalar kernels) and the limb intrinsics."""
+"""In-JIT contract of cuzk.curves.bls12_381.fr / fq (scalar kernels) and the limb intrinsics."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from numba import njit
 
-from cuzk.field import FQ, FR, fq, fr
+from cuzk.field import FQ, FR
+from cuzk.curves.bls12_381 import fq, fr
 from cuzk.field import intrinsics
 from cuzk.field.intrinsics import adc, mac, sbb
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from numba import njit
 
 MASK = 2**64 - 1
-CURVES = {"bls12_381": "cuzk.field", "bn254": "cuzk.curves.bn254"}
+CURVES = {"bls12_381": "cuzk.curves.bls12_381", "bn254": "cuzk.curves.bn254"}
 
 
 def _mods(curve):

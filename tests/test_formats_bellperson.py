@@ -17,7 +17,7 @@ from cuzk import Synthesizer
 from cuzk import reference as ref
 from cuzk.curve import G1
 from cuzk.errors import KeyMismatchError, ParamsFormatError
-from cuzk.field.params import FQ
+from cuzk.field import FQ
 from cuzk.formats import bellperson as bp
 from cuzk.groth16 import bellperson_layout
 from cuzk.groth16 import ProvingKey, ToxicWaste, VerifyingKey, create_proof, setup_with_waste, verify

@@ -2,8 +2,9 @@
 
 The generator renders, for every curve in ``cuzk.curves.catalog``, the prime fields, the tower,
 the point modules, the pairing, the MSM and NTT kernels, the CUDA parameter and PTX-block
-headers (plus cu/curve.h, which picks one at compile time) and (for curves other than
-BLS12-381) the package files; the old per-kind entry points render subsets of the same jobs.
+headers (plus cu/curve.h, which picks one at compile time) and every curve's package files
+(``cuzk/curves/<name>/__init__.py``, ``params.py``); the old per-kind entry points render
+subsets of the same jobs.
 """
 
 import importlib.util
@@ -40,10 +41,10 @@ def test_every_generated_file_is_fresh(outputs):
 
 
 def test_outputs_cover_every_curve_and_module(outputs):
-    # one module of each generic name per curve, the package files of non-legacy curves, and per
-    # curve the CUDA parameter and PTX-block headers, plus the one curve selector (cu/curve.h)
-    per_curve = len(FIELD_MODULES) + len(CURVE_MODULES) + len(KERNEL_MODULES) + 2
-    extra = 2 * sum(1 for c in CURVES if c != "bls12_381") + 1
+    # one module of each generic name per curve, every curve's two package files, and per curve
+    # the CUDA parameter and PTX-block headers, plus the one curve selector (cu/curve.h)
+    per_curve = len(FIELD_MODULES) + len(CURVE_MODULES) + len(KERNEL_MODULES) + 2 + 2
+    extra = 1
     assert len(outputs) == per_curve * len(CURVES) + extra
     cu = ROOT / "cuzk" / "kernels" / "cu"
     for name in CURVES:
@@ -54,10 +55,10 @@ def test_outputs_cover_every_curve_and_module(outputs):
     # no generated CUDA header left over from a curve the catalog no longer has
     assert set(cu.glob("params_*.h")) | set(cu.glob("mont_asm_*.h")) <= set(outputs)
     # nothing in a generated curve package that the generator does not write (no orphans)
+    # every curve in one place: its package, written whole by the generator (no orphans)
     for name in CURVES:
         pkg = ROOT / "cuzk" / "curves" / name
-        if pkg.is_dir():
-            assert {f for f in pkg.glob("*.py")} <= set(outputs), name
+        assert {f for f in pkg.glob("*.py")} == {p for p in outputs if p.parent == pkg}, name
 
 
 def test_check_mode_and_old_entry_points_report_clean(capsys):
@@ -69,8 +70,8 @@ def test_check_mode_and_old_entry_points_report_clean(capsys):
         assert _load(script).main(["--check"]) == 0, capsys.readouterr().out
 
 
-def test_bls12_381_legacy_entry_points_still_render():
-    # scripts/gen_curve.render(name) and gen_field.outputs() kept their meaning (BLS12-381 files)
-    assert _load("gen_curve").render("g1") == (ROOT / "cuzk" / "curve" / "g1.py").read_text()
+def test_per_kind_entry_points_still_render():
+    # scripts/gen_curve.render(name) renders BLS12-381's point module; gen_field.outputs() the fields
+    assert _load("gen_curve").render("g1") == (ROOT / "cuzk" / "curves" / "bls12_381" / "g1.py").read_text()
     names = {p.name for p in _load("gen_field").outputs()}
     assert names == {"fr.py", "fq.py", "fr_array.py", "fq_array.py"}

@@ -10,7 +10,10 @@ from hypothesis import strategies as st
 
 from cuzk import curves
 from cuzk.curves import BLS12_381, BN254
-from cuzk.kernels import msm_cpu, msm_kernels_g1
+from cuzk.kernels import msm_cpu
+from cuzk.curves import get as _get_curve
+cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
+from cuzk.curves.bls12_381 import msm_kernels_g1
 from cuzk.kernels.glv import ROUND_SHIFT, derive, lll, plan_for, split_ints
 from cuzk.kernels.glv_kernels import split
 
@@ -142,8 +145,8 @@ def test_split_msm_matches_unsplit_msm(n, seed, method, window):
         G = getattr(curves.get("bls12_381"), group.upper())
         pts = G.random(n, rng)
         ks = _rows([random.Random(seed + j).randrange(r) for j in range(n)])
-        a = msm_cpu.msm(group, pts, ks, 2, method=method, window=window, endo=True)
-        b = msm_cpu.msm(group, pts, ks, 2, endo=False)
+        a = cpu.msm(group, pts, ks, 2, method=method, window=window, endo=True)
+        b = cpu.msm(group, pts, ks, 2, endo=False)
         assert G.eq(a, b)
 
 
@@ -159,8 +162,8 @@ def test_one_thread_means_one_thread(monkeypatch):
     G = curves.get("bls12_381").G1
     pts = G.random(5000, np.random.default_rng(0))
     ks = _rows([random.Random(2).randrange(BLS12_381.fr.modulus) for _ in range(5000)])
-    msm_cpu.msm("g1", pts, ks, 1, endo=True)
-    msm_cpu.msm("g1", pts, ks, 2, endo=True)
+    cpu.msm("g1", pts, ks, 1, endo=True)
+    cpu.msm("g1", pts, ks, 2, endo=True)
     assert widths == [1, 2]
 
 
@@ -176,10 +179,10 @@ def test_default_splits_only_while_the_split_points_fit(monkeypatch):
     G = curves.get("bls12_381").G2
     pts = G.random(40, np.random.default_rng(4))
     ks = _rows([random.Random(3).randrange(BLS12_381.fr.modulus) for _ in range(40)])
-    want = msm_cpu.msm("g2", pts, ks, 1, endo=False)
-    assert G.eq(msm_cpu.msm("g2", pts, ks, 1), want) and dims == [4]
+    want = cpu.msm("g2", pts, ks, 1, endo=False)
+    assert G.eq(cpu.msm("g2", pts, ks, 1), want) and dims == [4]
     monkeypatch.setattr(msm_cpu, "_SPLIT_MAX_BYTES", 4 * 40 * pts[:1].nbytes - 1)
-    assert G.eq(msm_cpu.msm("g2", pts, ks, 1), want) and dims == [4]
+    assert G.eq(cpu.msm("g2", pts, ks, 1), want) and dims == [4]
 
 
 def test_windows_cut_into_point_slices_when_threads_outnumber_them(monkeypatch):
@@ -196,6 +199,6 @@ def test_windows_cut_into_point_slices_when_threads_outnumber_them(monkeypatch):
     n = 4096
     pts = G.random(n, np.random.default_rng(5))
     ks = _rows([random.Random(5).randrange(BLS12_381.fr.modulus) for _ in range(n)])
-    got = msm_cpu.msm("g1", pts, ks, 4, window=13, endo=True)
+    got = cpu.msm("g1", pts, ks, 4, window=13, endo=True)
     assert slices == [2]
-    assert G.eq(got, msm_cpu.msm("g1", pts, ks, 2, endo=False))
+    assert G.eq(got, cpu.msm("g1", pts, ks, 2, endo=False))

@@ -166,20 +166,22 @@ def test_gpu_prover_on_cpu_matches_create_proof(cube):
 
 
 def _cpu_alias(**overrides):
-    """The CPU backend under another module object, so create_proof treats it as a second backend."""
+    """BLS12-381's CPU kernels under another object, so create_proof treats them as a second backend."""
     import types
 
-    from cuzk.kernels import cpu
+    from cuzk.curves import get as _get_curve
+    cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 
-    mod = types.ModuleType("cpu_alias")
-    mod.__dict__.update({k: v for k, v in vars(cpu).items() if not k.startswith("__")}, **overrides)
+    mod = types.SimpleNamespace(**{k: getattr(cpu, k) for k in dir(cpu) if not k.startswith("_")})
+    vars(mod).update(overrides)
     return mod
 
 
 def test_g2_msm_on_a_second_backend_runs_on_its_own_thread(cube):
     import threading
 
-    from cuzk.kernels import cpu as cpu_backend
+    from cuzk.curves import get as _get_curve
+    cpu_backend = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
     from cuzk.timeline import Timeline, stage_context
 
     _, pk, _, w, proof = cube

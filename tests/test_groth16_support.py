@@ -12,7 +12,7 @@ import functools
 from hypothesis import strategies as st
 
 from cuzk import Circuit, Synthesizer
-from cuzk.field.params import FR
+from cuzk.field import FR
 from cuzk.groth16 import ToxicWaste, setup_with_waste
 
 R = FR.modulus

@@ -89,7 +89,9 @@ def test_all_edge_scalars_and_the_identity_sum():
 
 
 def test_planner_respects_the_byte_figure_and_the_front_is_monotone():
-    for group, n in (("g1", 1 << 14), ("g2", 1 << 12), ("g1", 100)):
+    kern = curves.get("bls12_381").kernels
+    for name, n in (("g1", 1 << 14), ("g2", 1 << 12), ("g1", 100)):
+        group = kern.group(name)
         front = trade_off(group, n)
         assert front[0][:2] == (0, 1.0)
         assert all(b1 < b2 and r1 > r2 for (b1, r1, _), (b2, r2, _) in zip(front, front[1:]))
@@ -98,7 +100,7 @@ def test_planner_respects_the_byte_figure_and_the_front_is_monotone():
             plan = plan_for_bytes(group, n, cap)
             assert plan is None or (plan.m > 1 and plan.table_bytes(n, pb) <= cap)
         assert plan_for_bytes(group, n, 0) is None
-    assert msm_fixed.point_bytes("g1") == 96 and msm_fixed.point_bytes("g2") == 192
+    assert msm_fixed.point_bytes(kern.group("g1")) == 96 and msm_fixed.point_bytes(kern.group("g2")) == 192
 
 
 def test_bad_input_is_refused_with_a_message():

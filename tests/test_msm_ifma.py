@@ -41,8 +41,9 @@ def test_limb_counts_and_constants_come_from_the_modulus():
 
 def test_vec_module_is_none_without_ifma(monkeypatch):
     monkeypatch.setattr(ifma, "HAVE_IFMA", False)
-    assert msm_cpu.vec_module("cuzk.kernels", "g1") is None
-    g = msm_cpu.MsmGroup("g1", msm_cpu.msm_kernels_g1, 1, msm_cpu.FQ, msm_cpu.FR)
+    assert msm_cpu.vec_module("cuzk.curves.bls12_381", "g1") is None
+    bls = curves.get("bls12_381")
+    g = msm_cpu.MsmGroup("g1", bls.module("msm_kernels_g1"), 1, bls.spec.fq, bls.spec.fr)
     assert g.methods == msm_cpu.METHODS
     pts, ks = np.zeros((1, 2, 6), np.uint64), np.zeros((1, 4), np.uint64)
     with pytest.raises(InputError, match="AVX-512 IFMA"):
@@ -200,8 +201,8 @@ def test_ifma_msm_across_flushes_and_cancelling_to_identity():
 @needs_ifma
 def test_the_model_picks_ifma_for_large_msms_where_it_runs():
     assert msm_cpu.choose_msm(1 << 16, 254, methods=msm_cpu.AVAILABLE)[0] == "ifma"
-    assert msm_cpu._group("g1").methods == msm_cpu.AVAILABLE
-    assert curves.get("bn254").kernels._group("g2").vec is not None
+    assert curves.get("bls12_381").kernels.group("g1").methods == msm_cpu.AVAILABLE
+    assert curves.get("bn254").kernels.group("g2").vec is not None
 
 
 @needs_ifma
@@ -217,7 +218,7 @@ def test_precomputed_tables_run_the_ifma_windows_and_give_the_same_point(group):
     base = getattr(cv.kernels, f"batch_mul_{group}")(G.generator(), _scalars([rnd.randrange(1, r) for _ in range(n)]))
     base[7] = 0
     sc = _scalars([rnd.randrange(r) for _ in range(n)])
-    g = cv.kernels._group(group)
+    g = cv.kernels.group(group)
     table = precompute(g, base, FixedBasePlan(c=9, t=15), threads=2)
     assert table.points.shape[0] >= msm_cpu._IFMA_MIN_POINTS
     assert G.eq(msm_precomputed(table, sc, threads=2), cv.kernels.msm(group, base, sc, threads=1, method="affine"))

@@ -20,7 +20,7 @@ _PROBE = textwrap.dedent("""
     from numba import njit
     from cuzk import _numba_loads
     from cuzk.field import Fr
-    from cuzk.kernels import ntt_kernels
+    from cuzk.curves.bls12_381 import ntt_kernels
     three, two = Fr.from_ints([3]), Fr.from_ints([2])
     got = Fr.to_ints(ntt_kernels.powers(three, two, 5))
     assert got == [3 * 2**i for i in range(5)], got

@@ -16,10 +16,10 @@ from numba import njit
 from py_ecc import optimized_bls12_381 as pe
 from py_ecc.fields import optimized_bls12_381_FQ12 as PyFQ12
 
-from cuzk.curve import pairing as pr
+from cuzk.curves.bls12_381 import pairing as pr
 from cuzk.errors import FieldValueError, NotOnCurveError
-from cuzk.field import fq12
-from cuzk.field.params import FQ, FR
+from cuzk.curves.bls12_381 import fq12
+from cuzk.field import FQ, FR
 
 P, R = FQ.modulus, FR.modulus
 

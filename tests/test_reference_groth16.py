@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_reference_support import R, column_at, expected_matrix, fr, lagrange_at, satisfied_r1cs
 
-from cuzk.field.params import FQ
+from cuzk.field import FQ
 from cuzk.errors import InputError, NotInSubgroupError, UnsatisfiedConstraint
 from cuzk.reference import (
     ReferenceR1CS,

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cuzk.errors import NotInSubgroupError, NotOnCurveError, PointEncodingError
-from cuzk.field.params import FQ
+from cuzk.field import FQ
 from cuzk.reference import PROOF_BYTES, Proof, proof_from_bytes, proof_to_bytes
 from cuzk.reference import points as P
 
@@ -152,6 +152,13 @@ def test_docstring_examples(module):
     mod = importlib.import_module("cuzk.reference" if module == "__init__" else f"cuzk.reference.{module}")
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_reference_modulus_is_the_catalogs():
+    from cuzk.curves import BLS12_381
+    from cuzk.reference.polynomial import R
+
+    assert R == BLS12_381.fr.modulus
 
 
 def test_reference_imports_no_fast_path():

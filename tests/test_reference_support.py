@@ -6,7 +6,7 @@ rows with the closed-form Lagrange basis, so the tests compare two different der
 
 from hypothesis import strategies as st
 
-from cuzk.field.params import FR
+from cuzk.field import FR
 
 __all__ = ["R", "fr", "lc_value", "satisfied_r1cs", "expected_matrix", "lagrange_at", "column_at"]
 

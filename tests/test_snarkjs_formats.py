@@ -21,7 +21,8 @@ from cuzk.formats import snarkjs as sj
 from cuzk.formats import snarkjs_json as sjj
 from cuzk.groth16 import Proof, VerifyingKey, verify
 from cuzk.groth16.r1cs_to_qap import compute_h, lagrange_at
-from cuzk.kernels import cpu
+from cuzk.curves import get as _get_curve
+cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 from cuzk.prover import GpuProver
 from cuzk.synth import Synthesizer
 from cuzk.synth.binfile import read_sections, write_container

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from numba import njit
 
 from cuzk.errors import FieldValueError
-from cuzk.field import fq6, fq12
-from cuzk.field.params import FQ
+from cuzk.curves.bls12_381 import fq6, fq12
+from cuzk.field import FQ
 
 P = FQ.modulus
 

@@ -2,10 +2,11 @@
 
 A coordinate over Fq^degree is a ``degree``-tuple of canonical ints; arrays hold Montgomery
 limbs, shape ``(n, L)`` for degree 1 and ``(n, 2, L)`` for degree 2 (DESIGN §3; BLS12-381: L = 6).
-``field`` is the base field's :class:`~cuzk.field.params.FieldParams` (default BLS12-381's Fq).
+``field`` is the base field's :class:`~cuzk.field.params.FieldParams` (a spec's ``fq``).
 
-    >>> from cuzk.curve.coords import mont_array, mont_ints
-    >>> mont_ints(mont_array([(3,), (5,)], 1), 1)
+    >>> from cuzk.curves import BLS12_381
+    >>> FQ = BLS12_381.fq
+    >>> mont_ints(mont_array([(3,), (5,)], 1, FQ), 1, FQ)
     [(3,), (5,)]
 """
 
@@ -16,7 +17,7 @@ import operator
 import numpy as np
 
 from cuzk.errors import FieldValueError
-from cuzk.field.params import FQ, FieldParams
+from cuzk.field.params import FieldParams
 
 __all__ = ["mont_array", "mont_ints", "scalar_limbs", "scalars_array"]
 
@@ -33,13 +34,15 @@ def _limbs_to_ints(arr: np.ndarray) -> list[int]:
     return [int.from_bytes(raw[i : i + width], "little") for i in range(0, len(raw), width)]
 
 
-def mont_array(values, degree: int, field: FieldParams = FQ) -> np.ndarray:
+def mont_array(values, degree: int, field: FieldParams) -> np.ndarray:
     """Montgomery limbs of ``values`` (each a ``degree``-tuple of ints in [0, p)).
 
     Raises:
         FieldValueError: a coefficient is not an int in [0, p) or a tuple has the wrong length.
 
-    >>> mont_array([(1,)], 1).shape, mont_array([(1, 2)], 2).shape
+    >>> from cuzk.curves import BLS12_381
+    >>> FQ = BLS12_381.fq
+    >>> mont_array([(1,)], 1, FQ).shape, mont_array([(1, 2)], 2, FQ).shape
     ((1, 6), (1, 2, 6))
     """
     flat = []
@@ -52,10 +55,12 @@ def mont_array(values, degree: int, field: FieldParams = FQ) -> np.ndarray:
     return arr.reshape(len(values), L) if degree == 1 else arr.reshape(len(values), degree, L)
 
 
-def mont_ints(arr: np.ndarray, degree: int, field: FieldParams = FQ) -> list[tuple[int, ...]]:
+def mont_ints(arr: np.ndarray, degree: int, field: FieldParams) -> list[tuple[int, ...]]:
     """Inverse of :func:`mont_array`: canonical ``degree``-tuples from Montgomery limbs.
 
-    >>> mont_ints(mont_array([(7, 8)], 2), 2)
+    >>> from cuzk.curves import BLS12_381
+    >>> FQ = BLS12_381.fq
+    >>> mont_ints(mont_array([(7, 8)], 2, FQ), 2, FQ)
     [(7, 8)]
     """
     p = field.modulus

@@ -1,5 +1,8 @@
 """Big-endian bytes ↔ canonical Fq limbs inside Numba (the 48-byte coordinates of the zcash format).
 
+For any 6-limb base field: the modulus comes in as limb rows (:func:`modulus_rows`), which a
+curve's generated point module holds as constants.
+
 Canonical limbs are a ``UniTuple(uint64, 6)``, little-endian, *not* Montgomery; callers convert
 with ``fq.to_mont`` / ``fq.from_mont``. ``first_mask`` clears the three flag bits that the zcash
 format keeps in the top byte of the first coordinate.
@@ -14,9 +17,7 @@ format keeps in the top byte of the first coordinate.
 import numpy as np
 from numba import njit
 
-from cuzk.field.params import FQ as _F
-
-__all__ = ["read_be", "write_be", "lt_modulus", "gt_half", "limbs_are_zero", "ALL_BITS", "FLAG_BITS_CLEAR", "COORD_BYTES"]
+__all__ = ["read_be", "write_be", "lt_modulus", "gt_half", "limbs_are_zero", "modulus_rows", "ALL_BITS", "FLAG_BITS_CLEAR", "COORD_BYTES"]
 
 COORD_BYTES = 48  # one Fq element, big-endian
 ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -30,8 +31,13 @@ def _limbs(x):
     return np.array([(x >> (64 * k)) & 0xFFFFFFFFFFFFFFFF for k in range(6)], dtype=np.uint64)
 
 
-_P = _limbs(_F.modulus)
-_HALF = _limbs((_F.modulus - 1) // 2)  # y is the "larger" root iff y > (p-1)/2
+def modulus_rows(p: int) -> tuple[np.ndarray, np.ndarray]:
+    """Limbs of p and of (p − 1)/2 (y is the "larger" root iff y > (p − 1)/2), for the checks below.
+
+    >>> [int(r[0]) for r in modulus_rows(7)]
+    [7, 3]
+    """
+    return _limbs(p), _limbs((p - 1) // 2)
 
 
 @njit(cache=True, nogil=True)
@@ -76,15 +82,15 @@ def _cmp(v, ref):
 
 
 @njit(cache=True, nogil=True)
-def lt_modulus(v):
-    """True when canonical limbs ``v`` encode an integer < p."""
-    return _cmp(v, _P) < 0
+def lt_modulus(v, p_row):
+    """True when canonical limbs ``v`` encode an integer < p (``p_row``: :func:`modulus_rows`' first)."""
+    return _cmp(v, p_row) < 0
 
 
 @njit(cache=True, nogil=True)
-def gt_half(v):
+def gt_half(v, half_row):
     """True when ``v`` > (p-1)/2, i.e. v is the lexicographically larger of {v, p - v}."""
-    return _cmp(v, _HALF) > 0
+    return _cmp(v, half_row) > 0
 
 
 @njit(cache=True, nogil=True)

@@ -3,7 +3,8 @@
 Shapes follow DESIGN §3: a G1 affine point is ``(2, 6)``, a batch ``(n, 2, 6)``; G2 adds a
 coefficient axis, ``(2, 2, 6)`` / ``(n, 2, 2, 6)``. The identity is all-zero limbs. Every
 operation accepts a single point or a batch and returns the same kind; the work runs in the
-generated Numba kernels (``cuzk.curve.g1`` / ``g2``), results come back affine.
+generated Numba kernels (``cuzk.curves.<curve>.g1`` / ``g2``), results come back affine;
+``cuzk.curves.get(curve).G1`` builds a curve's group.
 
     >>> from cuzk.curve import G1
     >>> g = G1.generator()
@@ -17,27 +18,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuzk.curve import g1 as _g1
-from cuzk.curve import g2 as _g2
 from cuzk.curve.coords import mont_array, mont_ints, scalar_limbs, scalars_array
-from cuzk.curve.params import G1_PARAMS, G2_PARAMS, CurveParams
+from cuzk.curve.params import CurveParams
 from cuzk.errors import FieldValueError, InputError
 from cuzk.field.conversions import check_count, first_unreduced
 from cuzk.field.jit import readonly
-from cuzk.field.params import FQ, FieldParams
+from cuzk.field.params import FieldParams
 
-__all__ = ["Group", "G1", "G2"]
+__all__ = ["Group"]
 
 
 class Group:
     """One curve group: its parameters plus the generated kernel module it runs on.
 
     Coordinates at the Python edge are ints (G1) or ``(c0, c1)`` pairs (G2, value c0 + c1·u).
-    ``field`` is the base field (default BLS12-381's Fq); ``curve`` names the curve in reprs
-    and messages of groups of other curves (``cuzk.curves`` builds those).
+    ``field`` is the curve's base field; ``curve`` names the curve in reprs and messages
+    (``cuzk.curves.get`` builds every curve's groups).
     """
 
-    def __init__(self, params: CurveParams, kernels, field: FieldParams = FQ, curve: str | None = None):
+    def __init__(self, params: CurveParams, kernels, field: FieldParams, curve: str | None = None):
         self.params = params
         self.kernels = kernels
         self.field = field
@@ -252,6 +251,3 @@ def _is_coord(v, degree: int) -> bool:
         return isinstance(v, (int, np.integer))
     return isinstance(v, (tuple, list)) and len(v) == 2 and isinstance(v[0], (int, np.integer))
 
-
-G1 = Group(G1_PARAMS, _g1)
-G2 = Group(G2_PARAMS, _g2)

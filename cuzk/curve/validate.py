@@ -5,7 +5,7 @@ Reading a proving key from an untrusted source checks every point for subgroup m
 point key costs minutes to hours on one core. Here a batch is cut into blocks; up to ``threads``
 Python threads (the caller included) pull blocks from a shared counter (dynamic scheduling, so a
 thread sharing its core with another process does not hold up the rest) and run the serial
-``nogil`` kernels of ``cuzk.curve.g1`` / ``g2`` on them, truly in parallel.
+``nogil`` kernels of ``cuzk.curves.bls12_381.g1`` / ``g2`` on them, truly in parallel.
 
 Errors stay exact: each block stops at its own first bad point, blocks are handed out in index
 order, and once a block has failed no LATER block is started, while every earlier one still

@@ -5,41 +5,61 @@ gives only defining numbers (seed, field generators, non-residues, b, generator 
 subgroup-check endomorphism where the cofactor is not 1); moduli, cofactors, the twist's b and
 the ψ constants are derived, and the spec checks whatever is given twice.
 
-BLS12-381's numbers stay in ``cuzk.field.params`` / ``cuzk.curve.params`` (the modules its
-kernels were written against, which may not import this package); its entry wraps them, and
-building the spec checks them against the BLS12 polynomials.
-
     >>> CURVES["bn254"].fr.modulus == BN254.numbers.r
     True
 """
 
 from __future__ import annotations
 
-from cuzk.curve import params as _bls
 from cuzk.curve.params import CurveParams
 from cuzk.curves import families
 from cuzk.curves.spec import CurveSpec
-from cuzk.field import params as _bls_fields
 from cuzk.field.params import FieldParams
 
 __all__ = ["BLS12_381", "BN254", "BLS12_377", "CURVES"]
 
-BLS12_381 = CurveSpec(
-    name="bls12_381",
-    title="BLS12-381",
-    family="bls12",
-    x=_bls.BLS_X,
-    fr=_bls_fields.FR,
-    fq=_bls_fields.FQ,
-    fq2_nonresidue=_bls_fields.FQ2_NONRESIDUE,
-    fq6_nonresidue=_bls_fields.FQ6_NONRESIDUE,
-    twist="M",
-    g1=_bls.G1_PARAMS,
-    g2=_bls.G2_PARAMS,
-    aliases=("bls12381",),
-    point_encoding="zcash",
-    snarkjs_name="bls12381",
-)
+
+def _bls12_381() -> CurveSpec:
+    # BLS12-381 (Bowe, "BLS12-381: New zk-SNARK Elliptic Curve Construction"; Zcash, Filecoin,
+    # Ethereum 2): the default curve of every call that names none.
+    x = -0xD201000000010000
+    n = families.numbers("bls12", x)
+    p, r = n.p, n.r
+    beta = p - 1  # u² = −1 (p = 3 mod 4, so −1 is not a square and sqrt is one exponentiation)
+    xi = (1, 1)  # ξ = 1 + u
+    twist = "M"
+    fr = FieldParams(name="fr", modulus=r, generator=7)  # 7: the bls12_381 / bellperson crates' (snarkjs uses 5)
+    fq = FieldParams(name="fq", modulus=p, generator=2)
+    g1 = CurveParams(
+        name="g1", degree=1, b=(4,),
+        generator=((0x17F1D3A73197D7942695638C4FA9AC0FC3688C4F9774B905A14E3A3F171BAC586C55E83FF97A1AEFFB3AF00ADB22C6BB,),
+                   (0x08B3F481E3AAA0F1A09E30ED741D8AE4FCF5E095D5D00AF600DB18CB2C04B3EDD03CC744A2888AE40CAA232946C5E7E1,)),
+        order=r, cofactor=n.g1_cofactor,
+        # φ(x, y) = (βx, y) with β = 2^((p−1)/3), for which φ(P) = −x²·P on G1 (Bowe; Scott); the
+        # other cube root, β², pairs with λ = x² − 1 instead
+        endo_x=(pow(2, (p - 1) // 3, p),), endo_y=(1,), endo_scalar=-x, endo_scalar_power=2, endo_negate=True,
+    )
+    psi_x, psi_y = families.psi_constants(xi, twist, p, beta)
+    g2 = CurveParams(
+        name="g2", degree=2, b=families.twist_b(4, xi, twist, p, beta),  # y² = x³ + 4(1 + u), the M-type twist
+        generator=(
+            (0x024AA2B2F08F0A91260805272DC51051C6E47AD4FA403B02B4510B647AE3D1770BAC0326A805BBEFD48056C8C121BDB8,
+             0x13E02B6052719F607DACD3A088274F65596BD0D09920B61AB5DA61BBDC7F5049334CF11213945D57E5AC7D055D042B7E),
+            (0x0CE5D527727D6E118CC9CDC6DA2E351AADFD9BAA8CBDD3A76D429A695160D12C923AC9CC3BACA289E193548608B82801,
+             0x0606C4A02EA734CC32ACD2B02BC28B99CB3E287E85A763AF267492AB572E99AB3F370D275CEC1DA1AAA9075FF05F79BE),
+        ),
+        order=r, cofactor=n.g2_cofactor,
+        # ψ(Q) = x·Q = −|x|·Q on G2 (Scott 2021): ψ = untwist ∘ Frobenius ∘ twist
+        endo_x=psi_x, endo_y=psi_y, endo_scalar=-x, endo_scalar_power=1, endo_negate=True,
+    )
+    return CurveSpec(
+        name="bls12_381", title="BLS12-381", family="bls12", x=x, fr=fr, fq=fq, fq2_nonresidue=beta,
+        fq6_nonresidue=xi, twist=twist, g1=g1, g2=g2, aliases=("bls12381",), point_encoding="zcash",
+        snarkjs_name="bls12381",
+    )
+
+
+BLS12_381 = _bls12_381()
 
 
 def _bn254() -> CurveSpec:

@@ -3,9 +3,9 @@
 A :class:`CurveBundle` is what generic code receives instead of importing a curve's constants
 (DESIGN §8): the spec (pure data), the array-level fields and groups, the pairing module and
 the CPU kernels, each imported the first time it is asked for (a BN254 pairing never loads
-BLS12-381's MSM kernels). BLS12-381's bundle hands out today's objects (``cuzk.field.Fr``,
-``cuzk.curve.G1``, ``cuzk.curve.pairing``, ``cuzk.kernels.cpu``); every other curve's are built
-over its generated package ``cuzk.curves.<name>``.
+BLS12-381's MSM kernels), every curve's built the same way over its generated package
+``cuzk.curves.<name>``. The default curve's objects also answer to their short names
+(``cuzk.field.Fr``, ``cuzk.curve.G1``: ``cuzk/curves/default.py``).
 
     >>> from cuzk import curves
     >>> curves.get("bn128").name, curves.get("BLS12381").spec.title
@@ -79,7 +79,7 @@ class CurveBundle:
         Fr, Fq: array-level fields (:class:`cuzk.field.PrimeField`).
         G1, G2: array-level groups (:class:`cuzk.curve.Group`).
         pairing: the pairing module (``pairing``, ``pairing_check``, ``prepare_g2``, ...).
-        kernels: the CPU NTT/MSM functions (``ntt``, ``msm_g1``, ... as in ``cuzk.kernels.cpu``).
+        kernels: the CPU NTT/MSM functions (``ntt``, ``msm_g1``, ...: :class:`cuzk.kernels.cpu.CpuKernels`).
         cuda: the curve as the CUDA launch plans see it (``cuzk.kernels.cuda_curve.CudaCurve``).
     """
 
@@ -111,26 +111,15 @@ class CurveBundle:
                 self._loaded[key] = make()
             return self._loaded[key]
 
-    def _legacy(self) -> bool:
-        return self.layout.params_module is None
-
     def _field(self, role: str):
         from cuzk.field.prime_field import PrimeField
 
-        if self._legacy():
-            import cuzk.field
-
-            return getattr(cuzk.field, role.capitalize())
         params = self.spec.fr if role == "fr" else self.spec.fq
         return PrimeField(params, self.module(role), self.module(f"{role}_array"))
 
     def _group(self, name: str):
         from cuzk.curve.group import Group
 
-        if self._legacy():
-            import cuzk.curve
-
-            return getattr(cuzk.curve, name.upper())
         params = self.spec.g1 if name == "g1" else self.spec.g2
         return Group(params, self.module(name), field=self.spec.fq, curve=self.spec.name)
 
@@ -160,8 +149,6 @@ class CurveBundle:
             from cuzk.kernels import cpu
             from cuzk.kernels.msm_cpu import vec_module
 
-            if self._legacy():
-                return cpu
             pkg = self.layout.kernels_pkg
             return cpu.CpuKernels(self.Fr, self.spec.fq, self.module("msm_kernels_g1"),
                                   self.module("msm_kernels_g2"), self.module("ntt_kernels"), self.spec.name,
@@ -178,11 +165,9 @@ class CurveBundle:
         def make():
             from cuzk.kernels import cuda_curve
 
-            if self._legacy():
-                return cuda_curve.BLS12_381
             g1, g2 = self.module("msm_kernels_g1"), self.module("msm_kernels_g2")
             return cuda_curve.CudaCurve(self.spec.name, self.spec.fr, self.spec.fq, self.spec.fq2_nonresidue,
-                                        g1.combine, g2.combine)
+                                        g1.combine, g2.combine, self.Fr.from_mont)
 
         return self._get("cuda", make)
 

@@ -9,7 +9,7 @@ pipe between loads), so that job waits for at most one load.
 
 What is loaded: the synthesizer's own ``warm_up()`` when it has one; then, for every Numba
 dispatcher (``cache=True``) of the modules a synthesis calls into — ``cuzk.synth.*`` (witness
-program, matrix products), ``cuzk.field.fr_array`` (Fr conversions) and the synthesizer class's
+program, matrix products), ``cuzk.curves.bls12_381.fr_array`` (Fr conversions) and the synthesizer class's
 own top-level package — every specialisation in that dispatcher's on-disk cache whose index key
 matches the function as it is now. Nothing is compiled: a specialisation missing from the cache
 stays for the first job to compile, as before. This uses Numba's cache index (a private API); on
@@ -30,7 +30,7 @@ import time
 
 __all__ = ["warm_up", "PREFIXES"]
 
-PREFIXES = ("cuzk.synth.", "cuzk.field.fr_array")
+PREFIXES = ("cuzk.synth.", "cuzk.curves.bls12_381.fr_array")
 _log = logging.getLogger("cuzk.engine.executors")
 
 

@@ -4,7 +4,7 @@ Everything here works on *canonical* limbs (the integer itself, not Montgomery f
 vectorised through ``bytes``/numpy views rather than per-limb Python arithmetic.
 :class:`cuzk.field.PrimeField` adds the Montgomery step.
 
-    >>> from cuzk.field.params import FR
+    >>> from cuzk.field import FR
     >>> a = ints_to_limbs([1, 2**64], FR)
     >>> a.tolist(), limbs_to_ints(a)
     ([[1, 0, 0, 0], [0, 1, 0, 0]], [1, 18446744073709551616])
@@ -45,7 +45,7 @@ def check_limbs(arr, params: FieldParams, what: str = "array") -> np.ndarray:
     Raises:
         FieldValueError: not a numpy array, wrong dtype, or wrong shape.
 
-    >>> from cuzk.field.params import FQ
+    >>> from cuzk.field import FQ
     >>> check_limbs(np.zeros((3, 6), dtype=np.uint64), FQ).shape
     (3, 6)
     """
@@ -76,7 +76,7 @@ def ints_to_limbs(values: Iterable[int], params: FieldParams) -> np.ndarray:
     Raises:
         FieldValueError: a value is not an integer or out of ``[0, p)``.
 
-    >>> from cuzk.field.params import FR
+    >>> from cuzk.field import FR
     >>> ints_to_limbs([2**64 - 1], FR).tolist()
     [[18446744073709551615, 0, 0, 0]]
     """
@@ -126,7 +126,7 @@ def bytes_to_limbs(data, params: FieldParams, byteorder: str = "big") -> np.ndar
     Raises:
         FieldValueError: bad length/shape, or an encoded value >= p (its index is named).
 
-    >>> from cuzk.field.params import FR
+    >>> from cuzk.field import FR
     >>> bytes_to_limbs(bytes(31) + b"\\x05", FR).tolist()
     [[5, 0, 0, 0]]
     """
@@ -160,7 +160,7 @@ def bytes_to_limbs(data, params: FieldParams, byteorder: str = "big") -> np.ndar
 def is_canonical(arr: np.ndarray, params: FieldParams) -> np.ndarray:
     """Per row: is the limb integer < p? Vectorised lexicographic compare from the top limb.
 
-    >>> from cuzk.field.params import FR
+    >>> from cuzk.field import FR
     >>> is_canonical(ints_to_limbs([0, FR.modulus - 1], FR), FR).tolist()
     [True, True]
     """
@@ -178,7 +178,7 @@ def first_unreduced(arr: np.ndarray, params: FieldParams) -> int | None:
     """Index of the first row >= p, or None. One pass over the top limbs decides for almost any
     input; the full compare runs only when some top limb reaches p's.
 
-    >>> from cuzk.field.params import FR
+    >>> from cuzk.field import FR
     >>> first_unreduced(ints_to_limbs([1, 2], FR), FR) is None
     True
     """

@@ -253,7 +253,7 @@ def mont_mul_adx(modulus: int, inv: int, limbs: int, a_in_regs: bool | None = No
     a product inlined into register-hungry code needs (4-limb Fq inside BN254's G2 formulas:
     "inline assembly requires more registers than available" with ``a`` in registers).
 
-    >>> from cuzk.field.params import FQ
+    >>> from cuzk.field import FQ
     >>> mont = mont_mul_adx(FQ.modulus, FQ.inv, FQ.limbs)   # fq._mul_adx on ADX CPUs
     """
     n = limbs
@@ -286,7 +286,7 @@ def mont_sqr_adx(modulus: int, inv: int, limbs: int):
     """An intrinsic ``a -> t`` for UniTuple(uint64, L) Montgomery limbs: t = a^2/2^(64L) mod p
     up to one p (t < 2p), by :func:`mont_sqr_asm_text`; same contract as :func:`mont_mul_adx`.
 
-    >>> from cuzk.field.params import FQ
+    >>> from cuzk.field import FQ
     >>> sqr = mont_sqr_adx(FQ.modulus, FQ.inv, FQ.limbs)   # fq._sqr_adx on ADX CPUs
     """
     n = limbs

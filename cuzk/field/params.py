@@ -1,10 +1,10 @@
 """Prime-field parameters as data.
 
 Everything a kernel needs (Montgomery constants, 2-adic roots) is derived here from the
-modulus and a multiplicative generator, so it is typed exactly once. Adding a field (e.g.
-BN254) means adding one ``FieldParams(...)`` line.
+modulus and a multiplicative generator, so it is typed exactly once. A curve's fields are
+``FieldParams`` values in its entry of ``cuzk/curves/catalog.py``.
 
-    >>> from cuzk.field.params import FR
+    >>> FR = FieldParams(name="fr", modulus=0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001, generator=7)
     >>> FR.limbs, FR.two_adicity
     (4, 32)
 """
@@ -15,7 +15,7 @@ import attrs
 
 from cuzk.errors import FieldValueError
 
-__all__ = ["FieldParams", "FR", "FQ", "FQ2_NONRESIDUE", "FQ6_NONRESIDUE", "fq2_mul_int", "fq2_pow_int"]
+__all__ = ["FieldParams"]
 
 _LIMB_BITS = 64
 
@@ -73,6 +73,8 @@ class FieldParams:
     def root_of_unity_for(self, log_n: int, generator: int | None = None) -> int:
         """A primitive 2^log_n-th root of unity, derived from ``generator`` (default: ours).
 
+        >>> from cuzk.curves import BLS12_381
+        >>> FR = BLS12_381.fr
         >>> w = FR.root_of_unity_for(3); pow(w, 8, FR.modulus), pow(w, 4, FR.modulus) != 1
         (1, True)
         """
@@ -95,49 +97,3 @@ class FieldParams:
 
     def from_mont_int(self, x: int) -> int:
         return x * pow(self.r, -1, self.modulus) % self.modulus
-
-
-# BLS12-381 scalar field. Generator 7 matches the bls12_381/bellperson crates (snarkjs uses 5).
-FR = FieldParams(
-    name="fr",
-    modulus=0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001,
-    generator=7,
-)
-
-# BLS12-381 base field (381 bits). p ≡ 3 mod 4, so sqrt is a single exponentiation.
-FQ = FieldParams(
-    name="fq",
-    modulus=0x1A0111EA397FE69A4B1BA7B6434BACD764774B84F38512BF6730D2A0F6B0F6241EABFFFEB153FFFFB9FEFFFFFFFFAAAB,
-    generator=2,
-)
-
-# Fq2 = Fq[u]/(u^2 - FQ2_NONRESIDUE); BLS12-381 uses u^2 = -1.
-FQ2_NONRESIDUE = FQ.modulus - 1
-
-# Fq6 = Fq2[v]/(v^3 - FQ6_NONRESIDUE), Fq12 = Fq6[w]/(w^2 - v): BLS12-381's xi = 1 + u, as (c0, c1).
-FQ6_NONRESIDUE = (1, 1)
-
-
-def fq2_mul_int(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
-    """(a0 + a1 u)(b0 + b1 u) mod p with u² = -1, on Python ints (used to derive constants).
-
-    >>> fq2_mul_int((0, 1), (0, 1)) == (FQ.modulus - 1, 0)
-    True
-    """
-    p = FQ.modulus
-    return ((a[0] * b[0] - a[1] * b[1]) % p, (a[0] * b[1] + a[1] * b[0]) % p)
-
-
-def fq2_pow_int(a: tuple[int, int], e: int) -> tuple[int, int]:
-    """a^e in Fq2 by square-and-multiply on Python ints (e >= 0).
-
-    >>> fq2_pow_int((1, 1), 2)
-    (0, 2)
-    """
-    result, base = (1, 0), a
-    while e:
-        if e & 1:
-            result = fq2_mul_int(result, base)
-        base = fq2_mul_int(base, base)
-        e >>= 1
-    return result

@@ -1,11 +1,12 @@
-"""Array-level prime-field API: :class:`PrimeField`, with the instances ``Fr`` and ``Fq``.
+"""Array-level prime-field API: :class:`PrimeField` (a curve's ``Fr`` and ``Fq`` are instances).
 
 A ``PrimeField`` is the galois-like face of the Numba kernels: it validates inputs (dtype,
-shape, range) and calls the nogil array loops of ``cuzk.field.<name>_array``. Arrays are
+shape, range) and calls the nogil array loops of a curve's generated ``<name>_array`` module
+(``cuzk.curves.<curve>.fr_array``); ``cuzk.curves.get(curve).Fr`` builds one. Arrays are
 ``(n, L)`` uint64, little-endian limbs, **Montgomery form** (DESIGN §3); ``from_ints`` /
 ``to_ints`` and the bytes functions convert at the edges.
 
-    >>> from cuzk.field import Fr
+    >>> from cuzk.field import Fq, Fr
     >>> a = Fr.from_ints([3, 5])
     >>> Fr.to_ints(Fr.mul(a, Fr.inv(a)))
     [1, 1]
@@ -21,11 +22,10 @@ import numpy as np
 
 from cuzk.errors import FieldValueError
 from cuzk.field import conversions as conv
-from cuzk.field import fq, fq_array, fr, fr_array
 from cuzk.field.jit import readonly
-from cuzk.field.params import FQ, FR, FieldParams
+from cuzk.field.params import FieldParams
 
-__all__ = ["PrimeField", "Fr", "Fq"]
+__all__ = ["PrimeField"]
 
 
 class PrimeField:
@@ -37,7 +37,7 @@ class PrimeField:
 
     Attributes:
         params: the :class:`~cuzk.field.params.FieldParams`.
-        kernels: the in-JIT kernel module (``cuzk.field.fr`` / ``cuzk.field.fq``).
+        kernels: the in-JIT kernel module (``cuzk.curves.<curve>.fr`` / ``.fq``).
         limbs, modulus, nbytes: L, p and the fixed byte width (8L) of one encoded element.
     """
 
@@ -77,6 +77,7 @@ class PrimeField:
     def ints_to_limbs(self, values: Iterable[int]) -> np.ndarray:
         """Ints in ``[0, p)`` -> ``(n, L)`` canonical limbs (no Montgomery form).
 
+        >>> from cuzk.field import Fr
         >>> Fr.ints_to_limbs([7]).tolist()
         [[7, 0, 0, 0]]
         """
@@ -85,6 +86,7 @@ class PrimeField:
     def limbs_to_ints(self, arr: np.ndarray) -> list[int]:
         """``(n, L)`` canonical limbs -> ints; rows must be < p.
 
+        >>> from cuzk.field import Fr
         >>> Fr.limbs_to_ints(Fr.ints_to_limbs([7]))
         [7]
         """
@@ -93,6 +95,7 @@ class PrimeField:
     def to_mont(self, arr: np.ndarray) -> np.ndarray:
         """Canonical limbs -> Montgomery limbs.
 
+        >>> from cuzk.field import Fr
         >>> Fr.to_ints(Fr.to_mont(Fr.ints_to_limbs([9])))
         [9]
         """
@@ -101,6 +104,7 @@ class PrimeField:
     def from_mont(self, arr: np.ndarray) -> np.ndarray:
         """Montgomery limbs -> canonical limbs.
 
+        >>> from cuzk.field import Fr
         >>> Fr.from_mont(Fr.from_ints([9])).tolist()
         [[9, 0, 0, 0]]
         """
@@ -112,6 +116,7 @@ class PrimeField:
         Raises:
             FieldValueError: a value is not an integer or is out of range.
 
+        >>> from cuzk.field import Fr
         >>> Fr.from_ints([1]).tolist() == Fr.one(1).tolist()
         True
         """
@@ -120,6 +125,7 @@ class PrimeField:
     def to_ints(self, arr: np.ndarray) -> list[int]:
         """Montgomery array -> canonical Python ints.
 
+        >>> from cuzk.field import Fq
         >>> Fq.to_ints(Fq.from_ints([0, 2**200]))
         [0, 1606938044258990275541962092341162602522202993782792835301376]
         """
@@ -129,6 +135,7 @@ class PrimeField:
         """Fixed-width canonical encodings (``nbytes`` each, bytes-like or ``(n, nbytes)``
         uint8) -> Montgomery array. Raises FieldValueError on a bad length or a value >= p.
 
+        >>> from cuzk.field import Fr
         >>> Fr.to_ints(Fr.from_bytes(bytes(31) + b"\\x2a"))
         [42]
         """
@@ -137,6 +144,7 @@ class PrimeField:
     def to_bytes(self, arr: np.ndarray, byteorder: str = "big") -> np.ndarray:
         """Montgomery array -> ``(n, nbytes)`` uint8 canonical encodings (``.tobytes()`` joins them).
 
+        >>> from cuzk.field import Fr
         >>> Fr.to_bytes(Fr.from_ints([42]))[0, -1]
         np.uint8(42)
         """
@@ -146,6 +154,7 @@ class PrimeField:
     def zeros(self, n: int) -> np.ndarray:
         """n zeros.
 
+        >>> from cuzk.field import Fr
         >>> Fr.zeros(2).shape
         (2, 4)
         """
@@ -154,6 +163,7 @@ class PrimeField:
     def one(self, n: int = 1) -> np.ndarray:
         """n copies of Montgomery 1.
 
+        >>> from cuzk.field import Fr
         >>> Fr.to_ints(Fr.one(2))
         [1, 1]
         """
@@ -163,6 +173,7 @@ class PrimeField:
     def random(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """n uniform field elements (Montgomery form), by rejection sampling on the top limb.
 
+        >>> from cuzk.field import Fq
         >>> a = Fq.random(3, np.random.default_rng(0)); a.shape
         (3, 6)
         """
@@ -183,6 +194,7 @@ class PrimeField:
     def add(self, a, b) -> np.ndarray:
         """a + b elementwise.
 
+        >>> from cuzk.field import Fr
         >>> Fr.to_ints(Fr.add(Fr.from_ints([Fr.modulus - 1]), Fr.from_ints([2])))
         [1]
         """
@@ -191,6 +203,7 @@ class PrimeField:
     def sub(self, a, b) -> np.ndarray:
         """a - b elementwise.
 
+        >>> from cuzk.field import Fr
         >>> Fr.to_ints(Fr.sub(Fr.from_ints([1]), Fr.from_ints([2]))) == [Fr.modulus - 1]
         True
         """
@@ -199,6 +212,7 @@ class PrimeField:
     def mul(self, a, b) -> np.ndarray:
         """a * b elementwise.
 
+        >>> from cuzk.field import Fq
         >>> Fq.to_ints(Fq.mul(Fq.from_ints([6]), Fq.from_ints([7])))
         [42]
         """
@@ -207,6 +221,7 @@ class PrimeField:
     def sqr(self, a) -> np.ndarray:
         """a^2 elementwise.
 
+        >>> from cuzk.field import Fr
         >>> Fr.to_ints(Fr.sqr(Fr.from_ints([12])))
         [144]
         """
@@ -215,6 +230,7 @@ class PrimeField:
     def neg(self, a) -> np.ndarray:
         """-a elementwise (zero stays zero).
 
+        >>> from cuzk.field import Fr
         >>> Fr.to_ints(Fr.neg(Fr.from_ints([0, 1]))) == [0, Fr.modulus - 1]
         True
         """
@@ -223,6 +239,7 @@ class PrimeField:
     def inv(self, a) -> np.ndarray:
         """a^-1 elementwise, one exponentiation each; zeros map to zero. Prefer batch_inverse.
 
+        >>> from cuzk.field import Fr
         >>> Fr.to_ints(Fr.inv(Fr.from_ints([0, 1])))
         [0, 1]
         """
@@ -233,6 +250,7 @@ class PrimeField:
 
         Zeros in the batch map to zero and do not affect the other entries.
 
+        >>> from cuzk.field import Fr
         >>> Fr.to_ints(Fr.batch_inverse(Fr.from_ints([2, 0, 1])))[1:]
         [0, 1]
         """
@@ -241,6 +259,7 @@ class PrimeField:
     def pow(self, a, e: int) -> np.ndarray:
         """a^e elementwise for one integer exponent; e < 0 means (a^-1)^|e| (zero stays zero).
 
+        >>> from cuzk.field import Fr
         >>> Fr.to_ints(Fr.pow(Fr.from_ints([3]), 4))
         [81]
         """
@@ -258,6 +277,7 @@ class PrimeField:
     def sqrt(self, a) -> tuple[np.ndarray, np.ndarray]:
         """Square roots: ``(ok, roots)``, ``ok`` a bool array; rows with ``ok`` False hold zero.
 
+        >>> from cuzk.field import Fq
         >>> ok, r = Fq.sqrt(Fq.from_ints([4])); ok.tolist(), Fq.to_ints(Fq.sqr(r))
         ([True], [4])
         """
@@ -266,6 +286,7 @@ class PrimeField:
     def eq(self, a, b) -> np.ndarray:
         """Elementwise equality (bool array).
 
+        >>> from cuzk.field import Fr
         >>> Fr.eq(Fr.from_ints([1, 2]), Fr.from_ints([1, 3])).tolist()
         [True, False]
         """
@@ -274,11 +295,9 @@ class PrimeField:
     def is_zero(self, a) -> np.ndarray:
         """Elementwise zero test (bool array).
 
+        >>> from cuzk.field import Fr
         >>> Fr.is_zero(Fr.from_ints([0, 1])).tolist()
         [True, False]
         """
         return self._v.vis_zero(self._reduced(a))
 
-
-Fr = PrimeField(FR, fr, fr_array)
-Fq = PrimeField(FQ, fq, fq_array)

@@ -14,7 +14,8 @@ rows; measured by ``benchmarks/bit_msm_bench.py``, docs/kernel-contracts.md) on 
 digits of 0/1 scalars, and the host scan costs more than the ones' sum saves: docs/perf/cuda.md).
 
     >>> import numpy as np
-    >>> from cuzk.kernels import cpu
+    >>> from cuzk.curves import get
+    >>> cpu = get("bls12_381").kernels
     >>> sc = np.zeros((1 << 12, 4), np.uint64); sc[::3, 0] = 7
     >>> [s is not None for s in splits_for("auto", cpu, (sc, sc, sc[:10]), threads=1)]
     [True, True, False]

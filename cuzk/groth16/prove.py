@@ -40,9 +40,8 @@ __all__ = ["Bases", "create_proof", "prove", "query_scalars", "check_witness", "
 
 def load_backend(name, curve: str | None = None):
     """The kernels of ``curve`` (default BLS12-381) on backend ``name``: ``"cpu"`` → the curve's
-    CPU kernels (``cuzk.kernels.cpu`` for BLS12-381), ``"cuda"`` → its CUDA kernels
-    (``cuzk.kernels.cuda`` for BLS12-381, ``cuda.kernels_for(curve)`` otherwise); a module or
-    kernel object passes through.
+    CPU kernels (``cuzk.curves.get(curve).kernels``), ``"cuda"`` → its CUDA kernels
+    (``cuda.kernels_for(curve)``); a module or kernel object passes through.
 
     Raises:
         InputError: another backend name.
@@ -59,7 +58,7 @@ def load_backend(name, curve: str | None = None):
     if bundle.name not in cuda.CURVES:
         raise BackendUnavailableError(f"the CUDA kernels are not built for {bundle.spec.title} "
                                       f"(only {', '.join(cuda.CURVES)}); use device='cpu'")
-    return cuda.kernels_for(bundle.cuda)  # the module itself for BLS12-381
+    return cuda.kernels_for(bundle.cuda)
 
 
 @attrs.frozen

@@ -4,7 +4,8 @@ The range check is a Numba loop (a few ns per row), cheap next to any kernel it 
 turns a silently wrong MSM/NTT into an error that names the offending row.
 
     >>> import numpy as np
-    >>> from cuzk.field.params import FR
+    >>> from cuzk.curves import BLS12_381
+    >>> FR = BLS12_381.fr
     >>> check_field_rows(np.zeros((2, 4), np.uint64), "values", (4,), FR.modulus).shape
     (2, 4)
 """

@@ -1,7 +1,7 @@
 """The Numba CPU backend: NTT and MSM kernels with the same signatures as ``cuzk.kernels.cuda``.
 
-The module-level functions are BLS12-381's; :class:`CpuKernels` offers the same functions for
-any curve's generated kernel modules (``cuzk.curves.get(name).kernels``).
+:class:`CpuKernels` offers them for one curve's generated kernel modules; every curve's, the
+default BLS12-381 included, is ``cuzk.curves.get(name).kernels``.
 
 Everything here runs in ``nogil`` Numba code, so several Python threads can prove at once; each
 kernel takes ``threads`` (None: all cores) so a pipeline can share the cores between stages.
@@ -9,8 +9,8 @@ Arrays follow DESIGN §3: Fr elements (n, 4) uint64 Montgomery, G1 affine (n, 2,
 (n, 2, 2, 6), all-zero limbs for the identity; MSM scalars are canonical (not Montgomery).
 
     >>> import numpy as np
-    >>> from cuzk.curve import G1
-    >>> from cuzk.kernels import cpu
+    >>> from cuzk.curves import get
+    >>> G1, cpu = get("bls12_381").G1, get("bls12_381").kernels
     >>> g = G1.generator()
     >>> pts = cpu.batch_mul_g1(g, np.array([[2, 0, 0, 0], [3, 0, 0, 0]], np.uint64))   # 2G, 3G
     >>> bool(G1.eq(cpu.msm_g1(pts, np.array([[5, 0, 0, 0], [1, 0, 0, 0]], np.uint64)), G1.mul(g, 13)))
@@ -22,19 +22,17 @@ from types import ModuleType
 from cuzk.curve.params import CurveParams
 from cuzk.errors import InputError
 from cuzk.field.params import FieldParams
-from cuzk.field.prime_field import Fr, PrimeField
+from cuzk.field.prime_field import PrimeField
 from cuzk.kernels import msm_bits as _msm_bits
 from cuzk.kernels import msm_cpu
 from cuzk.kernels.bit_split import BitSplit, split_bits
-from cuzk.kernels.msm_cpu import MsmGroup, batch_mul_g1, batch_mul_g2, msm, msm_g1, msm_g2
+from cuzk.kernels.msm_cpu import MsmGroup, msm
 from cuzk.kernels.msm_fixed import (FixedBasePlan, FixedBaseTable, msm_precomputed, plain_cost, plan_for_bytes,
                                     precompute, table_from_arrays, trade_off)
-from cuzk.kernels.ntt_cpu import CpuNtt, h_pointwise, ntt, powers
+from cuzk.kernels.ntt_cpu import CpuNtt
 
-__all__ = ["ntt", "h_pointwise", "powers", "msm", "msm_g1", "msm_g2", "msm_bits_g1", "msm_bits_g2", "split_bits",
-           "BitSplit", "stage", "to_canonical", "device_timer", "batch_mul_g1",
-           "batch_mul_g2", "CpuKernels", "precompute", "msm_precomputed", "plan_for_bytes", "trade_off", "plain_cost",
-           "table_from_arrays", "FixedBasePlan", "FixedBaseTable"]
+__all__ = ["msm", "split_bits", "BitSplit", "stage", "device_timer", "CpuKernels", "precompute", "msm_precomputed",
+           "plan_for_bytes", "trade_off", "plain_cost", "table_from_arrays", "FixedBasePlan", "FixedBaseTable"]
 
 
 def stage(*arrays, device_id=None) -> list:
@@ -72,41 +70,12 @@ def device_timer(device_id=None):
     return _NoDevice()
 
 
-def msm_bits_g1(points, scalars, threads=None, *, split=None):
-    """As :func:`msm_g1`, the scalars 0 skipped and the scalars 1 adding their points directly
-    (:mod:`cuzk.kernels.msm_bits`); ``split`` is ``split_bits(scalars)`` made earlier (None:
-    made here). The same result as :func:`msm_g1`.
-
-    >>> import numpy as np
-    >>> from cuzk.curve import G1
-    >>> g = G1.generator()
-    >>> bool(G1.eq(msm_bits_g1(np.stack([g, g]), np.array([[1, 0, 0, 0], [4, 0, 0, 0]], np.uint64)), G1.mul(g, 5)))
-    True
-    """
-    return _msm_bits.msm_bits("g1", points, scalars, threads, split=split)
-
-
-def msm_bits_g2(points, scalars, threads=None, *, split=None):
-    """As :func:`msm_bits_g1` over G2 (:func:`msm_g2`'s shapes)."""
-    return _msm_bits.msm_bits("g2", points, scalars, threads, split=split)
-
-
-def to_canonical(values):
-    """Montgomery Fr values → canonical integers (MSM scalars): ``Fr.from_mont``.
-
-    >>> from cuzk.field import Fr
-    >>> to_canonical(Fr.from_ints([5])).tolist()
-    [[5, 0, 0, 0]]
-    """
-    return Fr.from_mont(values)
-
-
 class CpuKernels:
-    """This module's functions for one curve, on that curve's generated kernel modules.
+    """The CPU backend's functions for one curve, on that curve's generated kernel modules.
 
-    The same names and signatures as the module-level (BLS12-381) functions; arrays have the
-    curve's limb counts (Fr (n, 4); G1 (n, 2, L), G2 (n, 2, 2, L) with L the Fq limbs). Built by
-    ``cuzk.curves`` (this package may not import it).
+    The same names and signatures as ``cuzk.kernels.cuda``'s (docs/kernel-contracts.md); arrays
+    have the curve's limb counts (Fr (n, 4); G1 (n, 2, L), G2 (n, 2, 2, L) with L the Fq limbs).
+    Built by ``cuzk.curves.get(name).kernels`` (this package may not import ``cuzk.curves``).
 
     Args:
         fr: the curve's array-level Fr (:class:`~cuzk.field.prime_field.PrimeField`).
@@ -132,45 +101,49 @@ class CpuKernels:
         return f"<cuzk CPU kernels of {self.name}>"
 
     def ntt(self, values, *, inverse=False, shift=None, root_generator=None, threads=None):
-        """As :func:`ntt`; ``root_generator`` defaults to the curve's Fr generator."""
+        """NTT of Fr values, natural order in and out (:meth:`cuzk.kernels.ntt_cpu.CpuNtt.ntt`);
+        ``root_generator`` defaults to the curve's Fr generator."""
         return self._ntt.ntt(values, inverse=inverse, shift=shift, root_generator=root_generator, threads=threads)
 
     def h_pointwise(self, a, b, c, z_inv):
-        """As :func:`h_pointwise`."""
+        """(a·b − c)·z_inv elementwise (:meth:`cuzk.kernels.ntt_cpu.CpuNtt.h_pointwise`)."""
         return self._ntt.h_pointwise(a, b, c, z_inv)
 
     def powers(self, x: int, n: int, scale: int = 1):
-        """As :func:`powers`: ``[scale·x^0, ..., scale·x^(n-1)]`` as (n, L) Montgomery Fr rows."""
+        """``[scale·x^0, ..., scale·x^(n-1)]`` as (n, L) Montgomery Fr rows."""
         return self._ntt.powers(x, n, scale)
 
     def msm(self, group: str, points, scalars, threads=None, *, method=None, window=None, endo=None):
         """As :func:`cuzk.kernels.msm_cpu.msm` for this curve's ``group`` ("g1" | "g2")."""
-        return msm_cpu.msm(self._group(group), points, scalars, threads, method=method, window=window, endo=endo)
+        return msm_cpu.msm(self.group(group), points, scalars, threads, method=method, window=window, endo=endo)
 
-    def _group(self, group: str) -> MsmGroup:
+    def group(self, group: str) -> MsmGroup:
+        """The :class:`~cuzk.kernels.msm_cpu.MsmGroup` of ``group`` ("g1" | "g2"), for the
+        drivers of :mod:`cuzk.kernels.msm_cpu`, :mod:`~cuzk.kernels.msm_fixed` and
+        :mod:`~cuzk.kernels.msm_bits`."""
         if group not in ("g1", "g2"):
             raise InputError(f"group must be 'g1' or 'g2', got {group!r}")
         return self._g1 if group == "g1" else self._g2
 
     def precompute(self, group: str, points, plan, threads=None):
         """As :func:`cuzk.kernels.msm_fixed.precompute` for this curve's ``group``."""
-        return precompute(self._group(group), points, plan, threads)
+        return precompute(self.group(group), points, plan, threads)
 
     def plan_for_bytes(self, group: str, n: int, max_bytes: int):
         """As :func:`cuzk.kernels.msm_fixed.plan_for_bytes` for this curve's ``group``."""
-        return plan_for_bytes(self._group(group), n, max_bytes)
+        return plan_for_bytes(self.group(group), n, max_bytes)
 
     def trade_off(self, group: str, n: int):
         """As :func:`cuzk.kernels.msm_fixed.trade_off` for this curve's ``group``."""
-        return trade_off(self._group(group), n)
+        return trade_off(self.group(group), n)
 
     def plain_cost(self, group: str, n: int) -> float:
         """As :func:`cuzk.kernels.msm_fixed.plain_cost` for this curve's ``group``."""
-        return plain_cost(self._group(group), n)
+        return plain_cost(self.group(group), n)
 
     def table_from_arrays(self, group: str, plan, points, skip):
         """As :func:`cuzk.kernels.msm_fixed.table_from_arrays` for this curve's ``group``."""
-        return table_from_arrays(self._group(group), plan, points, skip)
+        return table_from_arrays(self.group(group), plan, points, skip)
 
     msm_precomputed = staticmethod(msm_precomputed)
     # The plan and table types are curve-generic; kept here so a curve's kernels offer every
@@ -179,31 +152,38 @@ class CpuKernels:
     FixedBaseTable = FixedBaseTable
 
     def msm_g1(self, points, scalars, threads=None):
-        """As :func:`msm_g1`: Σ scalars[i]·points[i] over the curve's G1 (``points`` may be a
-        G1 :class:`FixedBaseTable` of this curve: the precomputed MSM)."""
+        """Σ scalars[i]·points[i] over the curve's G1: points (n, 2, L) affine Montgomery
+        (all-zero rows = identity) or a G1 :class:`FixedBaseTable` of this curve (the
+        precomputed MSM), scalars (n, 4) canonical Fr; the result (2, L) affine Montgomery.
+
+        Raises:
+            InputError, FieldValueError: see :func:`cuzk.kernels.msm_cpu.msm`."""
         return msm_cpu.msm(self._g1, points, scalars, threads)
 
     def msm_g2(self, points, scalars, threads=None):
-        """As :func:`msm_g2`."""
+        """As :meth:`msm_g1` over G2: points (n, 2, 2, L), result (2, 2, L)."""
         return msm_cpu.msm(self._g2, points, scalars, threads)
 
     def msm_bits_g1(self, points, scalars, threads=None, *, split=None):
-        """As :func:`msm_bits_g1` over the curve's G1."""
+        """As :meth:`msm_g1`, the scalars 0 skipped and the scalars 1 adding their points directly
+        (:mod:`cuzk.kernels.msm_bits`); ``split`` is ``split_bits(scalars)`` made earlier (None:
+        made here). The same result as :meth:`msm_g1`."""
         return _msm_bits.msm_bits(self._g1, points, scalars, threads, split=split)
 
     def msm_bits_g2(self, points, scalars, threads=None, *, split=None):
-        """As :func:`msm_bits_g2` over the curve's G2."""
+        """As :meth:`msm_bits_g1` over the curve's G2."""
         return _msm_bits.msm_bits(self._g2, points, scalars, threads, split=split)
 
     split_bits = staticmethod(split_bits)
     BitSplit = BitSplit
 
     def batch_mul_g1(self, base, scalars, threads=None):
-        """As :func:`batch_mul_g1`."""
+        """[k·base for k in scalars] (fixed-base windowed, batch-affine): base (2, L) affine
+        Montgomery, scalars (n, 4) canonical -> (n, 2, L) (zeros for k = 0). Used by Groth16 setup."""
         return msm_cpu.batch_mul(self._g1, base, scalars, threads)
 
     def batch_mul_g2(self, base, scalars, threads=None):
-        """As :func:`batch_mul_g2`."""
+        """As :meth:`batch_mul_g1` over G2."""
         return msm_cpu.batch_mul(self._g2, base, scalars, threads)
 
     def to_canonical(self, values):

@@ -4,10 +4,12 @@ The sources are compiled for one curve at a time (``cu/curve.h`` picks ``params_
 from ``-DCUZK_CURVE_<NAME>``). A runtime carries the matching :class:`CudaCurve` as
 ``rt.curve``, and the plans (:mod:`cuzk.kernels.cuda_ntt`, :mod:`cuzk.kernels.cuda_msm`,
 :mod:`cuzk.kernels.cuda_elementwise`) take their field parameters, word counts and array shapes
-from it. BLS12-381's is :data:`BLS12_381`; every curve's is ``cuzk.curves.get(name).cuda``,
-built from its spec (this package may not import ``cuzk.curves``: tests/test_import_edges.py).
+from it. Every curve's is ``cuzk.curves.get(name).cuda``, built from its spec (this package
+may not import ``cuzk.curves``: tests/test_import_edges.py).
 
-    >>> BLS12_381.define, BLS12_381.fq_words, BLS12_381.point_tail("g2")
+    >>> from cuzk.curves import get
+    >>> bls = get("bls12_381").cuda
+    >>> bls.define, bls.fq_words, bls.point_tail("g2")
     ('CUZK_CURVE_BLS12_381', 12, (2, 2, 6))
 """
 
@@ -18,10 +20,9 @@ from typing import Callable
 import attrs
 
 from cuzk.errors import InputError
-from cuzk.field.params import FQ, FQ2_NONRESIDUE, FR, FieldParams
-from cuzk.kernels import msm_kernels_g1, msm_kernels_g2
+from cuzk.field.params import FieldParams
 
-__all__ = ["CudaCurve", "BLS12_381", "curve_define"]
+__all__ = ["CudaCurve", "curve_define"]
 
 def curve_define(curve: str) -> str:
     """The macro that builds the kernels for ``curve`` (cu/curve.h): ``CUZK_CURVE_BN254``.
@@ -46,6 +47,8 @@ class CudaCurve:
         fq2_nonresidue: β of Fq2 = Fq[u]/(u² − β), as an int mod p.
         combine_g1, combine_g2: the curve's Numba ``msm_kernels_g*.combine(sums, c)``, which
             turns the MSM's per-window XYZZ sums into the affine result on the host.
+        host_from_mont: Montgomery → canonical Fr rows on the host (the curve's
+            ``Fr.from_mont``), for ``to_canonical`` of a host array; None: through the device.
     """
 
     name: str
@@ -54,6 +57,7 @@ class CudaCurve:
     fq2_nonresidue: int
     combine_g1: Callable = attrs.field(eq=False, repr=False)
     combine_g2: Callable = attrs.field(eq=False, repr=False)
+    host_from_mont: Callable | None = attrs.field(default=None, eq=False, repr=False)
 
     def __repr__(self) -> str:
         return f"CudaCurve({self.name})"
@@ -85,7 +89,8 @@ class CudaCurve:
     def point_tail(self, group: str) -> tuple[int, ...]:
         """The trailing shape of a host affine point array: G1 ``(2, L)``, G2 ``(2, 2, L)``.
 
-        >>> BLS12_381.point_tail("g1")
+        >>> from cuzk.curves import get
+        >>> get("bls12_381").cuda.point_tail("g1")
         (2, 6)
         """
         L = self.fq.limbs
@@ -100,7 +105,3 @@ def _check_group(group: str) -> str:
     if group not in _DEGREE:
         raise InputError(f"group must be 'g1' or 'g2', got {group!r}")
     return group
-
-
-#: BLS12-381, the curve of :func:`cuzk.kernels.cuda_runtime.get_runtime` without a ``curve``.
-BLS12_381 = CudaCurve("bls12_381", FR, FQ, FQ2_NONRESIDUE, msm_kernels_g1.combine, msm_kernels_g2.combine)

@@ -14,7 +14,7 @@ import enum
 
 import numpy as np
 
-from cuzk.kernels.cuda_curve import BLS12_381, CudaCurve
+from cuzk.kernels.cuda_curve import CudaCurve
 from cuzk.kernels.cuda_runtime import BLOCK
 from cuzk.kernels.cuda_runtime import grid_size as _grid
 
@@ -53,7 +53,7 @@ def _int_to_u64(x: int, limbs: int) -> np.ndarray:
     return np.frombuffer(x.to_bytes(8 * limbs, "little"), dtype=np.uint64).copy()
 
 
-def xyzz_to_affine(words: np.ndarray, group: str, curve: CudaCurve = BLS12_381) -> np.ndarray:
+def xyzz_to_affine(words: np.ndarray, group: str, curve: CudaCurve) -> np.ndarray:
     """XYZZ point of ``curve`` as uint32 words (Montgomery) → affine uint64 ``(2, L)`` / ``(2, 2, L)``
     (L = the Fq limbs), zeros = infinity.
 

@@ -2,12 +2,12 @@
 
 Each method checks its inputs on the host against the curve (before any device is touched),
 moves them to a runtime built for that curve and calls the launch plans
-(:mod:`cuzk.kernels.cuda_ntt`, :mod:`cuzk.kernels.cuda_msm`). :mod:`cuzk.kernels.cuda` documents
-the functions and is BLS12-381's instance; ``cuda.kernels_for(cuzk.curves.get(name).cuda)``
-gives another curve's, the way ``cuzk.curves.get(name).kernels`` gives its CPU kernels.
+(:mod:`cuzk.kernels.cuda_ntt`, :mod:`cuzk.kernels.cuda_msm`).
+``cuda.kernels_for(cuzk.curves.get(name).cuda)`` gives a curve's, the way
+``cuzk.curves.get(name).kernels`` gives its CPU kernels (docs/kernel-contracts.md).
 
-    >>> from cuzk.kernels.cuda_curve import BLS12_381
-    >>> CudaKernels(BLS12_381, lambda device_id=None: None)
+    >>> from cuzk.curves import get
+    >>> CudaKernels(get("bls12_381").cuda, lambda device_id=None: None)
     <cuzk CUDA kernels of bls12_381>
 """
 
@@ -81,7 +81,7 @@ class DevicePoints:
 
 
 class CudaKernels:
-    """``cuzk.kernels.cuda``'s functions for ``curve``, on the runtimes ``runtime(device_id)`` returns.
+    """The CUDA backend's functions for ``curve``, on the runtimes ``runtime(device_id)`` returns.
 
     Args:
         curve: the curve (``cuzk.curves.get(name).cuda``).
@@ -125,7 +125,19 @@ class CudaKernels:
 
     @_oom_guard
     def ntt(self, values, *, inverse=False, shift=None, root_generator=None, threads=None):
-        """As ``cuzk.kernels.cuda.ntt``; ``root_generator`` defaults to the curve's Fr generator."""
+        """NTT of Fr values (natural order in and out) on the GPU.
+
+        ``values``: ``(n, 4)`` uint64 Montgomery Fr, n a power of two (numpy); or a
+        :class:`DeviceArray` / CuPy uint32 ``(n, 8)`` array already on a device, in which case
+        the result is a :class:`DeviceArray` there (no host round trip). ``inverse``: the exact
+        inverse map; ``shift``: coset shift, a canonical Fr int (None = 1); ``root_generator``:
+        w = ``fr.root_of_unity_for(log2 n, root_generator)`` (None: the curve's Fr generator);
+        ``threads``: accepted for interface parity with the CPU backend, unused.
+
+        Raises:
+            FieldValueError: bad dtype/shape/length, unreduced limbs, bad shift.
+            BackendUnavailableError: no usable GPU. DeviceOutOfMemoryError: GPU memory exhausted.
+        """
         fr = self.curve.fr
         gen = fr.generator if root_generator is None else root_generator
         if _on_device(values):
@@ -142,7 +154,7 @@ class CudaKernels:
 
     @_oom_guard
     def h_pointwise(self, a, b, c, z_inv):
-        """As ``cuzk.kernels.cuda.h_pointwise``."""
+        """(a·b − c)·z_inv elementwise over Montgomery Fr arrays; ``z_inv`` a canonical int."""
         if isinstance(z_inv, bool) or not isinstance(z_inv, (int, np.integer)):
             raise FieldValueError(f"z_inv must be a canonical Fr int, got {type(z_inv).__name__}")
         self.curve.fr.check_canonical(int(z_inv))
@@ -168,7 +180,7 @@ class CudaKernels:
 
     @_oom_guard
     def upload_points(self, points, device_id: int = 0) -> DevicePoints:
-        """As ``cuzk.kernels.cuda.upload_points``."""
+        """Validate affine G1 ``(n, 2, L)`` or G2 ``(n, 2, 2, L)`` points once and copy them to the device."""
         group = "g2" if np.asarray(points).ndim == 4 else "g1"
         pts = check_points(points, "points", self.curve.point_tail(group), self.curve.fq.modulus)
         rt = self._runtime(device_id)
@@ -243,28 +255,28 @@ class CudaKernels:
 
     @_oom_guard
     def msm_bits_g1(self, points, scalars, threads=None, *, split=None):
-        """As ``cuzk.kernels.cuda.msm_bits_g1``."""
+        """As :meth:`msm_g1`, the scalars 0 skipped and the scalars 1 summed directly (``split``: ``split_bits(scalars)`` made earlier)."""
         return self._msm_bits("g1", points, scalars, split, threads)
 
     @_oom_guard
     def msm_bits_g2(self, points, scalars, threads=None, *, split=None):
-        """As ``cuzk.kernels.cuda.msm_bits_g2``."""
+        """As :meth:`msm_bits_g1` over G2."""
         return self._msm_bits("g2", points, scalars, split, threads)
 
     @_oom_guard
     def stage(self, *arrays, device_id: int | None = None) -> list:
-        """As ``cuzk.kernels.cuda.stage``."""
+        """Start copying Fr arrays to the GPU and return at once (a list of :class:`DeviceArray`); the kernels wait for each copy."""
         rt = self._runtime(device_id)
         rows = [self._host_rows(a, f"arrays[{i}]") for i, a in enumerate(arrays)]
         return [rt.stage(np.ascontiguousarray(v).view(np.uint32)) for v in rows]
 
     def device_timer(self, device_id: int | None = None):
-        """As ``cuzk.kernels.cuda.device_timer``."""
+        """GPU time of the kernels the calling thread launches inside the block (CUDA events; ``.ms`` after it)."""
         return self._runtime(device_id).timer()
 
     @_oom_guard
     def to_canonical(self, values):
-        """As ``cuzk.kernels.cuda.to_canonical`` (a host array without ``host_from_mont``: through the device)."""
+        """Montgomery Fr values → canonical integers (the MSMs' scalars) where they live: a device array on the GPU, a host array on the host (through the device without ``host_from_mont``)."""
         if not _on_device(values):
             v = self._host_rows(values, "values")
             if self._host_from_mont is not None:
@@ -283,12 +295,22 @@ class CudaKernels:
 
     @_oom_guard
     def msm_g1(self, points, scalars, threads=None):
-        """As ``cuzk.kernels.cuda.msm_g1``: result ``(2, L)`` (L the Fq limbs)."""
+        """Σ scalars[i]·points[i] over G1 on the GPU; result ``(2, L)`` affine Montgomery (L the Fq limbs).
+
+        Args:
+            points: ``(n, 2, L)`` uint64 affine Montgomery (all-zero rows = infinity), or
+                :class:`DevicePoints` from :meth:`upload_points` (already on the device);
+                n <= ``MSM_MAX_POINTS`` = 2^28 - 1 (the kernels index the nw*n (bucket, point)
+                pairs in 32 bits: 16 windows at c = 16).
+            scalars: ``(n, 4)`` uint64 canonical (not Montgomery) Fr integers, on the host or
+                the device.
+            threads: accepted for parity with the CPU backend; unused.
+        """
         return self._msm("g1", points, scalars)
 
     @_oom_guard
     def msm_g2(self, points, scalars, threads=None):
-        """As ``cuzk.kernels.cuda.msm_g2``: result ``(2, 2, L)``."""
+        """As :meth:`msm_g1` over G2: result ``(2, 2, L)``."""
         return self._msm("g2", points, scalars)
 
     def warm_up(self, device_id: int = 0) -> None:

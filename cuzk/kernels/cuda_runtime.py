@@ -36,7 +36,7 @@ import numpy as np
 
 from cuzk.atomic_file import atomic_write
 from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError, InputError
-from cuzk.kernels.cuda_curve import BLS12_381, CudaCurve, curve_define
+from cuzk.kernels.cuda_curve import CudaCurve, curve_define
 from cuzk.kernels.cuda_staging import PinnedRing, stage_through_ring
 
 __all__ = [
@@ -225,10 +225,10 @@ class CupyRuntime:
     ``cuzk.curves.get(name).cuda``), kept as ``self.curve``; the launch plans read the curve's
     fields and shapes from it.
 
-    >>> rt = get_runtime(0)  # doctest: +SKIP
+    >>> rt = get_runtime(0, cuzk.curves.get("bls12_381").cuda)  # doctest: +SKIP
     """
 
-    def __init__(self, device_id: int = 0, defines: tuple[str, ...] = (), curve: CudaCurve = BLS12_381):
+    def __init__(self, device_id: int = 0, defines: tuple[str, ...] = (), curve: CudaCurve | None = None):
         if not isinstance(curve, CudaCurve):
             raise InputError(f"curve must be a CudaCurve (cuzk.curves.get(name).cuda), got {curve!r}")
         ok, reason = is_available(device_id)
@@ -448,17 +448,20 @@ _RUNTIMES_LOCK = threading.Lock()
 
 def get_runtime(device_id: int | None = None, curve: CudaCurve | None = None) -> CupyRuntime:
     """The (lazily created, then shared) runtime of GPU ``device_id`` for ``curve`` (a
-    :class:`~cuzk.kernels.cuda_curve.CudaCurve`; None: BLS12-381), one per (device, curve).
+    :class:`~cuzk.kernels.cuda_curve.CudaCurve`: ``cuzk.curves.get(name).cuda``), one per
+    (device, curve).
 
-    The contract functions (:func:`ntt`, :func:`msm_g1`, ...) use the default device:
-    ``$CUZK_CUDA_DEVICE`` or 0. A prover that pins a device calls ``run_*`` on its runtime.
+    The contract functions (``cuda.kernels_for(curve).ntt``, ``.msm_g1``, ...) use the default
+    device: ``$CUZK_CUDA_DEVICE`` or 0. A prover that pins a device calls ``run_*`` on its runtime.
 
     Raises:
+        InputError: ``curve`` is not a CudaCurve.
         BackendUnavailableError: CuPy or a device is missing, or the kernels do not compile.
     """
     if device_id is None:
         device_id = int(os.environ.get("CUZK_CUDA_DEVICE", "0"))
-    curve = BLS12_381 if curve is None else curve
+    if not isinstance(curve, CudaCurve):
+        raise InputError(f"curve must be a CudaCurve (cuzk.curves.get(name).cuda), got {curve!r:.60}")
     with _RUNTIMES_LOCK:
         rt = _RUNTIMES.get((device_id, curve.name))
         if rt is None:

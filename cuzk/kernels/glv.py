@@ -21,8 +21,8 @@ identity Σ u_i μ^i ≡ k holds exactly for any integers c_j, and |c_j − k·(
 |u_i| < 1.25·Σ_j |B_ji| < 2^bits (``EndoPlan.bits``). The per-scalar work is a Numba kernel
 (``cuzk.kernels.glv_kernels``).
 
-    >>> from cuzk.curve.params import G1_PARAMS, G2_PARAMS
-    >>> from cuzk.field.params import FQ, FR, FQ2_NONRESIDUE
+    >>> from cuzk.curves import BLS12_381 as S
+    >>> FQ, FR, FQ2_NONRESIDUE, G1_PARAMS, G2_PARAMS = S.fq, S.fr, S.fq2_nonresidue, S.g1, S.g2
     >>> g1 = plan_for(G1_PARAMS, FQ, FR, FQ2_NONRESIDUE)
     >>> g1.dim, g1.bits, (g1.mu ** 2 + g1.mu + 1) % FR.modulus
     (2, 128, 0)
@@ -274,8 +274,8 @@ def plan_for(curve: CurveParams, fq: FieldParams, fr: FieldParams, fq2_nonresidu
 def split_ints(plan: EndoPlan, k: int, r: int) -> list[int]:
     """The split of one scalar with Python ints, exactly as the kernel computes it (a reference).
 
-    >>> from cuzk.curve.params import G1_PARAMS
-    >>> from cuzk.field.params import FQ, FR, FQ2_NONRESIDUE
+    >>> from cuzk.curves import BLS12_381 as S
+    >>> FQ, FR, FQ2_NONRESIDUE, G1_PARAMS, G2_PARAMS = S.fq, S.fr, S.fq2_nonresidue, S.g1, S.g2
     >>> plan = plan_for(G1_PARAMS, FQ, FR, FQ2_NONRESIDUE)
     >>> u = split_ints(plan, 12345, FR.modulus)
     >>> (u[0] + u[1] * plan.mu - 12345) % FR.modulus

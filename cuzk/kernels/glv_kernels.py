@@ -6,8 +6,8 @@ magnitude of each u_i. Same arithmetic as ``cuzk.kernels.glv.split_ints``, which
 compare it with.
 
     >>> import numpy as np
-    >>> from cuzk.curve.params import G1_PARAMS
-    >>> from cuzk.field.params import FQ, FR, FQ2_NONRESIDUE
+    >>> from cuzk.curves import BLS12_381 as S
+    >>> FQ, FR, FQ2_NONRESIDUE, G1_PARAMS, G2_PARAMS = S.fq, S.fr, S.fq2_nonresidue, S.g1, S.g2
     >>> from cuzk.kernels.glv import plan_for
     >>> plan = plan_for(G1_PARAMS, FQ, FR, FQ2_NONRESIDUE)
     >>> mags, neg = split(plan, np.array([[5, 0, 0, 0]], np.uint64))

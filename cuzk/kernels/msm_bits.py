@@ -19,12 +19,12 @@ the :class:`~cuzk.kernels.bit_split.BitSplit` of the scalars, this
 The result is the same group element as the plain MSM's, so the same affine limbs.
 
     >>> import numpy as np
-    >>> from cuzk.curve import G1
-    >>> from cuzk.kernels import msm_cpu
+    >>> from cuzk.curves import get
+    >>> G1, cpu = get("bls12_381").G1, get("bls12_381").kernels
     >>> g = G1.generator()
-    >>> pts = msm_cpu.batch_mul_g1(g, np.array([[2, 0, 0, 0], [3, 0, 0, 0], [5, 0, 0, 0]], np.uint64))
+    >>> pts = cpu.batch_mul_g1(g, np.array([[2, 0, 0, 0], [3, 0, 0, 0], [5, 0, 0, 0]], np.uint64))
     >>> k = np.array([[1, 0, 0, 0], [0, 0, 0, 0], [7, 0, 0, 0]], np.uint64)
-    >>> bool(G1.eq(msm_bits("g1", pts, k), G1.mul(g, 2 + 35)))
+    >>> bool(G1.eq(msm_bits(cpu.group("g1"), pts, k), G1.mul(g, 2 + 35)))
     True
 """
 
@@ -153,8 +153,8 @@ def group_others(scalars: np.ndarray, others: np.ndarray) -> tuple[np.ndarray, n
 
 
 def msm_bits(group, points, scalars, threads=None, *, split: BitSplit | None = None) -> np.ndarray:
-    """Σ scalars[i]·points[i] for ``group`` ("g1"/"g2" of BLS12-381, or any curve's
-    :class:`~cuzk.kernels.msm_cpu.MsmGroup`), the ones added directly and the zeros skipped.
+    """Σ scalars[i]·points[i] for ``group`` (a curve's :class:`~cuzk.kernels.msm_cpu.MsmGroup`),
+    the ones added directly and the zeros skipped.
 
     Args:
         points: (n, 2, *coord) affine Montgomery points, or a

@@ -19,11 +19,16 @@ thread, split/unsplit (docs/perf/kernels.md) G1 0.86 at 2^10, 0.96 at 2^14, 0.98
 at 2^16; G2 0.80 at 2^10, 0.94 at 2^13, 1.01 at 2^14. So by default (``endo=None``) the split
 runs while the d·n split points take at most ``_SPLIT_MAX_BYTES`` (G1 up to 2^15, G2 up to 2^13).
 
+A curve's groups reach these drivers as :class:`MsmGroup` values, built by
+``cuzk.curves.get(name).kernels`` (:class:`cuzk.kernels.cpu.CpuKernels`) over its generated
+``msm_kernels_g1/g2`` modules.
+
     >>> import numpy as np
-    >>> from cuzk.curve import G1
-    >>> g = G1.generator()
+    >>> from cuzk.curves import get
+    >>> bls = get("bls12_381")
+    >>> g = bls.G1.generator()
     >>> k = np.array([[3, 0, 0, 0], [4, 0, 0, 0]], np.uint64)
-    >>> bool(G1.eq(msm_g1(np.stack([g, g]), k), G1.mul(g, 7)))
+    >>> bool(bls.G1.eq(msm(bls.kernels.group("g1"), np.stack([g, g]), k), bls.G1.mul(g, 7)))
     True
 """
 
@@ -36,17 +41,17 @@ from types import ModuleType
 import attrs
 import numpy as np
 
-from cuzk.curve.params import G1_PARAMS, G2_PARAMS, CurveParams
+from cuzk.curve.params import CurveParams
 from cuzk.errors import InputError
 from cuzk.field import ifma
 from cuzk.field.jit import readonly
-from cuzk.field.params import FQ, FQ2_NONRESIDUE, FR, FieldParams
-from cuzk.kernels import glv, glv_kernels, msm_kernels_g1, msm_kernels_g2
+from cuzk.field.params import FieldParams
+from cuzk.kernels import glv, glv_kernels
 from cuzk.kernels.checks import check_field_rows, check_points
 from cuzk.kernels.cpu_threads import resolve_threads, run_phases
 from cuzk.kernels.scalar_digits import SCALAR_BITS, num_windows, signed_digits, signed_digits_range, top_bits
 
-__all__ = ["msm", "msm_g1", "msm_g2", "batch_mul", "batch_mul_g1", "batch_mul_g2", "choose_msm", "METHODS",
+__all__ = ["msm", "batch_mul", "choose_msm", "METHODS",
            "VEC_METHODS", "AVAILABLE", "MsmGroup", "vec_module", "ifma_phases"]
 
 METHODS = ("affine", "xyzz")  # scalar bucket methods: any CPU, and the fixed-base tables' (msm_fixed)
@@ -107,9 +112,6 @@ def vec_module(kernels_pkg: str, name: str) -> ModuleType | None:
     return importlib.import_module(f"{kernels_pkg}.msm_vec_{name}")
 
 
-_GROUPS = {"g1": MsmGroup("g1", msm_kernels_g1, 1, FQ, FR, G1_PARAMS, FQ2_NONRESIDUE, vec_module("cuzk.kernels", "g1")),
-           "g2": MsmGroup("g2", msm_kernels_g2, 2, FQ, FR, G2_PARAMS, FQ2_NONRESIDUE, vec_module("cuzk.kernels", "g2"))}
-
 # Cost model, in base-field multiplications per operation (squarings count as one).
 _AFFINE_ADD = 6.5  # batch-affine addition: λ, λ², λ·(x1 − x3) + 3 for the shared inversion
 _XYZZ_MADD = 10.0  # madd-2008-s: 8M + 2S
@@ -124,6 +126,7 @@ _INVERSION_BITS = 381  # ... so a b-bit field's inversion costs about _INVERSION
 _IFMA_ADD = 3.0
 _IFMA_INVERSION_PER_BIT = 4.0
 _IFMA_CHUNK = 8192  # pairs per batch inversion in the msm_vec_* modules (their CHUNK)
+_AFFINE_CHUNK = 2048  # additions per batch inversion in the msm_kernels_* modules (their CHUNK)
 # Below this many points the flushes are too short to amortize the 8-lane inversions and
 # "ifma" measured slower than "affine" (2^10: 0.85-1.08x; 2^12: 1.31-1.50x faster, one thread).
 _IFMA_MIN_POINTS = 2048
@@ -140,7 +143,7 @@ _TASKS_PER_THREAD = 3
 _SPLIT_MAX_BYTES = 8 << 20
 
 
-def _msm_cost(n: int, c: int, method: str, fq_bits: int = FQ.bits, bits: int = SCALAR_BITS) -> float:
+def _msm_cost(n: int, c: int, method: str, fq_bits: int, bits: int = SCALAR_BITS) -> float:
     nwin = num_windows(c, bits)
     buckets = 2 ** (c - 1)
     if method == "xyzz":
@@ -149,17 +152,17 @@ def _msm_cost(n: int, c: int, method: str, fq_bits: int = FQ.bits, bits: int = S
     if method == "ifma":
         inversions = rounds + n / _IFMA_CHUNK
         return nwin * (n * _IFMA_ADD + inversions * _IFMA_INVERSION_PER_BIT * fq_bits + buckets * _BUCKET_REDUCE)
-    inversions = rounds + n / msm_kernels_g1.CHUNK
+    inversions = rounds + n / _AFFINE_CHUNK
     inversion = _INVERSION * fq_bits / _INVERSION_BITS
     return nwin * (n * _AFFINE_ADD + inversions * inversion + buckets * _BUCKET_REDUCE)
 
 
-def choose_msm(n: int, fq_bits: int = FQ.bits, bits: int = SCALAR_BITS,
+def choose_msm(n: int, fq_bits: int, bits: int = SCALAR_BITS,
                methods: tuple[str, ...] = METHODS) -> tuple[str, int]:
     """(method, window width c) with the least modelled cost for an n-point MSM with scalars
-    below 2^bits over a ``fq_bits``-bit base field (default BLS12-381's), among ``methods``.
+    below 2^bits over a ``fq_bits``-bit base field (BLS12-381's: 381), among ``methods``.
 
-    >>> choose_msm(1 << 16), choose_msm(1 << 17, bits=128)
+    >>> choose_msm(1 << 16, 381), choose_msm(1 << 17, 381, bits=128)
     (('affine', 13), ('affine', 13))
     >>> choose_msm(1 << 16, 254, methods=METHODS + VEC_METHODS), choose_msm(64, 254, methods=METHODS + VEC_METHODS)[0]
     (('ifma', 11), 'xyzz')
@@ -174,14 +177,12 @@ def choose_msm(n: int, fq_bits: int = FQ.bits, bits: int = SCALAR_BITS,
 def _group(group) -> MsmGroup:
     if isinstance(group, MsmGroup):
         return group
-    if group not in _GROUPS:
-        raise InputError(f"group must be 'g1' or 'g2', got {group!r}")
-    return _GROUPS[group]
+    raise InputError(f"group must be an MsmGroup (a curve's: cuzk.curves.get(name).kernels.group('g1')), got {group!r:.60}")
 
 
 def msm(group, points, scalars, threads=None, *, method=None, window=None, endo=None) -> np.ndarray:
-    """Σ scalars[i]·points[i] for ``group`` "g1"/"g2" (BLS12-381) or an :class:`MsmGroup` of
-    any curve; ``method``/``window`` override the model.
+    """Σ scalars[i]·points[i] for ``group``, an :class:`MsmGroup` of any curve;
+    ``method``/``window`` override the model.
 
     Args:
         points: (n, 2, *coord) affine Montgomery points (all-zero rows = identity) of the
@@ -309,42 +310,9 @@ def _prepare(kernels, plan, points, scalars, lo, hi, parts, pts, skip, c, digits
         signed_digits_range(readonly(mags), c, skip, j * n + lo, j * n + hi, digits)  # as the unsplit path's
 
 
-def choose_window_for(n: int, method: str, fq_bits: int = FQ.bits, bits: int = SCALAR_BITS) -> int:
+def choose_window_for(n: int, method: str, fq_bits: int, bits: int = SCALAR_BITS) -> int:
     """The modelled best window width for ``method`` at n points with scalars below 2^bits."""
     return min(range(1, _MAX_WINDOW + 1), key=lambda c: _msm_cost(max(n, 1), c, method, fq_bits, bits))
-
-
-def msm_g1(points, scalars, threads=None) -> np.ndarray:
-    """G1 multi-scalar multiplication Σ scalars[i]·points[i].
-
-    Args:
-        points: (n, 2, 6) uint64 affine Montgomery (all-zero rows = identity), or a G1
-            :class:`~cuzk.kernels.msm_fixed.FixedBaseTable` (precomputed bases; see :func:`msm`).
-        scalars: (n, 4) uint64 canonical Fr (not Montgomery).
-        threads: threads to use (None: all cores).
-
-    Returns:
-        (2, 6) affine Montgomery; zeros when the sum is the identity.
-
-    Raises:
-        InputError, FieldValueError: see :func:`msm`.
-
-    >>> from cuzk.curve import G1
-    >>> bool(msm_g1(G1.identity(3), np.ones((3, 4), np.uint64)).any())
-    False
-    """
-    return msm("g1", points, scalars, threads)
-
-
-def msm_g2(points, scalars, threads=None) -> np.ndarray:
-    """G2 multi-scalar multiplication: points (n, 2, 2, 6), result (2, 2, 6); see :func:`msm_g1`.
-
-    >>> from cuzk.curve import G2
-    >>> g = G2.generator()
-    >>> bool(G2.eq(msm_g2(g[None], np.array([[5, 0, 0, 0]], np.uint64)), G2.mul(g, 5)))
-    True
-    """
-    return msm("g2", points, scalars, threads)
 
 
 # ------------------------------------------------------------------------- fixed base
@@ -389,27 +357,3 @@ def batch_mul(group, base, scalars, threads=None, *, window=None) -> np.ndarray:
     tasks = [(kernels.fixed_base_mul, (table, digits, c, bounds[k], bounds[k + 1], out)) for k in range(chunks)]
     run_phases(threads, [tasks])
     return out
-
-
-def batch_mul_g1(base, scalars, threads=None) -> np.ndarray:
-    """[k·base for k in scalars]: base (2, 6) affine Montgomery, scalars (n, 4) canonical ->
-    (n, 2, 6) affine Montgomery (zeros for k = 0 or base = identity). Used by Groth16 setup.
-
-    >>> from cuzk.curve import G1
-    >>> g = G1.generator()
-    >>> out = batch_mul_g1(g, np.array([[0, 0, 0, 0], [2, 0, 0, 0]], np.uint64))
-    >>> bool(G1.eq(out[1], G1.mul(g, 2))), bool(out[0].any())
-    (True, False)
-    """
-    return batch_mul("g1", base, scalars, threads)
-
-
-def batch_mul_g2(base, scalars, threads=None) -> np.ndarray:
-    """Same as :func:`batch_mul_g1` for G2: base (2, 2, 6), result (n, 2, 2, 6).
-
-    >>> from cuzk.curve import G2
-    >>> g = G2.generator()
-    >>> bool(G2.eq(batch_mul_g2(g, np.array([[3, 0, 0, 0]], np.uint64))[0], G2.mul(g, 3)))
-    True
-    """
-    return batch_mul("g2", base, scalars, threads)

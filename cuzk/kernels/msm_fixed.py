@@ -20,10 +20,11 @@ inversion per chunk), chunked over threads, and the MSM runs the generated MSM k
 (``window_into``, ``combine_slices``) unchanged, so it inherits their correctness and speed.
 
     >>> import numpy as np
-    >>> from cuzk.curve import G1
+    >>> from cuzk.curves import get
+    >>> G1, g1 = get("bls12_381").G1, get("bls12_381").kernels.group("g1")
     >>> g = G1.generator()
     >>> pts = np.stack([g, G1.mul(g, 2), G1.mul(g, 5)])
-    >>> table = precompute("g1", pts, FixedBasePlan(c=4, t=2))
+    >>> table = precompute(g1, pts, FixedBasePlan(c=4, t=2))
     >>> table.plan.m, table.points.shape             # W = ceil(256 / 4) = 64 windows: 32 copies of 3 points
     (32, (96, 2, 6))
     >>> k = np.array([[3, 0, 0, 0], [1, 0, 0, 0], [2, 0, 0, 0]], np.uint64)
@@ -125,7 +126,7 @@ class FixedBaseTable:
     """The shifted copies of n bases: ``points[j·n + i] = 2^(c·t·j)·P_i`` (affine Montgomery).
 
     Attributes:
-        group: the :class:`~cuzk.kernels.msm_cpu.MsmGroup` (or "g1"/"g2" for BLS12-381).
+        group: the :class:`~cuzk.kernels.msm_cpu.MsmGroup` (``cuzk.curves.get(name).kernels.group("g1")``).
         plan: the plan it was built for.
         n: number of bases.
         points: (m·n, 2, *coord) uint64 array (may be a read-only memory map).
@@ -172,7 +173,9 @@ def plain_cost(group, n: int) -> float:
     multiplications (a G2 one weighted by its measured factor), so costs of the two groups add:
     a prover's planner weighs ``trade_off`` ratios by it.
 
-    >>> plain_cost("g2", 1 << 16) > 1.5 * plain_cost("g1", 1 << 16) > 0
+    >>> from cuzk.curves import get
+    >>> k = get("bls12_381").kernels
+    >>> plain_cost(k.group("g2"), 1 << 16) > 1.5 * plain_cost(k.group("g1"), 1 << 16) > 0
     True
     """
     g = _group(group)
@@ -184,7 +187,8 @@ def trade_off(group, n: int) -> list[tuple[int, float, FixedBasePlan]]:
     sorted by bytes, each cheaper in the model than every smaller one. The first entry is the
     plain MSM (0 bytes, ratio 1.0, t = W).
 
-    >>> front = trade_off("g1", 1 << 16)
+    >>> from cuzk.curves import get
+    >>> front = trade_off(get("bls12_381").kernels.group("g1"), 1 << 16)
     >>> front[0][:2], all(b1 < b2 and r1 > r2 for (b1, r1, _), (b2, r2, _) in zip(front, front[1:]))
     ((0, 1.0), True)
     """
@@ -219,9 +223,11 @@ def plan_for_bytes(group, n: int, max_bytes: int) -> FixedBasePlan | None:
     Raises:
         InputError: max_bytes not an int >= 0.
 
-    >>> plan_for_bytes("g1", 1 << 16, 0) is None
+    >>> from cuzk.curves import get
+    >>> g1 = get("bls12_381").kernels.group("g1")
+    >>> plan_for_bytes(g1, 1 << 16, 0) is None
     True
-    >>> p = plan_for_bytes("g1", 1 << 16, 64 << 20); p.m * (1 << 16) * 96 <= 64 << 20
+    >>> p = plan_for_bytes(g1, 1 << 16, 64 << 20); p.m * (1 << 16) * 96 <= 64 << 20
     True
     """
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) or max_bytes < 0:
@@ -276,7 +282,7 @@ def precompute(group, points, plan: FixedBasePlan, threads=None) -> FixedBaseTab
     Costs about c·t·(m−1) ≤ 255 doublings per point, once (threads share the points).
 
     Args:
-        group: "g1" | "g2" (BLS12-381) or an :class:`~cuzk.kernels.msm_cpu.MsmGroup`.
+        group: the :class:`~cuzk.kernels.msm_cpu.MsmGroup`.
         points: (n, 2, *coord) affine Montgomery points (all-zero rows = identity).
         plan: a :class:`FixedBasePlan`.
         threads: threads to use (None: all cores).

@@ -1,20 +1,20 @@
 """Radix-2 NTT over a curve's Fr on the CPU: the driver over the generated Numba kernels.
 
 The kernels (bit reversal, butterflies, depth-first stages, coset scaling) are generated per
-curve from one template (``ntt_kernels``: ``cuzk.kernels.ntt_kernels`` for BLS12-381,
-``cuzk.curves.<name>.ntt_kernels`` for the others); :class:`CpuNtt` drives any of them. With
+curve from one template (``cuzk.curves.<name>.ntt_kernels``); :class:`CpuNtt` drives any of
+them, and ``cuzk.curves.get(name).kernels.ntt`` is a curve's. With
 T threads, the input splits into T independent sub-transforms (each gathers its own
 bit-reversed chunk; the low stages never cross a chunk boundary) and only the top log2(T)
 stages synchronize, which keeps a loaded machine from stalling at every stage (NUMBA_NOTES
 pitfall 4). Threads are Python threads running nogil kernels (see ``cpu_threads``).
 
 Tables (twiddles, coset powers) are cached per (field, log n, generator/shift) under a lock,
-within one byte budget shared by every field. The module-level functions are BLS12-381's.
+within one byte budget shared by every field.
 
     >>> import numpy as np
-    >>> from cuzk.kernels.ntt_cpu import ntt
+    >>> from cuzk.curves import get
     >>> x = np.zeros((4, 4), np.uint64)
-    >>> ntt(x).shape
+    >>> get("bls12_381").kernels.ntt(x).shape
     (4, 4)
 """
 
@@ -29,12 +29,11 @@ import numpy as np
 
 from cuzk.errors import FieldValueError
 from cuzk.field.jit import readonly
-from cuzk.field.params import FR, FieldParams
-from cuzk.kernels import ntt_kernels as _bls12_381_kernels
+from cuzk.field.params import FieldParams
 from cuzk.kernels.checks import check_field_rows
 from cuzk.kernels.cpu_threads import resolve_threads, run_phases
 
-__all__ = ["CpuNtt", "ntt", "h_pointwise", "mont_row", "powers", "twiddles", "clear_tables"]
+__all__ = ["CpuNtt", "clear_tables"]
 
 # Below 2^12 elements thread start-up costs more than the transform.
 MIN_PARALLEL_LOG = 12
@@ -163,9 +162,35 @@ class CpuNtt:
     def ntt(self, values, *, inverse=False, shift=None, root_generator=None, threads=None) -> np.ndarray:
         """Number-theoretic transform of ``values`` (n, L) uint64 Montgomery, n a power of two.
 
-        Forward: out[i] = Σ_j values[j]·(shift·ω^i)^j; ``inverse=True`` computes the exact
-        inverse of that map. ω = ``field.root_of_unity_for(log2 n, root_generator)``. Natural
-        order in and out; the input is not modified. See :func:`ntt` for the arguments.
+        Forward: out[i] = Σ_j values[j]·(shift·ω^i)^j, the evaluations at shift·ω^i of the
+        polynomial with coefficients ``values``; ``inverse=True`` computes the exact inverse of
+        that map. ω = ``field.root_of_unity_for(log2 n, root_generator)``. Natural order in and
+        out; the input is not modified.
+
+        Args:
+            values: (n, L) uint64 Montgomery Fr elements, n = 2^k with k <= the 2-adicity.
+            inverse: compute the inverse transform.
+            shift: coset shift as a canonical Fr int (None means 1).
+            root_generator: multiplicative generator that fixes ω (BLS12-381: 7 bellperson,
+                5 snarkjs); None: the field's.
+            threads: threads to use (None: all cores).
+
+        Returns:
+            A new (n, L) uint64 array.
+
+        Raises:
+            FieldValueError: bad dtype/shape, n not a power of two, unreduced element, bad shift
+                or generator.
+
+        >>> from cuzk.curves import get
+        >>> bls = get("bls12_381")
+        >>> FR, k = bls.spec.fr, bls.kernels
+        >>> x = bls.Fr.from_ints([3, 1])                            # 3 + X
+        >>> y = k.ntt(x, shift=7)                                   # at 7·ω^i for ω = -1
+        >>> bls.Fr.to_ints(y) == [10, FR.modulus - 4]
+        True
+        >>> bool((k.ntt(y, inverse=True, shift=7) == x).all())
+        True
         """
         f, K = self.field, self.kernels
         values = check_field_rows(values, "values", (self.limbs,), f.modulus)
@@ -215,85 +240,3 @@ class CpuNtt:
             raise FieldValueError(f"z_inv must be a canonical Fr int, got {type(z_inv).__name__}")
         f.check_canonical(int(z_inv))
         return self.kernels.h_pointwise(a, b, c, self.mont_row(int(z_inv)))
-
-
-# ---------------------------------------------------------------------------------------------
-# BLS12-381 (the module-level API every caller of cuzk.kernels.cpu uses)
-
-_BLS12_381 = CpuNtt(FR, _bls12_381_kernels)
-F_ONE_ROW = _bls12_381_kernels.F_ONE_ROW  # Montgomery 1
-
-
-def mont_row(x: int) -> np.ndarray:
-    """A canonical Fr int as a (1, 4) uint64 Montgomery row (what the kernels load).
-
-    >>> mont_row(1).shape
-    (1, 4)
-    """
-    return _BLS12_381.mont_row(x)
-
-
-def powers(x: int, n: int, scale: int = 1) -> np.ndarray:
-    """``[scale·x^0, ..., scale·x^(n-1)]`` as (n, 4) Montgomery Fr rows (twiddles, cosets, setup).
-
-    >>> from cuzk.field import Fr
-    >>> Fr.to_ints(powers(3, 4, scale=2))
-    [2, 6, 18, 54]
-    """
-    return _BLS12_381.powers(x, n, scale)
-
-
-def twiddles(log_n: int, generator: int = 7, inverse: bool = False) -> np.ndarray:
-    """The cached table ``tw[m + j] = ω_{2m}^j`` (ω inverted for the inverse transform).
-
-    >>> twiddles(3).shape
-    (8, 4)
-    """
-    return _BLS12_381.twiddles(log_n, _BLS12_381._check_generator(generator), inverse)
-
-
-def ntt(values, *, inverse=False, shift=None, root_generator=7, threads=None) -> np.ndarray:
-    """Number-theoretic transform of ``values`` (n, 4) uint64 Montgomery Fr, n a power of two.
-
-    Forward: out[i] = Σ_j values[j]·(shift·ω^i)^j, the evaluations at shift·ω^i of the polynomial
-    with coefficients ``values``; ``inverse=True`` computes the exact inverse of that map.
-    ω = ``FR.root_of_unity_for(log2 n, root_generator)``. Natural order in and out; the input is
-    not modified.
-
-    Args:
-        values: (n, 4) uint64 Montgomery Fr elements, n = 2^k with k <= 32.
-        inverse: compute the inverse transform.
-        shift: coset shift as a canonical Fr int (None means 1).
-        root_generator: multiplicative generator that fixes ω (7 bellperson, 5 snarkjs).
-        threads: threads to use (None: all cores).
-
-    Returns:
-        A new (n, 4) uint64 array.
-
-    Raises:
-        FieldValueError: bad dtype/shape, n not a power of two, unreduced element, bad shift or
-            generator.
-
-    >>> from cuzk.field.params import FR
-    >>> x = np.concatenate([mont_row(3), mont_row(1)])          # 3 + X
-    >>> y = ntt(x, shift=7)                                     # at 7·ω^i for ω = -1
-    >>> [FR.from_mont_int(int.from_bytes(r.tobytes(), "little")) for r in y] == [10, FR.modulus - 4]
-    True
-    >>> bool((ntt(y, inverse=True, shift=7) == x).all())
-    True
-    """
-    return _BLS12_381.ntt(values, inverse=inverse, shift=shift,
-                          root_generator=_BLS12_381._check_generator(root_generator), threads=threads)
-
-
-def h_pointwise(a, b, c, z_inv) -> np.ndarray:
-    """(a·b − c)·z_inv elementwise over (n, 4) Montgomery Fr arrays; z_inv a canonical Fr int.
-
-    Raises:
-        FieldValueError: bad arrays, different lengths, or z_inv not in [0, r).
-
-    >>> one, two = mont_row(1), mont_row(2)
-    >>> bool((h_pointwise(two, two, one, 3) == mont_row(9)).all())   # (2·2 − 1)·3
-    True
-    """
-    return _BLS12_381.h_pointwise(a, b, c, z_inv)

@@ -64,7 +64,7 @@ def populated(n: int, dtype) -> np.ndarray:
 
     The compile writes each output array once, page by page; on VMs that hand memory back to
     the host, every first touch of a 4 KiB page is a trap (measured on the 2-core dev VM:
-    0.30 GB/s touched page by page, 1.44 GB/s populated in one call; docs/performance.md).
+    0.30 GB/s touched page by page, 1.44 GB/s populated in one call; docs/perf/history.md).
     """
     dtype = np.dtype(dtype)
     size = n * dtype.itemsize

@@ -66,8 +66,6 @@ def _synth(t: Target):
 
 
 def _package(t: Target):
-    if t.is_legacy:
-        return  # BLS12-381's parameter modules are hand-written (cuzk/field/params.py, cuzk/curve/params.py)
     pkg = ROOT.joinpath(*t.layout.field_pkg.split("."))
     yield pkg / "__init__.py", render_init(t)
     yield pkg / "params.py", render_params(t)

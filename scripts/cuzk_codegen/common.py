@@ -22,11 +22,6 @@ class Target:
     spec: CurveSpec
     layout: Layout
 
-    @property
-    def is_legacy(self) -> bool:
-        """BLS12-381: modules in cuzk/field, cuzk/curve, cuzk/kernels (see cuzk.curves.layout)."""
-        return self.layout.params_module is None
-
     def path(self, module: str) -> Path:
         """File of the generated module ``module`` ("fr", "g1", ...)."""
         return path_of(self.layout.module(module))

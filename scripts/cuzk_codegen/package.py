@@ -1,4 +1,4 @@
-"""The per-curve package files of a curve that is not BLS12-381: ``__init__.py`` and ``params.py``."""
+"""Every curve's package files: ``cuzk/curves/<name>/__init__.py`` and ``params.py``."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ def render_params(t: Target) -> str:
     s = t.spec
     return HEADER + f'''"""{s.title}'s numbers for the generated kernels of ``{t.layout.field_pkg}``.
 
-The kernels read their constants from here, under the same names for every curve (BLS12-381's
-read ``cuzk.field.params`` / ``cuzk.curve.params``), never from the catalog directly.
+The kernels read their constants from here, under the same names for every curve, never from
+the catalog directly.
 
     >>> FQ.limbs, G1_PARAMS.degree, G2_PARAMS.degree
     ({s.fq.limbs}, 1, 2)

@@ -31,17 +31,17 @@ ZCASH_HOOKS = {
     1: {
         "READ": (
             "    v = read_be(row, off, mask)\n"
-            "    return lt_modulus(v), FB.to_mont(v)"
+            "    return lt_modulus(v, _P_ROW), FB.to_mont(v)"
         ),
         "WRITE": "    write_be(row, off, FB.from_mont(a))",
-        "LARGER": "    return gt_half(FB.from_mont(y))",
+        "LARGER": "    return gt_half(FB.from_mont(y), _HALF_ROW)",
     },
     2: {
         # zcash writes c1 first, then c0; the flag bits live in the top byte of c1
         "READ": (
             "    c1 = read_be(row, off, mask)\n"
             "    c0 = read_be(row, off + ${FQ_BYTES}, ALL_BITS)\n"
-            "    return lt_modulus(c1) and lt_modulus(c0), (FB.to_mont(c0), FB.to_mont(c1))"
+            "    return lt_modulus(c1, _P_ROW) and lt_modulus(c0, _P_ROW), (FB.to_mont(c0), FB.to_mont(c1))"
         ),
         "WRITE": (
             "    write_be(row, off, FB.from_mont(a[1]))\n"
@@ -51,8 +51,8 @@ ZCASH_HOOKS = {
         "LARGER": (
             "    c1 = FB.from_mont(y[1])\n"
             "    if not limbs_are_zero(c1):\n"
-            "        return gt_half(c1)\n"
-            "    return gt_half(FB.from_mont(y[0]))"
+            "        return gt_half(c1, _HALF_ROW)\n"
+            "    return gt_half(FB.from_mont(y[0]), _HALF_ROW)"
         ),
     },
 }
@@ -205,22 +205,19 @@ def render_points(t: Target, name: str) -> str:
     endo = g.cofactor != 1
     if endo and g.endo_scalar is None:
         raise NotImplementedError(f"{t.spec.name} {name}: cofactor {g.cofactor} needs the endomorphism test's constants")
-    if zcash and not (t.spec.encoding.zcash_flags_fit and t.is_legacy):
-        # cuzk.curve.fq_bytes reads 48-byte BLS12-381 coordinates; another curve needs its own
+    if zcash and not (t.spec.encoding.zcash_flags_fit and t.spec.fq.bits == 381):
+        # cuzk.curve.fq_bytes reads 48-byte (6-limb) coordinates; another width needs its own
         raise NotImplementedError(f"{t.spec.name}: zcash encoding is generated for BLS12-381 only")
     L = t.layout
     title = name.upper()
-    doc_imports = (
-        f"    >>> from cuzk.curve import {name}, {title}" if t.is_legacy
-        else f"    >>> from {L.curve_pkg} import {name}\n    >>> from cuzk.curves import get\n"
-        f"    >>> {title} = get({t.spec.name!r}).{title}"
-    )
+    doc_imports = (f"    >>> from {L.curve_pkg} import {name}\n    >>> from cuzk.curves import get\n"
+                   f"    >>> {title} = get({t.spec.name!r}).{title}")
     field = "fq" if degree == 1 else "fq2"
     out = [HEADER, DOC.substitute(TITLE=title, CURVE_PARAMS=L.curve_params, PARAMS=f"{title}_PARAMS",
                                   FIELD_PKG=L.field_pkg, FIELD=field, DOC_IMPORTS=doc_imports, NAME=name)]
     out.append("\nimport numpy as np\nfrom numba import njit, prange\n\nfrom cuzk.curve.coords import mont_array, scalar_limbs\n")
     if zcash:
-        out.append("from cuzk.curve.fq_bytes import ALL_BITS, FLAG_BITS_CLEAR, gt_half, limbs_are_zero, lt_modulus, read_be, write_be\n")
+        out.append("from cuzk.curve.fq_bytes import ALL_BITS, FLAG_BITS_CLEAR, gt_half, limbs_are_zero, lt_modulus, modulus_rows, read_be, write_be\n")
     out.append("from cuzk.field.jit import I0, I1, I2, I3, jit_kernel\n")
     out.append(f"from {L.curve_params} import {title}_PARAMS as _C\nfrom {L.field_params} import FQ as _FQ\n")
     out.append(f"from {L.field_pkg} import fq as FB\nfrom {L.field_pkg} import {field} as F\n\n")
@@ -229,6 +226,7 @@ def render_points(t: Target, name: str) -> str:
     if zcash:
         out.append(f"COORD_BYTES = {t.spec.encoding.fq_bytes * degree}  # one coordinate in the zcash format\n")
         out.append("_Y_OFFSET = np.int64(COORD_BYTES)  # where y starts in an uncompressed row (int64: see I0)\n")
+        out.append("_P_ROW, _HALF_ROW = modulus_rows(_FQ.modulus)  # canonical p and (p - 1)/2, for the byte checks\n")
     out.append("\n# Constants as read-only Montgomery arrays; kernels read them with F.load(_X, I0).\n")
     out.append("_B = mont_array([_C.b], DEGREE, _FQ)\n_GEN_X = mont_array([_C.generator[0]], DEGREE, _FQ)\n")
     out.append("_GEN_Y = mont_array([_C.generator[1]], DEGREE, _FQ)\n")

@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from cuzk import curves
-from cuzk.kernels.cuda_curve import BLS12_381, CudaCurve
+from cuzk.kernels.cuda_curve import CudaCurve
 from cuzk.kernels.cuda_runtime import DeviceArray, check_launch, launch_bounds
 
 __all__ = ["HostRuntime", "build", "get_runtime", "ROOT"]
@@ -71,8 +71,8 @@ class HostRuntime:
     xp = np
 
     def __init__(self, lib_path: pathlib.Path, ntt_max_stages: int = 4, ntt_columns: int = 2,
-                 curve: CudaCurve = BLS12_381):
-        self.curve = curve
+                 curve: CudaCurve | None = None):
+        self.curve = curves.get("bls12_381").cuda if curve is None else curve
         self.lib = ctypes.CDLL(str(lib_path))
         self.lib.cuzk_host_launch.restype = ctypes.c_int
         self.lib.cuzk_host_launch.argtypes = [

@@ -18,7 +18,7 @@ import random
 import struct
 
 from cuzk.bounded_json import check_depth
-from cuzk.field.params import FQ, FR
+from cuzk.field import FQ, FR
 
 __all__ = ["mutate", "GENERIC", "FORMAT_OPS", "MAX_INPUT", "INTERESTING"]
 

@@ -21,9 +21,11 @@ import numpy as np
 from numba import njit
 
 from cuzk.circuit.gadgets.poseidon_sparse import sparse_form
-from cuzk.field import Fr, fr
+from cuzk.field import Fr
 
 __all__ = ["kernel_constants", "hash_rows", "permute_rows"]
+
+fr = Fr.kernels  # BLS12-381's in-JIT Fr kernels (cuzk/curves/bls12_381/fr.py), read by the kernels below
 
 
 @functools.cache

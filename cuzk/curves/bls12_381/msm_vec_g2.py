@@ -12,7 +12,7 @@ are written last, so the in-place order of the scalar rounds is kept. P + P goes
 
 Only call these where ``cuzk.field.ifma.HAVE_IFMA``; building the module is safe anywhere.
 
-    >>> from cuzk.kernels import msm_vec_g2 as V
+    >>> from cuzk.curves.bls12_381 import msm_vec_g2 as V
     >>> V.W == 2 * V.D * V.VF.L, int(V.CHUNK)
     (True, 8192)
 """
@@ -20,10 +20,10 @@ Only call these where ``cuzk.field.ifma.HAVE_IFMA``; building the module is safe
 import numpy as np
 from numba import njit
 
-from cuzk.curve import g2 as C
-from cuzk.kernels import msm_kernels_g2 as K
-from cuzk.field.params import FQ as _FQ
-from cuzk.field.params import FQ2_NONRESIDUE as _NR
+from cuzk.curves.bls12_381 import g2 as C
+from cuzk.curves.bls12_381 import msm_kernels_g2 as K
+from cuzk.curves.bls12_381.params import FQ as _FQ
+from cuzk.curves.bls12_381.params import FQ2_NONRESIDUE as _NR
 from cuzk.field.ifma import VecField
 from cuzk.field.jit import I0
 

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit, prange
 
 from cuzk.field.jit import I0
-from cuzk.field import fr
+from cuzk.curves.bls12_381 import fr
 
 __all__ = [
     "L", "run_witness", "gather", "synthesize_serial", "csr_matvec", "csr_matvec_parallel", "first_unsatisfied",

@@ -2,7 +2,7 @@
 """BLS12-381 Fq6 = Fq2[v]/(v^3 - xi), xi = 1 + u: Numba kernels over triples of Fq2 elements.
 
 An element is ``(c0, c1, c2)`` = c0 + c1*v + c2*v^2 with each ``ci`` an Fq2 element
-(``cuzk.field.fq2``: a pair of Montgomery Fq limb tuples). Arrays hold elements as
+(``cuzk.curves.bls12_381.fq2``: a pair of Montgomery Fq limb tuples). Arrays hold elements as
 ``(n, 3, 2, 6)`` uint64. Every kernel is ``@jit_kernel(cache=True, nogil=True)`` (``@njit`` without the
 Python-call wrappers, ``cuzk.field.jit``).
 
@@ -14,7 +14,7 @@ Kernels are meant to be called from other ``@njit`` code (called from Python, th
 come back as Python ints and do not type as uint64 again).
 
     >>> from numba import njit
-    >>> from cuzk.field import fq6
+    >>> from cuzk.curves.bls12_381 import fq6
     >>> @njit
     ... def v_cubed_is_xi():
     ...     v = fq6.mul_by_nonresidue(fq6.one())          # (0, 1, 0)
@@ -29,9 +29,9 @@ import numpy as np
 
 from cuzk.field import fq2_ints
 from cuzk.field.jit import I0, I1, I2, jit_kernel
-from cuzk.field import fq2
-from cuzk.field.params import FQ as _F
-from cuzk.field.params import FQ2_NONRESIDUE, FQ6_NONRESIDUE
+from cuzk.curves.bls12_381 import fq2
+from cuzk.curves.bls12_381.params import FQ as _F
+from cuzk.curves.bls12_381.params import FQ2_NONRESIDUE, FQ6_NONRESIDUE
 
 __all__ = [
     "zero",

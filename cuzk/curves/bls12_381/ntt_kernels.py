@@ -8,7 +8,7 @@ cache. The driver (``cuzk.kernels.ntt_cpu``) splits a transform into independent
 shared top stages over threads, and caches the tables.
 
     >>> import numpy as np
-    >>> from cuzk.kernels import ntt_kernels as K
+    >>> from cuzk.curves.bls12_381 import ntt_kernels as K
     >>> K.F_ONE_ROW.shape, K.L
     ((1, 4), 4)
 """
@@ -17,8 +17,8 @@ import numpy as np
 from numba import njit
 
 from cuzk.field.jit import I0, I2, jit_kernel
-from cuzk.field.params import FR as _FR
-from cuzk.field import fr as F
+from cuzk.curves.bls12_381.params import FR as _FR
+from cuzk.curves.bls12_381 import fr as F
 
 __all__ = [
     "L", "LEAF_LOG", "F_ONE_ROW", "gather", "stage", "ntt_block", "scale", "ntt_chunk", "stage_part",

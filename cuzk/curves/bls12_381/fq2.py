@@ -7,7 +7,7 @@ Python-call wrappers, ``cuzk.field.jit``); see
 docs/kernel-contracts.md.
 
     >>> from numba import njit
-    >>> from cuzk.field import fq, fq2
+    >>> from cuzk.curves.bls12_381 import fq, fq2
     >>> @njit
     ... def u_squared_is_minus_one():
     ...     u = (fq.zero(), fq.one())
@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from cuzk.field.jit import jit_kernel
-from cuzk.field import fq
-from cuzk.field.params import FQ
+from cuzk.curves.bls12_381 import fq
+from cuzk.curves.bls12_381.params import FQ
 
 __all__ = [
     "zero", "one", "add", "sub", "neg", "dbl", "mul", "sqr", "inv", "conj", "mul_by_fq",

@@ -8,7 +8,7 @@ Call them from other @njit code: a kernel called from Python returns plain ints,
 re-typed as ``np.uint64`` before being passed back in.
 
     >>> from numba import njit
-    >>> from cuzk.field import fr
+    >>> from cuzk.curves.bls12_381 import fr
     >>> @njit
     ... def six_times_seven_is_42():
     ...     return fr.eq(fr.mul(fr.from_u64(6), fr.from_u64(7)), fr.from_u64(42))
@@ -22,7 +22,7 @@ from cuzk.field.intrinsics import HAVE_ADX, adc, mac, sbb
 from cuzk.field.jit import I1, jit_kernel
 from cuzk.field.mont_asm import mont_mul_adx, mont_sqr_adx
 from cuzk.field.wide import wide_kernels
-from cuzk.field.params import FR as _F
+from cuzk.curves.bls12_381.params import FR as _F
 
 __all__ = ['zero', 'one', 'add', 'sub', 'neg', 'dbl', 'mul', 'sqr', 'inv', 'pow_', 'is_zero', 'eq', 'to_mont', 'from_mont', 'load', 'store', 'sqrt', 'from_u64', 'mul_wide', 'redc_wide', 'sub_wide', 'sub_wide_mod', 'add_nr']
 

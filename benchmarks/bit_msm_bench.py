@@ -54,7 +54,7 @@ def cheap_points(cv, group: str, n: int, rng, threads: int) -> np.ndarray:
 
 
 def _group(cv, group):
-    return msm_cpu._group(group) if cv.kernels.__class__.__name__ == "module" else cv.kernels._group(group)
+    return cv.kernels.group(group)
 
 
 def _timed(fn):

@@ -44,7 +44,7 @@ def run(group: str, log_n: int, runs: int) -> str:
             cpu.msm(group, pts, ks, 1, endo=e)
             times[e].append(time.thread_time() - t0)
     old, new = statistics.median(times[False]), statistics.median(times[True])
-    plan = msm_cpu._group(group).plan()
+    plan = cpu.group(group).plan()
     default = "split" if plan.dim * n * pts[:1].nbytes <= msm_cpu._SPLIT_MAX_BYTES else "unsplit"
     return (f"{group.upper()} 2^{log_n}: unsplit {old * 1e3:8.1f} ms, {plan.dim}-way split {new * 1e3:8.1f} ms, "
             f"split/unsplit {new / old:.3f}; default: {default}")

@@ -20,6 +20,7 @@ from cuzk.kernels import bit_split, msm_bits, msm_cpu
 from cuzk.curves import get as _get_curve
 cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 from cuzk.kernels.bit_split import BitSplit, split_bits
+from cuzk.kernels.msm_cost import IFMA_MIN_POINTS
 
 CURVES = ("bls12_381", "bn254", "bls12_377")
 MIXES = ("zeros", "ones", "none", "mixed", "r-1", "bits")
@@ -224,13 +225,13 @@ def test_others_without_repeats_or_with_few_keep_the_table():
 
 @pytest.mark.parametrize("curve,group", [("bn254", "g1"), ("bls12_381", "g2")])
 def test_enough_ones_take_the_ifma_sum_where_the_cpu_has_it(curve, group):
-    # from msm_cpu._IFMA_MIN_POINTS ones the sum runs 8 additions at a time (AVX-512 IFMA only;
+    # from IFMA_MIN_POINTS ones the sum runs 8 additions at a time (AVX-512 IFMA only;
     # elsewhere this is the scalar path again, still checked)
     cv = curves.get(curve)
-    pts, _, ks = _instance(curve, group, 2 * msm_cpu._IFMA_MIN_POINTS + 300, "bits", seed=9)
+    pts, _, ks = _instance(curve, group, 2 * IFMA_MIN_POINTS + 300, "bits", seed=9)
     sc = cv.Fr.ints_to_limbs(ks)
     g = _group(cv, group)
-    assert len(split_bits(sc).ones) >= msm_cpu._IFMA_MIN_POINTS
+    assert len(split_bits(sc).ones) >= IFMA_MIN_POINTS
     np.testing.assert_array_equal(msm_bits.msm_bits(g, pts, sc, threads=2), msm_cpu.msm(g, pts, sc, threads=2))
 
 

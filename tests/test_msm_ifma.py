@@ -19,6 +19,7 @@ from cuzk.errors import InputError
 from cuzk.field import ifma
 from cuzk.field.ifma_arith import LANES, limb_count
 from cuzk.kernels import msm_cpu
+from cuzk.kernels.msm_cost import IFMA_MIN_POINTS
 
 NAMES = ("bls12_381", "bn254", "bls12_377")
 needs_ifma = pytest.mark.skipif(not ifma.HAVE_IFMA, reason="this CPU has no AVX-512 IFMA")
@@ -220,5 +221,5 @@ def test_precomputed_tables_run_the_ifma_windows_and_give_the_same_point(group):
     sc = _scalars([rnd.randrange(r) for _ in range(n)])
     g = cv.kernels.group(group)
     table = precompute(g, base, FixedBasePlan(c=9, t=15), threads=2)
-    assert table.points.shape[0] >= msm_cpu._IFMA_MIN_POINTS
+    assert table.points.shape[0] >= IFMA_MIN_POINTS
     assert G.eq(msm_precomputed(table, sc, threads=2), cv.kernels.msm(group, base, sc, threads=1, method="affine"))

@@ -39,6 +39,8 @@ from cuzk.kernels import msm_cpu
 from cuzk.kernels.bit_split import BitSplit, check_split, split_bits
 from cuzk.kernels.checks import check_field_rows, check_points, modulus_limbs
 from cuzk.kernels.cpu_threads import resolve_threads, run_phases
+from cuzk.kernels.msm_cost import IFMA_MIN_POINTS
+from cuzk.kernels.msm_group import as_msm_group
 
 __all__ = ["msm_bits", "ones_sum", "group_others", "check_split_of", "affine_to_xyzz"]
 
@@ -111,7 +113,7 @@ def _ones(g: msm_cpu.MsmGroup, points: np.ndarray, ones: np.ndarray, threads: in
     hands work to the others), none under ``_ONES_PER_TASK`` ones. On AVX-512 IFMA the rows are
     summed here, with no task left."""
     m = len(ones)
-    if g.vec is not None and m >= msm_cpu._IFMA_MIN_POINTS:
+    if g.vec is not None and m >= IFMA_MIN_POINTS:
         # the ones gathered and converted once, their additions 8 at a time (the "ifma" windows'
         # kernels; 2^17 BLS12-381 G1 ones, one thread: 33 ms CPU against 46 ms)
         slices = max(1, -(-m // _ONES_SLICE), min(threads, m // 4096))
@@ -172,7 +174,7 @@ def msm_bits(group, points, scalars, threads=None, *, split: BitSplit | None = N
         InputError: bad shapes, lengths, threads, or a split that is not of these scalars.
         FieldValueError: a scalar >= r or a coordinate >= p.
     """
-    g = msm_cpu._group(group)
+    g = as_msm_group(group)
     threads = resolve_threads(threads)
     table = None if isinstance(points, np.ndarray) else points
     if table is not None:

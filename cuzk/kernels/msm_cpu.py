@@ -11,7 +11,8 @@ tests and benchmarks compare with).
 
 Where the CPU has AVX-512 IFMA a third bucket method, ``"ifma"``, runs the batch-affine
 additions 8 at a time (the generated ``msm_vec_<group>`` modules over ``cuzk.field.ifma``); the
-model picks it from ``_IFMA_MIN_POINTS`` points on, and it runs unsplit by default.
+model (:mod:`cuzk.kernels.msm_cost`) picks it from ``IFMA_MIN_POINTS`` points on, and it runs
+unsplit by default.
 
 The split halves (G1) or quarters (G2) the bucket reductions but not the bucket additions, and
 the additions of its d·n-point windows measure dearer per addition as the windows grow: one
@@ -34,103 +35,23 @@ A curve's groups reach these drivers as :class:`MsmGroup` values, built by
 
 from __future__ import annotations
 
-import importlib
-import math
-from types import ModuleType
-
-import attrs
 import numpy as np
 
-from cuzk.curve.params import CurveParams
 from cuzk.errors import InputError
-from cuzk.field import ifma
 from cuzk.field.jit import readonly
-from cuzk.field.params import FieldParams
-from cuzk.kernels import glv, glv_kernels
+from cuzk.kernels import glv_kernels
 from cuzk.kernels.checks import check_field_rows, check_points
 from cuzk.kernels.cpu_threads import resolve_threads, run_phases
+from cuzk.kernels.msm_cost import MAX_WINDOW, choose_msm, choose_window_for
+from cuzk.kernels.msm_fixed import FixedBaseTable, msm_precomputed
+from cuzk.kernels.msm_group import AVAILABLE, METHODS, VEC_METHODS, MsmGroup, as_msm_group, ifma_phases, vec_module
 from cuzk.kernels.scalar_digits import SCALAR_BITS, num_windows, signed_digits, signed_digits_range, top_bits
 
+# MsmGroup, the methods and choose_msm live in msm_group / msm_cost, below this module and msm_fixed,
+# which both use them; the MSM's callers take them from here
 __all__ = ["msm", "batch_mul", "choose_msm", "METHODS",
            "VEC_METHODS", "AVAILABLE", "MsmGroup", "vec_module", "ifma_phases"]
 
-METHODS = ("affine", "xyzz")  # scalar bucket methods: any CPU, and the fixed-base tables' (msm_fixed)
-VEC_METHODS = ("ifma",)  # batch-affine buckets 8 additions at a time (msm_vec_*): AVX-512 IFMA only
-AVAILABLE = METHODS + VEC_METHODS if ifma.HAVE_IFMA else METHODS  # what msm() can run on this CPU
-
-
-@attrs.frozen
-class MsmGroup:
-    """One curve group as the MSM drivers see it: its generated kernels and its two fields.
-
-    Attributes:
-        name: "g1" or "g2" (messages).
-        kernels: the group's generated ``msm_kernels_<name>`` module.
-        degree: 1 (coordinates in Fq) or 2 (in Fq2).
-        fq, fr: the base field (coordinates) and the scalar field (scalars, 4 limbs).
-        curve, fq2_nonresidue: the group's parameters and the curve's Fq2 non-residue, from
-            which the endomorphism split is derived (None: no split, plain MSMs only).
-        vec: the group's generated ``msm_vec_<name>`` module (AVX-512 IFMA windows), given only
-            where the CPU has IFMA (``cuzk.field.ifma.HAVE_IFMA``); None: method "ifma" is off.
-    """
-
-    name: str
-    kernels: ModuleType
-    degree: int
-    fq: FieldParams
-    fr: FieldParams
-    curve: CurveParams | None = None
-    fq2_nonresidue: int | None = None
-    vec: ModuleType | None = None
-
-    def __attrs_post_init__(self):
-        # signed_digits reads 4-limb scalars and sizes the top window for scalars < 2^SCALAR_BITS
-        if self.fr.limbs != 4 or self.fr.modulus >= 1 << SCALAR_BITS:
-            raise InputError(f"MSM scalars must be 4-limb values below 2^{SCALAR_BITS}; {self.fr.bits}-bit r given")
-
-    def plan(self) -> glv.EndoPlan | None:
-        """The group's GLV/GLS split (derived on first use, once per process), or None."""
-        if self.curve is None:
-            return None
-        return glv.plan_for(self.curve, self.fq, self.fr, self.fq2_nonresidue)
-
-    @property
-    def methods(self) -> tuple[str, ...]:
-        """The bucket methods this group can run here."""
-        return METHODS + VEC_METHODS if self.vec is not None else METHODS
-
-    @property
-    def coord(self) -> tuple:
-        """Shape of one coordinate: (L,) or (2, L)."""
-        return (self.fq.limbs,) if self.degree == 1 else (self.degree, self.fq.limbs)
-
-
-def vec_module(kernels_pkg: str, name: str) -> ModuleType | None:
-    """``<kernels_pkg>.msm_vec_<name>`` where the CPU has AVX-512 IFMA, else None (not imported)."""
-    if not ifma.HAVE_IFMA:
-        return None
-    return importlib.import_module(f"{kernels_pkg}.msm_vec_{name}")
-
-
-# Cost model, in base-field multiplications per operation (squarings count as one).
-_AFFINE_ADD = 6.5  # batch-affine addition: λ, λ², λ·(x1 − x3) + 3 for the shared inversion
-_XYZZ_MADD = 10.0  # madd-2008-s: 8M + 2S
-_BUCKET_REDUCE = 24.0  # per bucket: one mixed add (running) + one full XYZZ add (acc)
-_INVERSION = 600.0  # Fermat inversion in a 381-bit Fq: ~381 squarings + ~190 multiplications
-_INVERSION_BITS = 381  # ... so a b-bit field's inversion costs about _INVERSION·b/381
-# IFMA windows (msm_vec_*), measured one thread at 2^16 (docs/perf/kernels.md): an addition
-# 8 lanes at a time costs ~3-3.4 scalar field products of the same field (BN254 G1 ~63 ns per
-# pair against a ~20 ns Fq product), and each flush's 8-lane Fermat inversion ~2·b products of
-# 8 lanes (~4 scalar products per exponent bit). 3.0 places the window where the sweeps found
-# the least time (c = 11 at 2^16 for both curves' G2; G1 is flat over c = 10-12).
-_IFMA_ADD = 3.0
-_IFMA_INVERSION_PER_BIT = 4.0
-_IFMA_CHUNK = 8192  # pairs per batch inversion in the msm_vec_* modules (their CHUNK)
-_AFFINE_CHUNK = 2048  # additions per batch inversion in the msm_kernels_* modules (their CHUNK)
-# Below this many points the flushes are too short to amortize the 8-lane inversions and
-# "ifma" measured slower than "affine" (2^10: 0.85-1.08x; 2^12: 1.31-1.50x faster, one thread).
-_IFMA_MIN_POINTS = 2048
-_MAX_WINDOW = 16
 # Below this many points per thread, starting helper threads costs more than it saves.
 _MIN_POINTS_PER_THREAD = 64
 # Fixed base: a slice costs one inversion per window, so slices stay >= 1024 scalars.
@@ -141,43 +62,6 @@ _PREP_CHUNK = 1024
 _TASKS_PER_THREAD = 3
 # endo=None splits while the d·n split points take at most this many bytes (see the docstring).
 _SPLIT_MAX_BYTES = 8 << 20
-
-
-def _msm_cost(n: int, c: int, method: str, fq_bits: int, bits: int = SCALAR_BITS) -> float:
-    nwin = num_windows(c, bits)
-    buckets = 2 ** (c - 1)
-    if method == "xyzz":
-        return nwin * (n * _XYZZ_MADD + buckets * _BUCKET_REDUCE)
-    rounds = max(1, math.ceil(math.log2(max(2.0, n / buckets))))
-    if method == "ifma":
-        inversions = rounds + n / _IFMA_CHUNK
-        return nwin * (n * _IFMA_ADD + inversions * _IFMA_INVERSION_PER_BIT * fq_bits + buckets * _BUCKET_REDUCE)
-    inversions = rounds + n / _AFFINE_CHUNK
-    inversion = _INVERSION * fq_bits / _INVERSION_BITS
-    return nwin * (n * _AFFINE_ADD + inversions * inversion + buckets * _BUCKET_REDUCE)
-
-
-def choose_msm(n: int, fq_bits: int, bits: int = SCALAR_BITS,
-               methods: tuple[str, ...] = METHODS) -> tuple[str, int]:
-    """(method, window width c) with the least modelled cost for an n-point MSM with scalars
-    below 2^bits over a ``fq_bits``-bit base field (BLS12-381's: 381), among ``methods``.
-
-    >>> choose_msm(1 << 16, 381), choose_msm(1 << 17, 381, bits=128)
-    (('affine', 13), ('affine', 13))
-    >>> choose_msm(1 << 16, 254, methods=METHODS + VEC_METHODS), choose_msm(64, 254, methods=METHODS + VEC_METHODS)[0]
-    (('ifma', 11), 'xyzz')
-    """
-    if n < _IFMA_MIN_POINTS:
-        methods = tuple(m for m in methods if m not in VEC_METHODS)
-    options = [(_msm_cost(max(n, 1), c, m, fq_bits, bits), m, c) for m in methods for c in range(1, _MAX_WINDOW + 1)]
-    _, method, c = min(options)
-    return method, c
-
-
-def _group(group) -> MsmGroup:
-    if isinstance(group, MsmGroup):
-        return group
-    raise InputError(f"group must be an MsmGroup (a curve's: cuzk.curves.get(name).kernels.group('g1')), got {group!r:.60}")
 
 
 def msm(group, points, scalars, threads=None, *, method=None, window=None, endo=None) -> np.ndarray:
@@ -208,7 +92,7 @@ def msm(group, points, scalars, threads=None, *, method=None, window=None, endo=
         InputError: wrong shapes/dtypes, length mismatch, bad method/window/threads.
         FieldValueError: a scalar >= r or a coordinate >= p.
     """
-    g = _group(group)
+    g = as_msm_group(group)
     if not isinstance(points, np.ndarray) and hasattr(points, "plan"):
         return _msm_table(g, points, scalars, threads, (method, window, endo))
     kernels, coord = g.kernels, g.coord
@@ -229,8 +113,8 @@ def msm(group, points, scalars, threads=None, *, method=None, window=None, endo=
     if method not in g.methods:
         raise InputError("method 'ifma' needs a CPU with AVX-512 IFMA (cuzk.field.ifma.HAVE_IFMA is False here)")
     c = choose_window_for(rows, method, g.fq.bits, bits) if window is None else window
-    if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= _MAX_WINDOW:
-        raise InputError(f"window must be an int in 1..{_MAX_WINDOW}, got {c!r}")
+    if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= MAX_WINDOW:
+        raise InputError(f"window must be an int in 1..{MAX_WINDOW}, got {c!r}")
     if n == 0:
         return np.zeros((2,) + coord, np.uint64)
     width = threads if rows >= _MIN_POINTS_PER_THREAD * threads else 1
@@ -263,20 +147,6 @@ def msm(group, points, scalars, threads=None, *, method=None, window=None, endo=
     return kernels.combine_slices(sums, c, slices)
 
 
-def ifma_phases(g: MsmGroup, pts, digits, c: int, nb_top: int, bounds, sums, chunks: int) -> list:
-    """The ``run_phases`` phases of the "ifma" windows: convert the rows of ``pts`` to the IFMA
-    form in ``chunks`` tasks, then one task per window and slice (bounds), writing
-    sums[slice·nwin + window] as ``window_into`` does."""
-    rows, nwin, slices = pts.shape[0], digits.shape[0], len(bounds) - 1
-    pts = readonly(np.ascontiguousarray(pts))
-    pts52 = np.empty((rows, g.vec.W), np.uint64)
-    cut = [k * rows // chunks for k in range(chunks + 1)]
-    convert = [(g.vec.to52_rows, (pts, pts52, cut[k], cut[k + 1])) for k in range(chunks)]
-    tasks = [(g.vec.window_into_vec, (pts52, digits, w, c, nb_top, bounds[s], bounds[s + 1], sums, s * nwin + w))
-             for w in range(nwin) for s in range(slices)]
-    return [convert, tasks]
-
-
 def _ifma_unsplit(g: MsmGroup, n: int, method) -> bool:
     """Whether an n-point MSM runs "ifma" and so, by default, unsplit: there the split's fewer
     bucket reductions do not pay for converting and gathering twice the rows (BN254 G1 2^16,
@@ -288,8 +158,6 @@ def _ifma_unsplit(g: MsmGroup, n: int, method) -> bool:
 
 def _msm_table(g: MsmGroup, table, scalars, threads, options) -> np.ndarray:
     """msm() over a FixedBaseTable: the same point as over the table's bases."""
-    from cuzk.kernels.msm_fixed import FixedBaseTable, msm_precomputed  # it imports this module
-
     if not isinstance(table, FixedBaseTable):
         raise InputError(f"points must be a uint64 array or a FixedBaseTable, got {type(table).__name__}")
     if table.group != g:
@@ -310,16 +178,11 @@ def _prepare(kernels, plan, points, scalars, lo, hi, parts, pts, skip, c, digits
         signed_digits_range(readonly(mags), c, skip, j * n + lo, j * n + hi, digits)  # as the unsplit path's
 
 
-def choose_window_for(n: int, method: str, fq_bits: int, bits: int = SCALAR_BITS) -> int:
-    """The modelled best window width for ``method`` at n points with scalars below 2^bits."""
-    return min(range(1, _MAX_WINDOW + 1), key=lambda c: _msm_cost(max(n, 1), c, method, fq_bits, bits))
-
-
 # ------------------------------------------------------------------------- fixed base
 
 def _fixed_base_window(n: int) -> int:
     # table: nwin·2^(c−1) Jacobian adds (~2x a batch-affine add); per scalar: nwin batch-affine adds
-    return min(range(2, _MAX_WINDOW + 1), key=lambda c: num_windows(c) * (n + 2 ** (c - 1) * 2.0))
+    return min(range(2, MAX_WINDOW + 1), key=lambda c: num_windows(c) * (n + 2 ** (c - 1) * 2.0))
 
 
 def batch_mul(group, base, scalars, threads=None, *, window=None) -> np.ndarray:
@@ -333,7 +196,7 @@ def batch_mul(group, base, scalars, threads=None, *, window=None) -> np.ndarray:
         InputError: wrong shapes/dtypes, bad window/threads.
         FieldValueError: a scalar >= r or a coordinate >= p.
     """
-    g = _group(group)
+    g = as_msm_group(group)
     kernels, coord = g.kernels, g.coord
     if not isinstance(base, np.ndarray) or base.shape != (2,) + coord:
         got = base.shape if isinstance(base, np.ndarray) else type(base).__name__
@@ -343,8 +206,8 @@ def batch_mul(group, base, scalars, threads=None, *, window=None) -> np.ndarray:
     n = scalars.shape[0]
     threads = resolve_threads(threads)
     c = _fixed_base_window(n) if window is None else window
-    if isinstance(c, bool) or not isinstance(c, int) or not 2 <= c <= _MAX_WINDOW:
-        raise InputError(f"window must be an int in 2..{_MAX_WINDOW}, got {c!r}")
+    if isinstance(c, bool) or not isinstance(c, int) or not 2 <= c <= MAX_WINDOW:
+        raise InputError(f"window must be an int in 2..{MAX_WINDOW}, got {c!r}")
     out = np.zeros((n, 2) + coord, np.uint64)
     if n == 0:
         return out

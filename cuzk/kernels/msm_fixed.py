@@ -40,13 +40,13 @@ import numpy as np
 from cuzk.errors import InputError
 from cuzk.kernels.checks import check_field_rows, check_points
 from cuzk.kernels.cpu_threads import resolve_threads, run_phases
-from cuzk.kernels.msm_cpu import _IFMA_MIN_POINTS, METHODS, MsmGroup, _group, _msm_cost, ifma_phases
+from cuzk.kernels.msm_cost import IFMA_MIN_POINTS, MAX_WINDOW, msm_cost
+from cuzk.kernels.msm_group import METHODS, MsmGroup, as_msm_group, ifma_phases
 from cuzk.kernels.scalar_digits import SCALAR_BITS, num_windows, signed_digits_range
 
 __all__ = ["FixedBasePlan", "FixedBaseTable", "precompute", "msm_precomputed", "plan_for_bytes", "trade_off",
            "plain_cost", "table_from_arrays", "point_bytes", "MAX_WINDOW"]
 
-MAX_WINDOW = 16  # the MSM kernels' bucket index range (msm_cpu's window limit)
 _MIN_WINDOW = 2
 # A plan is taken only when the model says it saves at least this fraction of the plain MSM.
 _MIN_GAIN = 0.05
@@ -146,7 +146,7 @@ class FixedBaseTable:
 
 def point_bytes(group) -> int:
     """Bytes of one affine point of ``group`` (G1: 2·L·8, G2: 4·L·8)."""
-    g = _group(group)
+    g = as_msm_group(group)
     return 2 * int(np.prod(g.coord)) * 8
 
 
@@ -161,11 +161,11 @@ def _plan_cost(n: int, plan: FixedBasePlan, fq_bits: int, pb: int) -> float:
     slices that bound each window's gather (pb: bytes per point)."""
     rows = plan.m * max(n, 1)
     extra = (_gather_slices(rows, pb, plan.method) - 1) * plan.t * (1 << (plan.c - 1)) * _REDUCE
-    return _msm_cost(rows, plan.c, plan.method, fq_bits, plan.t * plan.c - 1) + extra
+    return msm_cost(rows, plan.c, plan.method, fq_bits, plan.t * plan.c - 1) + extra
 
 
 def _plain_cost(n: int, fq_bits: int) -> float:
-    return min(_msm_cost(max(n, 1), c, m, fq_bits, SCALAR_BITS) for m in METHODS for c in range(1, MAX_WINDOW + 1))
+    return min(msm_cost(max(n, 1), c, m, fq_bits, SCALAR_BITS) for m in METHODS for c in range(1, MAX_WINDOW + 1))
 
 
 def plain_cost(group, n: int) -> float:
@@ -178,7 +178,7 @@ def plain_cost(group, n: int) -> float:
     >>> plain_cost(k.group("g2"), 1 << 16) > 1.5 * plain_cost(k.group("g1"), 1 << 16) > 0
     True
     """
-    g = _group(group)
+    g = as_msm_group(group)
     return _plain_cost(n, g.fq.bits) * _DEGREE_WEIGHT[g.degree]
 
 
@@ -192,7 +192,7 @@ def trade_off(group, n: int) -> list[tuple[int, float, FixedBasePlan]]:
     >>> front[0][:2], all(b1 < b2 and r1 > r2 for (b1, r1, _), (b2, r2, _) in zip(front, front[1:]))
     ((0, 1.0), True)
     """
-    g = _group(group)
+    g = as_msm_group(group)
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise InputError(f"n must be an int >= 0, got {n!r}")
     pb = point_bytes(g)
@@ -251,7 +251,7 @@ def table_from_arrays(group, plan: FixedBasePlan, points, skip) -> FixedBaseTabl
         InputError: a wrong type, dtype or shape, or a ``skip`` that disagrees with block 0.
         FieldValueError: a coordinate >= p.
     """
-    g = _group(group)
+    g = as_msm_group(group)
     if not isinstance(plan, FixedBasePlan):
         raise InputError(f"plan must be a FixedBasePlan, got {type(plan).__name__}")
     points = check_points(points, "table points", (2,) + g.coord, g.fq.modulus)
@@ -291,7 +291,7 @@ def precompute(group, points, plan: FixedBasePlan, threads=None) -> FixedBaseTab
         InputError: wrong shapes/dtypes, a plan that is not a FixedBasePlan, bad threads.
         FieldValueError: a coordinate >= p.
     """
-    g = _group(group)
+    g = as_msm_group(group)
     if not isinstance(plan, FixedBasePlan):
         raise InputError(f"plan must be a FixedBasePlan, got {type(plan).__name__}")
     points = check_points(points, "points", (2,) + g.coord, g.fq.modulus)
@@ -333,7 +333,7 @@ def msm_precomputed(table: FixedBaseTable, scalars, threads=None) -> np.ndarray:
     """
     if not isinstance(table, FixedBaseTable):
         raise InputError(f"table must be a FixedBaseTable (precompute(...)), got {type(table).__name__}")
-    g: MsmGroup = _group(table.group)
+    g: MsmGroup = as_msm_group(table.group)
     plan, n = table.plan, table.n
     m, t, c = plan.m, plan.t, plan.c
     shape = (m * n, 2) + g.coord
@@ -366,7 +366,7 @@ def msm_precomputed(table: FixedBaseTable, scalars, threads=None) -> np.ndarray:
     sums = np.zeros((slices * t, 4) + g.coord, np.uint64)
     affine = plan.method == "affine"
     # every window may hold full digits (window t−1 of block j is window j·t+t−1 of the scalar)
-    if g.vec is not None and plan.method == "affine" and rows >= _IFMA_MIN_POINTS:
+    if g.vec is not None and plan.method == "affine" and rows >= IFMA_MIN_POINTS:
         # where the CPU has IFMA the table's batch-affine windows run 8 additions at a time too
         # (the scalar ones measured 1.5-1.8x slower than a plain "ifma" MSM, docs/perf/kernels.md)
         run_phases(width, ifma_phases(g, pts, digits, c, nb, bounds, sums, max(1, min(4 * width, rows // 1024))))

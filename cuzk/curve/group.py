@@ -98,6 +98,7 @@ class Group:
     def generator(self) -> np.ndarray:
         """The standard generator, affine ``point_shape`` array.
 
+        >>> from cuzk.curve import G2
         >>> G2.generator().shape
         (2, 2, 6)
         """
@@ -113,6 +114,7 @@ class Group:
         G1 coordinates are ints, G2 coordinates ``(c0, c1)``. ``None`` or all-zero coordinates
         give the identity. No curve check (use :meth:`is_on_curve`).
 
+        >>> from cuzk.curve import G1
         >>> G1.from_ints([(1, 2), None]).shape
         (2, 2, 6)
         """
@@ -134,6 +136,7 @@ class Group:
     def to_ints(self, points):
         """Int coordinates of affine array(s); the identity is ``(0, 0)`` (G2: zero pairs).
 
+        >>> from cuzk.curve import G1
         >>> G1.to_ints(G1.from_ints((1, 2)))
         (1, 2)
         """
@@ -147,6 +150,7 @@ class Group:
     def random(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` points generator·k for random k in [1, r) (batch array).
 
+        >>> from cuzk.curve import G1
         >>> G1.random(3, np.random.default_rng(1)).shape
         (3, 2, 6)
         """
@@ -177,6 +181,7 @@ class Group:
     def mul(self, p, k: int) -> np.ndarray:
         """k·p for an int k (negative allowed; not reduced mod r, so it is exact off the subgroup).
 
+        >>> from cuzk.curve import G1
         >>> G1.eq(G1.mul(G1.generator(), G1.params.order), G1.identity())
         True
         """

@@ -40,6 +40,7 @@ from cuzk.kernels.bit_split import BitSplit, check_split, split_bits
 from cuzk.kernels.checks import check_field_rows, check_points, modulus_limbs
 from cuzk.kernels.cpu_threads import resolve_threads, run_phases
 from cuzk.kernels.msm_cost import IFMA_MIN_POINTS
+from cuzk.kernels.msm_fixed import FixedBaseTable, table_from_arrays
 from cuzk.kernels.msm_group import as_msm_group
 
 __all__ = ["msm_bits", "ones_sum", "group_others", "check_split_of", "affine_to_xyzz"]
@@ -209,8 +210,6 @@ def msm_bits(group, points, scalars, threads=None, *, split: BitSplit | None = N
 
 
 def _check_table(g, table) -> None:
-    from cuzk.kernels.msm_fixed import FixedBaseTable  # it imports msm_cpu
-
     if not isinstance(table, FixedBaseTable):
         raise InputError(f"points must be a uint64 array or a FixedBaseTable, got {type(table).__name__}")
     if table.group != g:
@@ -220,8 +219,6 @@ def _check_table(g, table) -> None:
 
 def _sub_table(table, rows: np.ndarray):
     """The table of the bases ``rows`` only: their shifted copies, copy j of base i at j·n + i."""
-    from cuzk.kernels.msm_fixed import table_from_arrays
-
     m, n = table.plan.m, table.n
     idx = (np.arange(m, dtype=np.int64)[:, None] * n + rows[None, :]).reshape(-1)
     return table_from_arrays(table.group, table.plan, table.points[idx], table.skip[rows])

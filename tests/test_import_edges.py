@@ -206,6 +206,24 @@ def test_no_import_crosses_a_forbidden_edge():
     assert not bad, "imports off DESIGN.md §2's edges:\n" + "\n".join(f"  {w}: {t} ({why})" for w, t, why in bad)
 
 
+def test_no_generic_package_imports_a_curve_module():
+    # every curve lives in cuzk/curves/<name>/ (generated); everything outside cuzk/curves reaches
+    # a curve through cuzk.curves.get(name), which imports the modules by their layout names
+    from cuzk.curves import CURVES
+
+    pkgs = [f"cuzk.curves.{name}" for name in CURVES]
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith("curves/"):
+            continue
+        module, is_package = _module_name(path), path.name == "__init__.py"
+        found += [f"{rel}:{line}: {target}"
+                  for line, target, _ in imports_of(path.read_text(encoding="utf-8"), module, is_package)
+                  if any(target == p or target.startswith(p + ".") for p in pkgs)]
+    assert not found, "curve modules imported outside cuzk/curves (use cuzk.curves.get):\n" + "\n".join(found)
+
+
 def test_every_listed_exception_still_exists():
     # a deviation that was fixed must leave the list, so it cannot come back unnoticed
     seen = {(v[0].rpartition(":")[0], v[1]) for v in _all_violations()}

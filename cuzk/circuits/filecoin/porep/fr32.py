@@ -22,12 +22,27 @@ import numpy as np
 from cuzk.errors import InputError
 from cuzk.field import FR
 
-__all__ = ["fr32_pad", "fr32_unpad", "check_nodes", "padded_size", "unpadded_size", "NODE_BYTES", "NODE_BITS"]
+__all__ = ["fr32_pad", "fr32_unpad", "check_nodes", "padded_size", "unpadded_size", "NODE_BYTES", "NODE_BITS", "node_int"]
 
 NODE_BYTES = 32  # one Fr element, little-endian
 NODE_BITS = 254  # payload bits per node: the two top bits of byte 31 are always zero
 _BLOCK_RAW, _BLOCK_PADDED = 127, 128  # 4 nodes: 4 * 254 bits = 127 bytes exactly
 _CHUNK_BLOCKS = 1 << 13  # blocks converted per numpy pass (~1 MiB): bounds the bit arrays' memory
+
+
+def node_int(field: str) -> property:
+    """A read-only property giving the 32-byte little-endian node in attribute ``field`` as an int.
+
+    Sealed and updated sectors keep their commitments as bytes (what files and the wire carry)
+    while the circuits' public inputs want ints; one factory keeps the byte order in one place.
+
+    >>> class Sector:
+    ...     comm = (5).to_bytes(32, "little")
+    ...     comm_int = node_int("comm")
+    >>> Sector().comm_int
+    5
+    """
+    return property(lambda self: int.from_bytes(getattr(self, field), "little"), doc=f"``{field}`` as an int.")
 
 
 def padded_size(raw_len: int) -> int:

@@ -30,7 +30,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from cuzk.circuits.filecoin.porep.fr32 import check_nodes
+from cuzk.circuits.filecoin.porep.fr32 import check_nodes, node_int
 from cuzk.circuits.filecoin.porep.graph import parents as graph_parents
 from cuzk.circuits.filecoin.porep.labels import label_layers
 from cuzk.circuits.filecoin.porep.registered import SealProof, registered_seal_proof, replica_id as make_replica_id
@@ -102,25 +102,11 @@ class SealedSector:
         """The sealed (Fr32-padded) data, (nodes, 32) uint8."""
         return self.tree_d.levels[0]
 
-    @property
-    def comm_c_int(self) -> int:
-        return int.from_bytes(self.comm_c, "little")
-
-    @property
-    def comm_r_last_int(self) -> int:
-        return int.from_bytes(self.comm_r_last, "little")
-
-    @property
-    def comm_r_int(self) -> int:
-        return int.from_bytes(self.comm_r, "little")
-
-    @property
-    def comm_d_int(self) -> int:
-        return int.from_bytes(self.comm_d, "little")
-
-    @property
-    def replica_id_int(self) -> int:
-        return int.from_bytes(self.replica_id, "little")
+    comm_c_int = node_int("comm_c")
+    comm_r_last_int = node_int("comm_r_last")
+    comm_r_int = node_int("comm_r")
+    comm_d_int = node_int("comm_d")
+    replica_id_int = node_int("replica_id")
 
     def _node(self, node) -> int:
         return check_challenge(node, self.nodes)

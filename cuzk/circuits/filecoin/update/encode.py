@@ -32,7 +32,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from cuzk.circuits.filecoin.porep.fr32 import check_nodes
+from cuzk.circuits.filecoin.porep.fr32 import check_nodes, node_int
 from cuzk.circuits.filecoin.porep.sector_trees import TreeD, poseidon_tree, resolve_threads
 from cuzk.circuits.filecoin.poseidon import poseidon_hash
 from cuzk.circuits.filecoin.tree import FilecoinTree
@@ -134,21 +134,10 @@ class UpdatedSector:
     def nodes(self) -> int:
         return self.params.nodes
 
-    @property
-    def comm_r_old_int(self) -> int:
-        return int.from_bytes(self.comm_r_old, "little")
-
-    @property
-    def comm_d_new_int(self) -> int:
-        return int.from_bytes(self.comm_d_new, "little")
-
-    @property
-    def comm_r_new_int(self) -> int:
-        return int.from_bytes(self.comm_r_new, "little")
-
-    @property
-    def comm_c_int(self) -> int:
-        return int.from_bytes(self.comm_c, "little")
+    comm_r_old_int = node_int("comm_r_old")
+    comm_d_new_int = node_int("comm_d_new")
+    comm_r_new_int = node_int("comm_r_new")
+    comm_c_int = node_int("comm_c")
 
     @property
     def comm_r_last_old(self) -> bytes:

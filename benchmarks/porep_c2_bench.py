@@ -58,18 +58,32 @@ def timed(fn):
     return time.perf_counter() - t, out
 
 
-def load_or_setup(path, r1cs):
+def load_or_setup(path, r1cs, kind: str = "porep"):
     from cuzk.groth16 import ProvingKey
 
     if path:  # one file per circuit: the R1CS digest in its name
         os.makedirs(path, exist_ok=True)
-        path = os.path.join(path, f"porep-{r1cs.digest[:16]}.params")
+        path = os.path.join(path, f"{kind}-{r1cs.digest[:16]}.params")
     if path and os.path.exists(path):
         return ProvingKey.read(path, checked=False, r1cs=r1cs), "loaded"  # our own file, written below
     dt, (pk, _) = timed(lambda: setup(r1cs, rng=np.random.default_rng(3)))
     if path:
         pk.write(path)
     return pk, f"set up in {dt:.1f} s"
+
+
+def synthesis_median(synth, inputs):
+    """Synthesize three times and print the median rates; returns the witness."""
+    n = synth.r1cs.n_constraints
+    times = []
+    for _ in range(3):
+        t0, c0 = time.perf_counter(), time.thread_time()
+        w = synth.synthesize(**inputs)
+        times.append((time.perf_counter() - t0, time.thread_time() - c0))
+    wall, cpu_s = statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
+    print(f"synthesis (witness + A·z, B·z, C·z), median of 3: {wall:.3f} s wall, {cpu_s:.3f} s CPU of this "
+          f"thread: {n / wall / 1e6:.2f} M constraints/s wall, {n / cpu_s / 1e6:.2f} M/s per core")
+    return w
 
 
 def prove_once(pk, w, mode, threads):
@@ -102,15 +116,7 @@ def main() -> None:
     pce = pce_bytes(synth)
     print(f"compile (trace + PCE) {dt:.2f} s: {n:,} constraints, {n / dt / 1e6:.2f} M constraints/s; "
           f"nnz {nnz:,}; PCE (R1CS + witness program arrays) {pce / 2**20:.1f} MiB = {pce / n:.0f} B/constraint")
-    inputs = circuit_inputs(c1, 0)
-    times = []
-    for _ in range(3):
-        t0, c0 = time.perf_counter(), time.thread_time()
-        w = synth.synthesize(**inputs)
-        times.append((time.perf_counter() - t0, time.thread_time() - c0))
-    wall, cpu_s = statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
-    print(f"synthesis (witness + A·z, B·z, C·z), median of 3: {wall:.3f} s wall, {cpu_s:.3f} s CPU of this "
-          f"thread: {n / wall / 1e6:.2f} M constraints/s wall, {n / cpu_s / 1e6:.2f} M/s per core")
+    w = synthesis_median(synth, circuit_inputs(c1, 0))
     pk, how = load_or_setup(args.keys, r1cs)
     print(f"key: {how}; domain 2^{pk.domain_size.bit_length() - 1}")
 

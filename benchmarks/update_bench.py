@@ -35,10 +35,10 @@ from cuzk.circuits.filecoin.update import (
 from cuzk.circuits.filecoin.update.encode import _encode, map_nodes
 from cuzk.circuits.filecoin.update.randomness import phi as make_phi, rhos
 from cuzk.field import Fr
-from cuzk.groth16 import create_proof, setup, verify
+from cuzk.groth16 import create_proof, verify
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from porep_c2_bench import cpu_name, timed  # noqa: E402
+from porep_c2_bench import cpu_name, load_or_setup, synthesis_median, timed  # noqa: E402
 
 
 class _Sealed:
@@ -77,20 +77,6 @@ def native(threads: int) -> None:
           f"decode {t_dec:.2f} s")
 
 
-def load_or_setup(path, r1cs):
-    from cuzk.groth16 import ProvingKey
-
-    if path:  # one file per circuit: the R1CS digest in its name
-        os.makedirs(path, exist_ok=True)
-        path = os.path.join(path, f"update-{r1cs.digest[:16]}.params")
-    if path and os.path.exists(path):
-        return ProvingKey.read(path, checked=False, r1cs=r1cs), "loaded"  # our own file, written below
-    dt, (pk, _) = timed(lambda: setup(r1cs, rng=np.random.default_rng(3)))
-    if path:
-        pk.write(path)
-    return pk, f"set up in {dt:.1f} s"
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=None, help="threads (default: every core)")
@@ -112,17 +98,9 @@ def main() -> None:
     print(f"2 KiB update partition: compile (trace + PCE) {dt:.2f} s, {n:,} constraints, "
           f"{n / dt / 1e6:.2f} M constraints/s; R1CS digest {r1cs.digest}")
     st = dict(comm_r_old=u.comm_r_old, comm_d_new=u.comm_d_new, comm_r_new=u.comm_r_new)
-    inputs = circuit_inputs(u.params, partition_proof(u, 0), k=0, **st)
-    times = []
-    for _ in range(3):
-        t0, c0 = time.perf_counter(), time.thread_time()
-        w = synth.synthesize(**inputs)
-        times.append((time.perf_counter() - t0, time.thread_time() - c0))
-    wall, cpu_s = statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
-    print(f"synthesis (witness + A·z, B·z, C·z), median of 3: {wall:.3f} s wall, {cpu_s:.3f} s CPU of this thread: "
-          f"{n / wall / 1e6:.2f} M constraints/s wall, {n / cpu_s / 1e6:.2f} M/s per core")
+    w = synthesis_median(synth, circuit_inputs(u.params, partition_proof(u, 0), k=0, **st))
 
-    pk, how = load_or_setup(args.keys, r1cs)
+    pk, how = load_or_setup(args.keys, r1cs, "update")
     print(f"key: {how}; domain 2^{pk.domain_size.bit_length() - 1}")
     rows = {False: [], "auto": []}
     proofs = {}

@@ -26,15 +26,13 @@ goes to stderr).
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from build_rust_oracle import OracleBuildError, cache_root
+from oracle_cache import OracleBuildError, build_once, cache_root, file_digest, is_built, script_main
 
 __all__ = ["MODULE_DIR", "PROTO", "build", "client_path", "main", "source_digest"]
 
@@ -63,13 +61,7 @@ def _source_files() -> list[Path]:
 
 def source_digest() -> str:
     """SHA-256 (hex) over go.mod, go.sum, the Go sources, the .proto and grpcio-tools' version."""
-    h = hashlib.sha256(f"grpcio-tools {_protoc_version()}\0".encode())
-    for f in _source_files():
-        h.update(f.name.encode() + b"\0")
-        data = f.read_bytes()
-        h.update(len(data).to_bytes(8, "little"))
-        h.update(data)
-    return h.hexdigest()
+    return file_digest(_source_files(), lambda f: f.name, f"grpcio-tools {_protoc_version()}\0".encode())
 
 
 def client_path() -> Path:
@@ -114,34 +106,19 @@ def build() -> Path:
         OracleBuildError: go or grpcio-tools is missing, or a build step failed.
     """
     target = client_path()
-    if target.is_file() and os.access(target, os.X_OK):
+    if is_built(target):
         return target
     go = shutil.which("go")
     if go is None:
         raise OracleBuildError("go is not on PATH: the Curio client oracle cannot be built")
     if not _protoc_version():
         raise OracleBuildError("grpcio-tools is not installed (the test extra): no protoc for the Go stubs")
-    root = cache_root()
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / "curio-client.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another worker may be building the same binary
-        if target.is_file():
-            return target
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(BINARY_NAME + ".partial")
-        _build_in(root / "curio-client-build", go, partial)
-        os.replace(partial, target)  # readers see the whole binary or none
-    return target
+    return build_once(target, "curio-client.lock",
+                      lambda partial: _build_in(cache_root() / "curio-client-build", go, partial))
 
 
 def main() -> int:
-    try:
-        path = build()
-    except OracleBuildError as e:
-        print(f"build_curio_client: {e}", file=sys.stderr)
-        return 1
-    print(path)
-    return 0
+    return script_main("build_curio_client", build)
 
 
 if __name__ == "__main__":

@@ -23,13 +23,13 @@ Exit status: 0 with the path on stdout; 1 when cargo is missing or the build fai
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from oracle_cache import OracleBuildError, build_once, cache_root, file_digest, is_built, script_main
 
 __all__ = [
     "CRATE_DIR",
@@ -45,16 +45,6 @@ CRATE_DIR = Path(__file__).resolve().parent / "rust-fil-proofs"
 BINARY_NAME = "cuzk-fil-oracle"
 
 
-class OracleBuildError(RuntimeError):
-    """Cargo is missing or ``cargo build`` failed; the message says which."""
-
-
-def cache_root() -> Path:
-    """``$XDG_CACHE_HOME/cuzk/oracles`` (``~/.cache/cuzk/oracles`` by default)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "cuzk" / "oracles"
-
-
 def _source_files() -> list[Path]:
     files = [CRATE_DIR / "Cargo.toml", CRATE_DIR / "Cargo.lock"]
     files += sorted((CRATE_DIR / "src").rglob("*.rs"))
@@ -63,14 +53,7 @@ def _source_files() -> list[Path]:
 
 def source_digest() -> str:
     """SHA-256 (hex) over the crate's manifest, lock file and sources, with their names."""
-    h = hashlib.sha256()
-    for f in _source_files():
-        h.update(f.relative_to(CRATE_DIR).as_posix().encode())
-        h.update(b"\0")
-        data = f.read_bytes()
-        h.update(len(data).to_bytes(8, "little"))
-        h.update(data)
-    return h.hexdigest()
+    return file_digest(_source_files(), lambda f: f.relative_to(CRATE_DIR).as_posix())
 
 
 def oracle_path() -> Path:
@@ -85,18 +68,14 @@ def build(*, quiet: bool = False) -> Path:
         OracleBuildError: cargo is not on PATH, or the build failed.
     """
     target = oracle_path()
-    if target.is_file() and os.access(target, os.X_OK):
+    if is_built(target):
         return target
     cargo = shutil.which("cargo")
     if cargo is None:
         raise OracleBuildError("cargo is not on PATH: the rust-fil-proofs oracle cannot be built")
-    root = cache_root()
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / "build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another worker may be building the same binary
-        if target.is_file():
-            return target
-        target_dir = root / "target"
+    target_dir = cache_root() / "target"
+
+    def make(partial: Path) -> None:
         env = dict(os.environ, CARGO_TARGET_DIR=str(target_dir))
         cmd = [cargo, "build", "--release", "--locked", "--manifest-path", str(CRATE_DIR / "Cargo.toml")]
         proc = subprocess.run(
@@ -109,22 +88,13 @@ def build(*, quiet: bool = False) -> Path:
         if proc.returncode != 0:
             tail = (proc.stderr or "")[-4000:]
             raise OracleBuildError(f"cargo build of {CRATE_DIR} failed (exit {proc.returncode})\n{tail}")
-        built = target_dir / "release" / BINARY_NAME
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(BINARY_NAME + ".partial")
-        shutil.copy2(built, partial)
-        os.replace(partial, target)  # readers see the whole binary or none
-    return target
+        shutil.copy2(target_dir / "release" / BINARY_NAME, partial)
+
+    return build_once(target, "build.lock", make)
 
 
 def main() -> int:
-    try:
-        path = build()
-    except OracleBuildError as e:
-        print(f"build_rust_oracle: {e}", file=sys.stderr)
-        return 1
-    print(path)
-    return 0
+    return script_main("build_rust_oracle", build)
 
 
 if __name__ == "__main__":

@@ -72,6 +72,19 @@ def check_unused(req, fields) -> None:
             raise invalid(name, f"does not apply to this proof kind (proof_kind {req.proof_kind})")
 
 
+def registered(req, lookup: Callable):
+    """``lookup(req.registered_proof)``, whose ``sector_size`` must be the request's; what is wrong
+    is refused naming the field."""
+    try:
+        proof = lookup(req.registered_proof)
+    except InputError as e:
+        raise invalid("registered_proof", str(e)) from None
+    if req.sector_size != proof.sector_size:
+        raise invalid("sector_size", f"{req.sector_size} does not match registered_proof {proof.name} "
+                      f"({proof.sector_size} bytes)")
+    return proof
+
+
 def _sector_proofs(req, most: int):
     from cuzk.circuits.filecoin.vanilla import FALLBACK_POST_SECTOR_PROOF, from_bincode
 
@@ -125,16 +138,15 @@ def post_work(req) -> Work:
     """
     from cuzk.circuits.filecoin.post import FallbackPoSt
 
-    try:
-        pp = post_proof(req.registered_proof)
-    except InputError as e:
-        raise invalid("registered_proof", str(e)) from None
     want = "winning" if req.proof_kind == 4 else "wpost"
-    if pp.kind != want:
-        raise invalid("registered_proof", f"{pp.id} is {pp.name}, not a proof of kind {req.proof_kind}")
-    if req.sector_size != pp.sector_size:
-        raise invalid("sector_size", f"{req.sector_size} does not match registered_proof {pp.name} "
-                      f"({pp.sector_size} bytes)")
+
+    def of_kind(number):
+        pp = post_proof(number)
+        if pp.kind != want:
+            raise invalid("registered_proof", f"{pp.id} is {pp.name}, not a proof of kind {req.proof_kind}")
+        return pp
+
+    pp = registered(req, of_kind)
     check_unused(req, ("vanilla_proof", "comm_r_old", "comm_r_new", "comm_d_new"))
     if want == "winning" and req.partition_index:
         raise invalid("partition_index", "WinningPoSt has one partition (0)")
@@ -200,13 +212,7 @@ def porep_work(req, vk_loader: Callable) -> Work:
     from cuzk.circuits.filecoin.porep.c1 import SealCommitPhase1Output
     from cuzk.circuits.filecoin.porep.registered import registered_seal_proof
 
-    try:
-        proof = registered_seal_proof(req.registered_proof)
-    except InputError as e:
-        raise invalid("registered_proof", str(e)) from None
-    if req.sector_size != proof.sector_size:
-        raise invalid("sector_size", f"{req.sector_size} does not match registered_proof {proof.name} "
-                      f"({proof.sector_size} bytes)")
+    proof = registered(req, registered_seal_proof)
     check_unused(req, ("vanilla_proofs", "randomness", "partition_index", "comm_r_old", "comm_r_new", "comm_d_new"))
     doc, raw = _envelope(req)
     if doc["SectorSize"] != req.sector_size:

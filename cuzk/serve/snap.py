@@ -19,7 +19,7 @@ from typing import Callable
 
 from cuzk.errors import InputError
 from cuzk.serve.filecoin import FilecoinCircuit, update_proof
-from cuzk.serve.payloads import Work, check_unused
+from cuzk.serve.payloads import Work, check_unused, registered
 from cuzk.serve.validate import invalid
 
 __all__ = ["snap_work", "COMMITMENTS"]
@@ -82,13 +82,7 @@ def snap_work(req, vk_loader: Callable) -> Work:
     """
     from cuzk.circuits.filecoin.update import check_update
 
-    try:
-        proof = update_proof(req.registered_proof)
-    except InputError as e:
-        raise invalid("registered_proof", str(e)) from None
-    if req.sector_size != proof.sector_size:
-        raise invalid("sector_size", f"{req.sector_size} does not match registered_proof {proof.name} "
-                      f"({proof.sector_size} bytes)")
+    proof = registered(req, update_proof)
     check_unused(req, ("vanilla_proof", "randomness", "partition_index"))
     fc = FilecoinCircuit("snap", proof.sector_size)
     params = fc.update_params

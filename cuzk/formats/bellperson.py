@@ -105,17 +105,9 @@ def write_params(pk: ProvingKey, path) -> None:
 
 
 def vk_from_bytes(data, *, checked: bool = True, threads=None) -> VerifyingKey:
-    """Parse bellperson ``.vk`` bytes (or a binary file / path holding exactly that);
-    ``checked`` and ``threads`` as for :func:`read_params`.
-
-    Raises:
-        ParamsFormatError: truncated data, a count larger than the bytes left, a bad point or
-            a point at infinity (field, index and byte offset named), or trailing bytes.
-
-    >>> vk_from_bytes(b"\\x00" * 10)
-    Traceback (most recent call last):
-    ...
-    cuzk.errors.ParamsFormatError: verifying key truncated in alpha_g1 at byte offset 0: need 96 bytes, 10 left
+    """Parse bellperson ``.vk`` bytes (or a binary file / path holding exactly that) into a
+    :class:`~cuzk.groth16.VerifyingKey`; arguments and errors as for
+    :func:`cuzk.groth16.bellperson_layout.read_vk`, which reads them.
     """
     return VerifyingKey(**bellperson_layout.read_vk(data, checked=checked, threads=threads))
 
@@ -126,16 +118,8 @@ def read_params(source, *, checked: bool = True, threads=None) -> ProvingKey:
     The key comes back with ``density=None`` and ``digest=None`` (the file has neither); attach
     the circuit with ``pk.with_circuit(r1cs)`` before proving with sparse A/B queries.
 
-    Args:
-        source: path, bytes or binary file.
-        checked: check every point is in the prime-order subgroup (False: trusted files only).
-        threads: threads decoding and checking points (None: every core). Errors name the
-            first bad point whatever the thread count.
-
-    Raises:
-        ParamsFormatError: see :func:`vk_from_bytes`; also h not of size 2^k − 1, fewer ``a``
-            points than inputs, ``b_g1``/``b_g2`` of different lengths, or trailing bytes.
-        InputError: ``threads`` is not a positive integer or None.
+    Arguments and errors as for :func:`cuzk.groth16.bellperson_layout.read_params`, which reads
+    the file.
 
     >>> pk = read_params("circuit.params").with_circuit(synth.r1cs)    # doctest: +SKIP
     """

@@ -3,6 +3,7 @@ vanilla proofs of 2 KiB sectors, a daemon on loopback, and a daemon as a child p
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -102,6 +103,23 @@ def config_text(folder: Path, *, listen=None, extra: str = "", circuits: str = "
     keys = f'key_cache = "{key_cache}"\n' if key_cache is not None else ""
     return (f'[daemon]\nlisten = [{items}]\nshutdown_grace = 30\n{extra}\n[gpus]\ndevice = "{device}"\n'
             f'[memory]\ntotal_budget = "unlimited"\n[srs]\nparam_cache = "{folder}"\n{keys}{circuits}')
+
+
+@contextlib.contextmanager
+def serving(folder: Path, *, engine=None, timeout: float = 300, **config):
+    """A loopback daemon on ``config_text(folder, **config)`` and a client of it, ``(server, client)``;
+    both are closed on exit."""
+    from cuzk.serve import Client
+    from cuzk.serve.config import parse_config
+    from cuzk.serve.server import Server
+
+    srv = Server(parse_config(config_text(folder, **config)), engine=engine)
+    client = Client(srv.tcp_address, timeout=timeout)
+    try:
+        yield srv, client
+    finally:
+        client.close()
+        srv.stop(grace_s=5)
 
 
 def cube_entry(params: Path, name: str = "cube", priority: str = "normal") -> str:

@@ -18,13 +18,10 @@ grpc = pytest.importorskip("grpc")
 
 from cuzk.circuits.filecoin.porep import c2, fr32_pad, seal  # noqa: E402
 from cuzk.circuits.filecoin.porep.c1 import commit_phase1  # noqa: E402
-from cuzk.serve import Client  # noqa: E402
-from cuzk.serve.config import parse_config  # noqa: E402
 from cuzk.serve.proto.cuzk.v1 import proving_pb2 as pb  # noqa: E402
-from cuzk.serve.server import Server  # noqa: E402
 
 from dev_keys import dev_param_cache  # noqa: E402
-from serve_support import config_text  # noqa: E402
+from serve_support import serving  # noqa: E402
 
 # a 2.7M-constraint circuit: ~1.5 min to trace, map its key and prove; ~3 min more of setup where
 # this machine has no development key for it yet
@@ -50,13 +47,8 @@ def c1():
 @pytest.fixture(scope="module")
 def served():
     folder, vk = dev_param_cache("porep-2k", seed=5)  # the daemon finds the key and its .vk by their v28 names
-    srv = Server(parse_config(config_text(folder, key_cache=folder / "keys")))
-    client = Client(srv.tcp_address, timeout=900)
-    try:
+    with serving(folder, timeout=900, key_cache=folder / "keys") as (srv, client):
         yield srv, client, vk
-    finally:
-        client.close()
-        srv.stop(grace_s=5)
 
 
 def test_c2_proved_over_grpc_verifies_for_its_statement_only(served, c1):

@@ -17,14 +17,11 @@ grpc = pytest.importorskip("grpc")
 import cuzk  # noqa: E402
 from cuzk.field import FR  # noqa: E402
 from cuzk.groth16 import Proof  # noqa: E402
-from cuzk.serve import Client  # noqa: E402
-from cuzk.serve.config import parse_config  # noqa: E402
 from cuzk.serve.filecoin import filecoin_circuit  # noqa: E402
 from cuzk.serve.proto.cuzk.v1 import proving_pb2 as pb  # noqa: E402
-from cuzk.serve.server import Server  # noqa: E402
 
 from serve_support import (  # noqa: E402
-    config_text, filecoin_keys, sectors, window_public, window_request, winning_public, winning_request,
+    filecoin_keys, serving, sectors, window_public, window_request, winning_public, winning_request,
 )
 
 A = pb.AwaitProofResponse
@@ -40,13 +37,8 @@ def served(tmp_path_factory):
     synth = cuzk.Synthesizer(filecoin_circuit("winning-2k").circuit())
     pk, vks["winning-2k"] = cuzk.groth16.setup(synth.r1cs, rng=np.random.default_rng(3))
     engine.register("winning-2k", synth, pk, priority="critical")
-    srv = Server(parse_config(config_text(folder)), engine=engine)
-    client = Client(srv.tcp_address, timeout=300)
-    try:
+    with serving(folder, engine=engine) as (srv, client):
         yield srv, client, vks
-    finally:
-        client.close()
-        srv.stop(grace_s=5)
 
 
 def test_window_post_partition_verifies(served):

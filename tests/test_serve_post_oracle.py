@@ -22,14 +22,11 @@ from post_sectors import RANDOMNESS, STATEMENTS, make_oracle_post  # noqa: E402
 
 import cuzk  # noqa: E402
 from cuzk.formats.bellperson import vk_to_bytes  # noqa: E402
-from cuzk.serve import Client  # noqa: E402
-from cuzk.serve.config import parse_config  # noqa: E402
 from cuzk.serve.filecoin import filecoin_circuit  # noqa: E402
 from cuzk.serve.proto.cuzk.v1 import proving_pb2 as pb  # noqa: E402
-from cuzk.serve.server import Server  # noqa: E402
 
 from post_keys_support import post_keys  # noqa: E402
-from serve_support import config_text  # noqa: E402
+from serve_support import serving  # noqa: E402
 
 A = pb.AwaitProofResponse
 CIRCUIT = {"window": "wpost-2k", "winning": "winning-2k"}
@@ -50,13 +47,8 @@ def served(tmp_path_factory):
     engine = cuzk.Engine(device="cpu", memory_budget=None)
     _, pk, vks["winning-2k"] = post_keys("winning")
     engine.register("winning-2k", cuzk.Synthesizer(filecoin_circuit("winning-2k").circuit()), pk, priority="critical")
-    srv = Server(parse_config(config_text(folder)), engine=engine)
-    client = Client(srv.tcp_address, timeout=300)
-    try:
+    with serving(folder, engine=engine) as (_, client):
         yield oracle, client, vks
-    finally:
-        client.close()
-        srv.stop(grace_s=5)
 
 
 def _prove(client, oracle, name, partition):

@@ -15,13 +15,10 @@ grpc = pytest.importorskip("grpc")
 
 from cuzk.circuits.filecoin.porep import fr32_pad, seal  # noqa: E402
 from cuzk.circuits.filecoin.update import partition_proofs, update, verify_update  # noqa: E402
-from cuzk.serve import Client  # noqa: E402
-from cuzk.serve.config import parse_config  # noqa: E402
 from cuzk.serve.proto.cuzk.v1 import proving_pb2 as pb  # noqa: E402
-from cuzk.serve.server import Server  # noqa: E402
 
 from dev_keys import dev_param_cache  # noqa: E402
-from serve_support import config_text, snap_request  # noqa: E402
+from serve_support import serving, snap_request  # noqa: E402
 
 # a 1.7M-constraint circuit: ~1 min to trace, map its key and prove; ~2 min more of setup where
 # this machine has no development key for it yet
@@ -38,13 +35,8 @@ def updated():
 @pytest.fixture(scope="module")
 def served():
     folder, vk = dev_param_cache("snap-2k", seed=9)  # the daemon finds the key by its v28 name
-    srv = Server(parse_config(config_text(folder, key_cache=folder / "keys")))
-    client = Client(srv.tcp_address, timeout=900)
-    try:
+    with serving(folder, timeout=900, key_cache=folder / "keys") as (srv, client):
         yield srv, client, vk
-    finally:
-        client.close()
-        srv.stop(grace_s=5)
 
 
 def test_an_update_proved_over_grpc_verifies_for_its_statement_only(served, updated):

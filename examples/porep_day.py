@@ -19,20 +19,24 @@ from cuzk.circuits.filecoin.update import partition_proofs as snap_partition_pro
 from cuzk.circuits.filecoin.update import update as snap_update
 from cuzk.circuits.filecoin.update import verify_update as snap_verify
 from cuzk.circuits.filecoin.porep import c2, fr32_pad
-from cuzk.groth16 import Proof, ProvingKey, setup, verify
+from cuzk.engine.keycache import KeyCache
+from cuzk.groth16 import Proof, setup, verify
 
 PROVER_ID = bytes(range(32))
 WPOST_CHALLENGES = 10  # Filecoin's WindowPoSt challenges per sector
 
 
 def _key(synth, keys_dir, name):
-    """The development key of ``synth``'s circuit: read from ``keys_dir`` when a file of this
-    circuit (its R1CS digest in the name) is there, else set up (and written there)."""
+    """The development key of ``synth``'s circuit: loaded through a key cache in ``keys_dir`` when
+    a file of this circuit (its R1CS digest in the name) is there, else set up (and written there).
+
+    The cache (``cuzk.engine.keycache.KeyCache``) reads a file with every check once, which for the 2.7M-
+    constraint PoRep key takes longer than setting it up, and memory-maps it on every later run."""
     path = os.path.join(keys_dir, f"{name}-{synth.r1cs.digest[:16]}.params") if keys_dir else None
     t0 = time.perf_counter()
     if path and os.path.exists(path):
-        pk = ProvingKey.read(path, r1cs=synth.r1cs)
-        how = "read"
+        pk, info = KeyCache(os.path.join(keys_dir, "cache")).load(path, kind="params", r1cs=synth.r1cs)
+        how = "mapped from the key cache" if info.hit else "read with every check (cached for the next run)"
     else:
         pk, _ = setup(synth.r1cs)
         how = "set up"

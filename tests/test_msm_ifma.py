@@ -26,7 +26,7 @@ needs_ifma = pytest.mark.skipif(not ifma.HAVE_IFMA, reason="this CPU has no AVX-
 
 
 def _vec(name, group):
-    return importlib.import_module(f"{curves.get(name).layout.kernels_pkg}.msm_vec_{group}")
+    return importlib.import_module(f"{curves.get(name).layout.package}.msm_vec_{group}")
 
 
 def test_limb_counts_and_constants_come_from_the_modulus():

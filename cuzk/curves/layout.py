@@ -42,11 +42,6 @@ class Layout:
     def params_module(self) -> str:
         return f"{self.package}.params"
 
-    # the templates name the package by role; every role is the one package
-    field_pkg = curve_pkg = kernels_pkg = property(lambda self: self.package)
-    field_params = curve_params = params_module
-    seed_name = "SEED"  # the BLS/BN seed x in the params module
-
     def module(self, name: str) -> str:
         """Dotted name of the generated module ``name`` (one of :data:`MODULES`)."""
         if name not in MODULES:

@@ -149,7 +149,7 @@ class CurveBundle:
             from cuzk.kernels import cpu
             from cuzk.kernels.msm_cpu import vec_module
 
-            pkg = self.layout.kernels_pkg
+            pkg = self.layout.package
             return cpu.CpuKernels(self.Fr, self.spec.fq, self.module("msm_kernels_g1"),
                                   self.module("msm_kernels_g2"), self.module("ntt_kernels"), self.spec.name,
                                   g1=self.spec.g1, g2=self.spec.g2, fq2_nonresidue=self.spec.fq2_nonresidue,

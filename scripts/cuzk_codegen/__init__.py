@@ -66,7 +66,7 @@ def _synth(t: Target):
 
 
 def _package(t: Target):
-    pkg = ROOT.joinpath(*t.layout.field_pkg.split("."))
+    pkg = ROOT.joinpath(*t.layout.package.split("."))
     yield pkg / "__init__.py", render_init(t)
     yield pkg / "params.py", render_params(t)
 

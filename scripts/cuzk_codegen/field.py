@@ -418,7 +418,7 @@ Call them from other @njit code: a kernel called from Python returns plain ints,
 re-typed as ``np.uint64`` before being passed back in.
 
     >>> from numba import njit
-    >>> from {t.layout.field_pkg} import {f.name}
+    >>> from {t.layout.package} import {f.name}
     >>> @njit
     ... def six_times_seven_is_42():
     ...     return {f.name}.eq({f.name}.mul({f.name}.from_u64(6), {f.name}.from_u64(7)), {f.name}.from_u64(42))
@@ -433,7 +433,7 @@ from cuzk.field.intrinsics import {ASM_MUL[f.name, n]}, adc, mac, sbb
 from cuzk.field.jit import I1, jit_kernel
 from cuzk.field.mont_asm import mont_mul_adx, mont_sqr_adx
 from cuzk.field.wide import wide_kernels
-from {t.layout.field_params} import {f.name.upper()} as _F
+from {t.layout.params_module} import {f.name.upper()} as _F
 
 __all__ = {KERNEL_NAMES!r}
 

@@ -173,4 +173,4 @@ def render_array(t: Target, role: str) -> str:
     """Source of the array module ``<role>_array`` ("fr" | "fq") of the curve ``t``."""
     f = t.spec.fr if role == "fr" else t.spec.fq
     title = "Fr" if role == "fr" else "Fq"
-    return ARRAY_TEMPLATE.format(header=HEADER, title=title, name=f.name, L=f.limbs, jit=JIT, pkg=t.layout.field_pkg)
+    return ARRAY_TEMPLATE.format(header=HEADER, title=title, name=f.name, L=f.limbs, jit=JIT, pkg=t.layout.package)

@@ -386,6 +386,6 @@ def render_msm(t: Target, name: str) -> str:
     L = t.spec.fq.limbs
     coord = f"{L}" if g.degree == 1 else f"{g.degree}, {L}"
     frob = ("a", "the identity on Fq") if g.degree == 1 else ("F.conj(a)", "conjugation on Fq2")
-    return (TEMPLATE.substitute(NAME=name, TITLE=name.upper(), COORD=coord, CURVE_PKG=t.layout.curve_pkg,
-                                KERNELS_PKG=t.layout.kernels_pkg, FROB=frob[0], FROB_DOC=frob[1])
+    return (TEMPLATE.substitute(NAME=name, TITLE=name.upper(), COORD=coord, CURVE_PKG=t.layout.package,
+                                KERNELS_PKG=t.layout.package, FROB=frob[0], FROB_DOC=frob[1])
             + SUMS_TEMPLATE.substitute(COORD=coord))

@@ -276,5 +276,5 @@ def render_msm_vec(t: Target, name: str) -> str:
     L = t.spec.fq.limbs
     coord = f"({L},)" if g.degree == 1 else f"({g.degree}, {L})"
     return TEMPLATE.substitute(NAME=name, TITLE=name.upper(), DEGREE=g.degree, COORD64=coord,
-                               CURVE_PKG=t.layout.curve_pkg, KERNELS_PKG=t.layout.kernels_pkg,
-                               FIELD_PARAMS=t.layout.field_params)
+                               CURVE_PKG=t.layout.package, KERNELS_PKG=t.layout.package,
+                               FIELD_PARAMS=t.layout.params_module)

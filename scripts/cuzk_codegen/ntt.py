@@ -184,6 +184,6 @@ def render_ntt(t: Target) -> str:
     """Source of ``ntt_kernels`` of the curve ``t``."""
     L = t.spec.fr.limbs
     return HEADER + TEMPLATE.substitute(
-        TITLE=t.spec.title, KERNELS_PKG=t.layout.kernels_pkg, FIELD_PKG=t.layout.field_pkg,
-        FIELD_PARAMS=t.layout.field_params, L=L, BYTES=8 * L, LEAF_KIB=8 * L,
+        TITLE=t.spec.title, KERNELS_PKG=t.layout.package, FIELD_PKG=t.layout.package,
+        FIELD_PARAMS=t.layout.params_module, L=L, BYTES=8 * L, LEAF_KIB=8 * L,
     )

@@ -24,7 +24,7 @@ The package itself imports nothing, so loading one module does not load the othe
 def render_params(t: Target) -> str:
     """Source of ``cuzk/curves/<name>/params.py``: the spec's numbers under the names kernels read."""
     s = t.spec
-    return HEADER + f'''"""{s.title}'s numbers for the generated kernels of ``{t.layout.field_pkg}``.
+    return HEADER + f'''"""{s.title}'s numbers for the generated kernels of ``{t.layout.package}``.
 
 The kernels read their constants from here, under the same names for every curve, never from
 the catalog directly.

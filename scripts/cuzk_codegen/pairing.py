@@ -91,8 +91,8 @@ def render_pairing(t: Target) -> str:
     """Source of the ``pairing`` module of the curve ``t``."""
     s, L = t.spec, t.layout
     fam = dict(FAMILY[s.family])
-    place = dict(TITLE=s.title, L=s.fq.limbs, FIELD_PKG=L.field_pkg, FIELD_PARAMS=L.field_params,
-                 CURVE_PKG=L.curve_pkg, CURVE_PARAMS=L.curve_params, SEED=L.seed_name)
+    place = dict(TITLE=s.title, L=s.fq.limbs, FIELD_PKG=L.package, FIELD_PARAMS=L.params_module,
+                 CURVE_PKG=L.package, CURVE_PARAMS=L.params_module, SEED="SEED")
     note = string.Template(fam.pop("NOTE")).substitute(place)
     return (
         HEADER

@@ -210,17 +210,17 @@ def render_points(t: Target, name: str) -> str:
         raise NotImplementedError(f"{t.spec.name}: zcash encoding is generated for BLS12-381 only")
     L = t.layout
     title = name.upper()
-    doc_imports = (f"    >>> from {L.curve_pkg} import {name}\n    >>> from cuzk.curves import get\n"
+    doc_imports = (f"    >>> from {L.package} import {name}\n    >>> from cuzk.curves import get\n"
                    f"    >>> {title} = get({t.spec.name!r}).{title}")
     field = "fq" if degree == 1 else "fq2"
-    out = [HEADER, DOC.substitute(TITLE=title, CURVE_PARAMS=L.curve_params, PARAMS=f"{title}_PARAMS",
-                                  FIELD_PKG=L.field_pkg, FIELD=field, DOC_IMPORTS=doc_imports, NAME=name)]
+    out = [HEADER, DOC.substitute(TITLE=title, CURVE_PARAMS=L.params_module, PARAMS=f"{title}_PARAMS",
+                                  FIELD_PKG=L.package, FIELD=field, DOC_IMPORTS=doc_imports, NAME=name)]
     out.append("\nimport numpy as np\nfrom numba import njit, prange\n\nfrom cuzk.curve.coords import mont_array, scalar_limbs\n")
     if zcash:
         out.append("from cuzk.curve.fq_bytes import ALL_BITS, FLAG_BITS_CLEAR, gt_half, limbs_are_zero, lt_modulus, modulus_rows, read_be, write_be\n")
     out.append("from cuzk.field.jit import I0, I1, I2, I3, jit_kernel\n")
-    out.append(f"from {L.curve_params} import {title}_PARAMS as _C\nfrom {L.field_params} import FQ as _FQ\n")
-    out.append(f"from {L.field_pkg} import fq as FB\nfrom {L.field_pkg} import {field} as F\n\n")
+    out.append(f"from {L.params_module} import {title}_PARAMS as _C\nfrom {L.params_module} import FQ as _FQ\n")
+    out.append(f"from {L.package} import fq as FB\nfrom {L.package} import {field} as F\n\n")
     out.append("__all__ = [\n" + "".join(f"    {line}\n" for line in _names(endo, zcash)) + "]\n\n")
     out.append(f"DEGREE = {degree}\n")
     if zcash:

@@ -205,6 +205,6 @@ def render_synth(t: Target) -> str:
     mont_one = f"{names} = ({', '.join(f'np.uint64(fr.R{k})' for k in range(L))})"
     is_one = " and ".join(f"data[k, {k}] == _M{k}" for k in range(L))
     return HEADER + TEMPLATE.substitute(
-        TITLE=t.spec.title, NAME=t.spec.name, FIELD_PKG=t.layout.field_pkg, L=L,
+        TITLE=t.spec.title, NAME=t.spec.name, FIELD_PKG=t.layout.package, L=L,
         OPCODES=opcodes, MONT_ONE=mont_one, IS_ONE=is_one,
     )

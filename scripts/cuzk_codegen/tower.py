@@ -281,8 +281,8 @@ def render_tower(t: Target, name: str) -> str:
     k = p - spec.fq2_nonresidue  # u^2 = -k
     if not 1 <= k <= 64:
         raise NotImplementedError(f"{spec.name}: Fq2 with u^2 = {spec.fq2_nonresidue} (only u^2 = -k, k <= 64, is generated)")
-    common = dict(TITLE=spec.title, XI=_xi_str(spec.fq6_nonresidue), L=L, FIELD_PKG=t.layout.field_pkg,
-                  FIELD_PARAMS=t.layout.field_params, CURVE_PKG=t.layout.curve_pkg)
+    common = dict(TITLE=spec.title, XI=_xi_str(spec.fq6_nonresidue), L=L, FIELD_PKG=t.layout.package,
+                  FIELD_PARAMS=t.layout.params_module, CURVE_PKG=t.layout.package)
     if name == "fq2":
         mbn = _mul_by_nonresidue(spec.fq6_nonresidue, p, k)
         if "XI" in mbn.split("return")[-1]:

@@ -94,6 +94,5 @@ def kernels_for(curve: CudaCurve) -> CudaKernels:
     with _BY_CURVE_LOCK:
         k = _BY_CURVE.get(curve.name)
         if k is None:
-            k = _BY_CURVE[curve.name] = CudaKernels(curve, lambda device_id=None: get_runtime(device_id, curve),
-                                                    curve.host_from_mont)
+            k = _BY_CURVE[curve.name] = CudaKernels(curve, lambda device_id=None: get_runtime(device_id, curve))
         return k

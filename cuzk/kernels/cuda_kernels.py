@@ -86,8 +86,9 @@ class CudaKernels:
     Args:
         curve: the curve (``cuzk.curves.get(name).cuda``).
         runtime: ``runtime(device_id=None)`` → the runtime of that device built for ``curve``.
-        host_from_mont: Montgomery → canonical Fr rows on the host (``to_canonical`` of a host
-            array); None: converted on the device.
+
+    ``to_canonical`` of a host array runs on the host with the curve's ``host_from_mont`` when
+    it has one, else through the device.
     """
 
     #: ``bit_msm="auto"`` leaves the MSMs general here: on an H200 the general MSM of a 95 %-bit
@@ -96,8 +97,8 @@ class CudaKernels:
     #: 84 ms with the scan, 14.4 ms of kernels; docs/perf/cuda.md). ``bit_msm=True`` still runs them.
     AUTO_BIT_MSM = False
 
-    def __init__(self, curve: CudaCurve, runtime: Callable, host_from_mont: Callable | None = None):
-        self.curve, self._runtime, self._host_from_mont = curve, runtime, host_from_mont
+    def __init__(self, curve: CudaCurve, runtime: Callable):
+        self.curve, self._runtime = curve, runtime
 
     def __repr__(self) -> str:
         return f"<cuzk CUDA kernels of {self.curve.name}>"
@@ -276,11 +277,11 @@ class CudaKernels:
 
     @_oom_guard
     def to_canonical(self, values):
-        """Montgomery Fr values → canonical integers (the MSMs' scalars) where they live: a device array on the GPU, a host array on the host (through the device without ``host_from_mont``)."""
+        """Montgomery Fr values → canonical integers (the MSMs' scalars) where they live: a device array on the GPU, a host array on the host (through the device when the curve has no ``host_from_mont``)."""
         if not _on_device(values):
             v = self._host_rows(values, "values")
-            if self._host_from_mont is not None:
-                return self._host_from_mont(v)
+            if self.curve.host_from_mont is not None:
+                return self.curve.host_from_mont(v)
             rt = self._runtime()
             out = self.to_canonical(DeviceArray(rt.asarray(v.view(np.uint32)), rt))
             return rt.asnumpy(out.array).view(np.uint64).reshape(v.shape)

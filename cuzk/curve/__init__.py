@@ -21,4 +21,5 @@ __all__ = ["G1", "G2", "Group", "CurveParams", "G1_PARAMS", "G2_PARAMS", "BLS_X"
 def __getattr__(name):  # the default curve's groups and pairing, resolved on first use (PEP 562)
     from cuzk.curves import default
 
-    return default.lookup(__name__, name)
+    value = globals()[name] = default.lookup(__name__, name)  # resolved once; later reads are plain
+    return value

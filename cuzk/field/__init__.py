@@ -20,4 +20,5 @@ __all__ = ["FieldParams", "FR", "FQ", "FQ2_NONRESIDUE", "PrimeField", "Fr", "Fq"
 def __getattr__(name):  # the default curve's fields, resolved on first use (PEP 562)
     from cuzk.curves import default
 
-    return default.lookup(__name__, name)
+    value = globals()[name] = default.lookup(__name__, name)  # resolved once; later reads are plain
+    return value

@@ -48,6 +48,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cuzk.kernels import cuda  # noqa: E402
 from cuzk.curves import get as _get_curve
 BLS_CUDA = cuda.kernels_for(_get_curve("bls12_381").cuda)  # BLS12-381's CUDA kernels
+cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 import gpu_check_sections as sections  # noqa: E402
 
 ANCHORS = {  # ICICLE v3 on an RTX 4090 (inputs on GPU) and the H200 targets; ms
@@ -164,8 +165,6 @@ def warm_numba() -> None:
     import cuzk
     from cuzk.circuits import Cube
     from cuzk.groth16 import create_proof, setup
-    from cuzk.curves import get as _get_curve
-    cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 
     synth = cuzk.Synthesizer(Cube())
     pk, _ = setup(synth.r1cs, rng=np.random.default_rng(2))

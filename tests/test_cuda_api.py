@@ -14,6 +14,7 @@ from cuzk.field import FQ, FR
 from cuzk.kernels import cuda, cuda_kernels, cuda_runtime
 from cuzk.curves import get as _get_curve
 BLS_CUDA = cuda.kernels_for(_get_curve("bls12_381").cuda)  # BLS12-381's CUDA kernels
+cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 
 HAVE_GPU, WHY = cuda.is_available()
 gpu = pytest.mark.gpu
@@ -29,7 +30,6 @@ def test_import_cuzk_does_not_import_cupy():
 
 @pytest.mark.parametrize("name", ["ntt", "h_pointwise", "msm_g1", "msm_g2", "stage", "to_canonical", "device_timer"])
 def test_contract_signatures_match_the_cpu_backend(name):
-    cpu = pytest.importorskip("cuzk.curves").get("bls12_381").kernels
     def params(f):
         return [(p.name, p.kind, p.default) for p in inspect.signature(f).parameters.values()]
 
@@ -111,7 +111,6 @@ def test_window_bits_stay_in_range():
 @needs_gpu
 @pytest.mark.parametrize("inverse,shift", [(False, None), (False, 7), (True, None), (True, 7)])
 def test_gpu_ntt_matches_cpu(inverse, shift):
-    cpu = pytest.importorskip("cuzk.curves").get("bls12_381").kernels
     rng = np.random.default_rng(1)
     x = pyref.to_mont_limbs([int(v) for v in rng.integers(0, 2**63, size=1 << 12)], FR)
     np.testing.assert_array_equal(BLS_CUDA.ntt(x, inverse=inverse, shift=shift), cpu.ntt(x, inverse=inverse, shift=shift))
@@ -120,7 +119,6 @@ def test_gpu_ntt_matches_cpu(inverse, shift):
 @gpu
 @needs_gpu
 def test_gpu_h_pointwise_matches_cpu():
-    cpu = pytest.importorskip("cuzk.curves").get("bls12_381").kernels
     rng = np.random.default_rng(2)
     a, b, c = (pyref.to_mont_limbs([int(v) for v in rng.integers(0, 2**63, size=1000)], FR) for _ in range(3))
     np.testing.assert_array_equal(BLS_CUDA.h_pointwise(a, b, c, 12345), cpu.h_pointwise(a, b, c, 12345))
@@ -130,7 +128,6 @@ def test_gpu_h_pointwise_matches_cpu():
 @needs_gpu
 @pytest.mark.parametrize("group,log_n", [("g1", 12), ("g2", 8)])
 def test_gpu_msm_matches_cpu(group, log_n):
-    cpu = pytest.importorskip("cuzk.curves").get("bls12_381").kernels
     g1 = (pyref.G1_GEN, pyref.g1_add, pyref.g1_to_array)
     gen, add, to_arr = g1 if group == "g1" else (pyref.G2_GEN, pyref.g2_add, pyref.g2_to_array)
     pts, P = [], gen
@@ -260,8 +257,6 @@ def test_full_groth16_proof_through_the_cuda_launch_plans(host_as_device):
     from cuzk import Synthesizer
     from cuzk.circuits import Cube
     from cuzk.groth16 import Bases, create_proof, setup, verify
-    from cuzk.curves import get as _get_curve
-    cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 
     synth = Synthesizer(Cube())
     pk, vk = setup(synth.r1cs, rng=np.random.default_rng(11))

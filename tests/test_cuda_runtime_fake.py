@@ -15,6 +15,7 @@ from cuzk.field import Fr
 from cuzk.kernels import cuda, cuda_kernels, cuda_ntt, cuda_runtime
 from cuzk.curves import get as _get_curve
 BLS_CUDA = cuda.kernels_for(_get_curve("bls12_381").cuda)  # BLS12-381's CUDA kernels
+cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 
 pytestmark = pytest.mark.skipif(not host_runtime.shutil.which("g++"), reason="g++ is needed for the host shim")
 
@@ -39,8 +40,6 @@ def fake_gpu(monkeypatch):
 
 
 def test_staged_copies_land_only_when_waited_on(fake_gpu):
-    from cuzk.curves import get as _get_curve
-    cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 
     x = Fr.random(16, np.random.default_rng(1))
     d, = BLS_CUDA.stage(x)
@@ -184,8 +183,6 @@ def test_fake_kernels_reject_what_cupy_would_misread(fake_gpu):
 
 
 def test_strided_cupy_input_is_copied_before_the_kernels_see_it(fake_gpu, monkeypatch):
-    from cuzk.curves import get as _get_curve
-    cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 
     monkeypatch.setattr(cuda_kernels, "_is_cupy", lambda a: isinstance(a, fake_cupy.FakeArray))
     x = Fr.random(16, np.random.default_rng(4))

@@ -19,9 +19,8 @@ pytestmark = pytest.mark.skipif(not host_runtime.shutil.which("g++"), reason="g+
 
 @pytest.fixture
 def fake(monkeypatch):
-    from cuzk.kernels import cuda, cuda_runtime
     from cuzk.curves import get as _get_curve
-    BLS_CUDA = cuda.kernels_for(_get_curve("bls12_381").cuda)  # BLS12-381's CUDA kernels
+    from cuzk.kernels import cuda, cuda_runtime
     from cuzk.kernels.cuda_staging import PinnedRing
 
     fake = fake_cupy.make_fake_cupy(host_runtime.get_runtime(), devices=2)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_groth16_support import WASTE, CubeTag, R, SquareTag, keys_for, programs, witness_inputs
 
-from cuzk import Synthesizer
+from cuzk import Synthesizer, curves
 from cuzk import reference as ref
 from cuzk.curve import G1, G2
 from cuzk.errors import (
@@ -169,9 +169,7 @@ def _cpu_alias(**overrides):
     """BLS12-381's CPU kernels under another object, so create_proof treats them as a second backend."""
     import types
 
-    from cuzk.curves import get as _get_curve
-    cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
-
+    cpu = curves.get("bls12_381").kernels
     mod = types.SimpleNamespace(**{k: getattr(cpu, k) for k in dir(cpu) if not k.startswith("_")})
     vars(mod).update(overrides)
     return mod
@@ -180,9 +178,9 @@ def _cpu_alias(**overrides):
 def test_g2_msm_on_a_second_backend_runs_on_its_own_thread(cube):
     import threading
 
-    from cuzk.curves import get as _get_curve
-    cpu_backend = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
     from cuzk.timeline import Timeline, stage_context
+
+    cpu_backend = curves.get("bls12_381").kernels
 
     _, pk, _, w, proof = cube
     seen = []

@@ -22,7 +22,7 @@ import numpy as np
 from cuzk.errors import InputError
 from cuzk.field import FR
 
-__all__ = ["fr32_pad", "fr32_unpad", "check_nodes", "padded_size", "unpadded_size", "NODE_BYTES", "NODE_BITS", "node_int"]
+__all__ = ["fr32_pad", "fr32_unpad", "check_nodes", "padded_size", "unpadded_size", "NODE_BYTES", "NODE_BITS", "node_int", "node_rows"]
 
 NODE_BYTES = 32  # one Fr element, little-endian
 NODE_BITS = 254  # payload bits per node: the two top bits of byte 31 are always zero
@@ -129,3 +129,31 @@ def check_nodes(data) -> None:
                 f"sector node {int(i)} is not a canonical Fr element (>= r): "
                 f"{nodes[i].tobytes()[::-1].hex()} (big-endian)"
             )
+
+
+def node_rows(data, nodes: int, what: str) -> np.ndarray:
+    """``data`` (bytes-like or a uint8 array of ``nodes`` · 32 bytes, every node < r) as a
+    (nodes, 32) uint8 array: how the sealer and the update take a sector's bytes.
+
+    >>> node_rows(bytes(64), 2, "data").shape
+    (2, 32)
+
+    Raises:
+        InputError: not bytes or uint8, the wrong size, or a node >= r, each naming ``what``.
+    """
+    if isinstance(data, np.ndarray):
+        arr = data.reshape(-1) if data.dtype == np.uint8 else None
+    else:
+        try:
+            arr = np.frombuffer(memoryview(data), dtype=np.uint8)
+        except TypeError:
+            arr = None
+    if arr is None:
+        raise InputError(f"{what} must be bytes or a uint8 array, got {type(data).__name__}")
+    if arr.size != nodes * NODE_BYTES:
+        raise InputError(f"{what} must hold the sector's {nodes * NODE_BYTES} bytes (Fr32-padded), got {arr.size}")
+    try:
+        check_nodes(arr)
+    except InputError as e:
+        raise InputError(f"{what}: {e}") from None
+    return arr.reshape(nodes, NODE_BYTES)

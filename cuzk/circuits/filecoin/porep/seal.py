@@ -30,7 +30,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from cuzk.circuits.filecoin.porep.fr32 import check_nodes, node_int
+from cuzk.circuits.filecoin.porep.fr32 import NODE_BYTES, node_int, node_rows
 from cuzk.circuits.filecoin.porep.graph import parents as graph_parents
 from cuzk.circuits.filecoin.porep.labels import label_layers
 from cuzk.circuits.filecoin.porep.registered import SealProof, registered_seal_proof, replica_id as make_replica_id
@@ -147,22 +147,6 @@ class SealedSector:
         return [int(p) for p in self.parents[self._node(node)]]
 
 
-def _data_array(data, size: int) -> np.ndarray:
-    if isinstance(data, np.ndarray):
-        arr = data.reshape(-1) if data.dtype == np.uint8 else None
-    else:
-        try:
-            arr = np.frombuffer(memoryview(data), dtype=np.uint8)
-        except TypeError:
-            arr = None
-    if arr is None:
-        raise InputError(f"sector data must be bytes or a uint8 array, got {type(data).__name__}")
-    if arr.size != size:
-        raise InputError(f"the sector holds {size} bytes (Fr32-padded), got {arr.size}")
-    check_nodes(arr)
-    return arr.reshape(-1, 32)
-
-
 def seal(data, *, registered_proof, prover_id, sector_id, ticket, cache_dir=None, threads=None,
          parents=None, on_stage=None) -> SealedSector:
     """Seal a sector: its replica, trees and commitments, as rust-fil-proofs computes them.
@@ -189,7 +173,7 @@ def seal(data, *, registered_proof, prover_id, sector_id, ticket, cache_dir=None
     ticket = _bytes32(ticket, "ticket")
     if isinstance(sector_id, bool) or not isinstance(sector_id, int) or not 0 <= sector_id < 1 << 64:
         raise InputError(f"sector_id must be an int in [0, 2^64), got {sector_id!r}")
-    arr = _data_array(data, proof.sector_size)
+    arr = node_rows(data, proof.sector_size // NODE_BYTES, "sector data")
     threads = resolve_threads(threads)
     if cache_dir is not None:
         cache_dir = Path(cache_dir)

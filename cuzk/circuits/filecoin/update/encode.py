@@ -32,7 +32,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from cuzk.circuits.filecoin.porep.fr32 import check_nodes, node_int
+from cuzk.circuits.filecoin.porep.fr32 import node_int, node_rows
 from cuzk.circuits.filecoin.porep.sector_trees import TreeD, poseidon_tree, resolve_threads
 from cuzk.circuits.filecoin.poseidon import poseidon_hash
 from cuzk.circuits.filecoin.tree import FilecoinTree
@@ -61,26 +61,6 @@ def _domain(x, what: str) -> int:
     if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < Fr.modulus:
         raise InputError(f"{what} must be a canonical Fr element (32 bytes or an int < r), got {x!r:.60}")
     return x
-
-
-def _nodes_array(data, nodes: int, what: str) -> np.ndarray:
-    """``data`` (bytes-like or uint8 array of ``nodes`` · 32 bytes, every node < r) as (nodes, 32) uint8."""
-    if isinstance(data, np.ndarray):
-        arr = data.reshape(-1) if data.dtype == np.uint8 else None
-    else:
-        try:
-            arr = np.frombuffer(memoryview(data), dtype=np.uint8)
-        except TypeError:
-            arr = None
-    if arr is None:
-        raise InputError(f"{what} must be bytes or a uint8 array, got {type(data).__name__}")
-    if arr.size != nodes * 32:
-        raise InputError(f"{what} must hold the sector's {nodes * 32} bytes (Fr32-padded), got {arr.size}")
-    try:
-        check_nodes(arr)
-    except InputError as e:
-        raise InputError(f"{what}: {e}") from None
-    return arr.reshape(nodes, 32)
 
 
 def map_nodes(fn, arrays, rho_table: np.ndarray, shift: int, out: np.ndarray) -> None:
@@ -176,12 +156,12 @@ def update(sealed, data, *, h=None, cache_dir=None, threads=None, poseidon: bool
     n = int(np.asarray(replica).size // 32)
     if params is None:
         params = update_params(nodes=n, poseidon=poseidon)
-    key = _nodes_array(replica, params.nodes, "the sealed replica")
+    key = node_rows(replica, params.nodes, "the sealed replica")
     comm_c = _domain(getattr(sealed, "comm_c", None), "comm_c")
     h = params.h_default if h is None else h
     params.h_select(h)  # InputError naming h when the size does not allow it
     threads = resolve_threads(threads)
-    new_data = _nodes_array(data, params.nodes, "data")
+    new_data = node_rows(data, params.nodes, "data")
     if cache_dir is not None:
         cache_dir = Path(cache_dir)
         os.makedirs(cache_dir, exist_ok=True)
@@ -245,8 +225,8 @@ def decode(replica, sector_key_replica, *, comm_d_new, comm_r_old, h=None) -> np
     """
     n = _size(replica)
     h = _check_h(n, h)
-    new = _nodes_array(replica, n, "replica")
-    key = _nodes_array(sector_key_replica, n, "sector key")
+    new = node_rows(replica, n, "replica")
+    key = node_rows(sector_key_replica, n, "sector key")
     out = np.empty((n, 32), dtype=np.uint8)
     map_nodes(_decode, (new, key), Fr.inv(_rho_table(comm_d_new, comm_r_old, h, n)), n.bit_length() - 1 - h, out)
     return out
@@ -261,8 +241,8 @@ def sector_key(replica, data, *, comm_d_new, comm_r_old, h=None) -> np.ndarray:
     """
     n = _size(replica)
     h = _check_h(n, h)
-    new = _nodes_array(replica, n, "replica")
-    d = _nodes_array(data, n, "data")
+    new = node_rows(replica, n, "replica")
+    d = node_rows(data, n, "data")
     out = np.empty((n, 32), dtype=np.uint8)
     map_nodes(_remove, (new, d), _rho_table(comm_d_new, comm_r_old, h, n), n.bit_length() - 1 - h, out)
     return out

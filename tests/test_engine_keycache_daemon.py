@@ -160,8 +160,10 @@ def test_a_lock_removed_while_waited_on_is_taken_again_at_its_path(tmp_path):
     waiter.start()
     time.sleep(0.2)  # the waiter has opened the file and waits on it (if not yet, it opens the new one)
     assert not remove_unheld_lock(path)  # held: stays
+    # removed while the waiter waits, by its holder as remove_unheld_lock does; unlinking after the
+    # release raced the waiter's wake-up (it could lock the old file before the unlink)
+    os.unlink(path)
     first.__exit__(None, None, None)
-    os.unlink(path)  # removed between the holder's release and the waiter's wake-up
     with file_lock(path):  # the file now at the path: the waiter must not hold its old inode meanwhile
         order.append("second")
         time.sleep(0.2)

@@ -74,7 +74,7 @@ def test_msm_g1_matches_naive(method, n):
 
 @settings(max_examples=15)
 @given(st.lists(st.tuples(st.integers(0, 5), st.sampled_from([0, 1, 2, 3, r - 1, r - 2, 2**200 + 1])), min_size=1, max_size=24),
-       st.sampled_from(msm_cpu.AVAILABLE), st.integers(2, 8))
+       st.sampled_from(msm_cpu.AVAILABLE), st.sampled_from([2, 3, 5, 8, 15, 16]))
 def test_msm_edge_scalars_duplicates_and_identities(pairs, method, window):
     """Points drawn from a pool of 6 (so duplicates, P and −P are common; index 5 = identity)."""
     g = G1.generator()
@@ -105,6 +105,31 @@ def test_msm_many_duplicates_in_one_bucket(method):
     k = 3 + 2**100
     got = cpu.msm("g1", pts, scalars_of([k] * n), threads=1, method=method, window=6)
     assert np.array_equal(got, G1.mul(g, n * k % r))
+
+
+@pytest.mark.parametrize("window", [15, 16])
+def test_msm_streamed_windows_match_naive(window):
+    """Windows of >= 2^14 buckets stream the points into affine buckets (``window_stream``): 5000
+    random points (more than one batch of CHUNK, bucket conflicts inside a batch), and the same
+    with most scalars equal (most rows wait for later passes, then go to the sorted rest)."""
+    n = 5000
+    pts = rand_points(G1, n, seed=21)
+    ints = rand_ints(n, seed=22)
+    for ks in (ints, [1 if k % 5 else k for k in ints]):
+        want = G1.linear_combination(pts, scalars_of(ks))
+        assert np.array_equal(cpu.msm("g1", pts, scalars_of(ks), threads=1, method="affine", window=window), want)
+    g = G1.mul(G1.generator(), 7)
+    same = np.broadcast_to(g, (3000, 2, 6)).copy()
+    got = cpu.msm("g1", same, scalars_of([3 + 2**100] * 3000), threads=1, method="affine", window=window)
+    assert np.array_equal(got, G1.mul(g, 3000 * (3 + 2**100) % r))
+
+
+def test_msm_g2_streamed_window_matches_naive():
+    n = 2500
+    pts = rand_points(G2, n, seed=23)
+    ks = scalars_of(rand_ints(n, seed=24))
+    want = G2.linear_combination(pts, ks)
+    assert np.array_equal(cpu.msm("g2", pts, ks, threads=2, method="affine", window=15, endo=False), want)
 
 
 def test_msm_threads_agree_on_the_parallel_path():

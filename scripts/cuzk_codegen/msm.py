@@ -11,6 +11,7 @@ from __future__ import annotations
 import string
 
 from .common import Target
+from .msm_stream import STREAM_TEMPLATE
 from .msm_sums import SUMS_TEMPLATE
 
 __all__ = ["render_msm"]
@@ -22,7 +23,9 @@ TEMPLATE = string.Template('''\
 Bucket accumulation, batch-affine: a window's points (negated for negative digits) are
 counting-sorted by bucket into one array, then every bucket is summed pairwise in place in rounds (each round halves every bucket's list); all additions of a
 round share Montgomery batch inversions of up to ``CHUNK`` denominators, about 6 field
-multiplications per addition against 11 for an XYZZ mixed add. P + P (duplicate points), P + (−P)
+multiplications per addition against 11 for an XYZZ mixed add. Windows of at least
+``STREAM_MIN_BUCKETS`` buckets keep the buckets affine instead and stream the points into them
+(``window_stream``: no sort, the buckets stay in cache). P + P (duplicate points), P + (−P)
 and the identity are handled per pair. ``window_xyzz`` is the plain XYZZ-bucket variant (cheaper
 for small n, where inversions cannot be amortized). Buckets are then reduced with a running sum
 in XYZZ. The drivers (window loop over threads, window choice) live in ``cuzk.kernels.msm_cpu``.
@@ -41,7 +44,7 @@ from cuzk.field.jit import I0, jit_kernel
 
 __all__ = [
     "window_affine", "window_xyzz", "window_into", "combine", "combine_slices", "endo_expand",
-    "fixed_base_table", "fixed_base_mul", "sum_rows", "group_sums", "CHUNK",
+    "fixed_base_table", "fixed_base_mul", "sum_rows", "group_sums", "window_stream", "CHUNK", "STREAM_MIN_BUCKETS",
 ]
 
 F = C.F  # the coordinate field module (fq for G1, fq2 for G2)
@@ -234,7 +237,9 @@ def window_into(points, digits, w, c, nb_top, affine, lo, hi, sums, row):
     """sums[row] = window w's Σ digit·point over points [lo, hi) (XYZZ); one task of the MSM's
     window loop (a window may be cut into slices of the points, one row each)."""
     nb = nb_top if w == digits.shape[0] - 1 else 1 << (c - 1)
-    if affine:
+    if affine and nb >= STREAM_MIN_BUCKETS:
+        acc = window_stream(points, digits[w], nb, lo, hi)
+    elif affine:
         acc = window_affine(points, digits[w], nb, lo, hi)
     else:
         acc = window_xyzz(points, digits[w], nb, lo, hi)
@@ -388,4 +393,4 @@ def render_msm(t: Target, name: str) -> str:
     frob = ("a", "the identity on Fq") if g.degree == 1 else ("F.conj(a)", "conjugation on Fq2")
     return (TEMPLATE.substitute(NAME=name, TITLE=name.upper(), COORD=coord, CURVE_PKG=t.layout.package,
                                 KERNELS_PKG=t.layout.package, FROB=frob[0], FROB_DOC=frob[1])
-            + SUMS_TEMPLATE.substitute(COORD=coord))
+            + SUMS_TEMPLATE.substitute(COORD=coord) + STREAM_TEMPLATE.substitute(COORD=coord))

@@ -4,7 +4,9 @@
 Bucket accumulation, batch-affine: a window's points (negated for negative digits) are
 counting-sorted by bucket into one array, then every bucket is summed pairwise in place in rounds (each round halves every bucket's list); all additions of a
 round share Montgomery batch inversions of up to ``CHUNK`` denominators, about 6 field
-multiplications per addition against 11 for an XYZZ mixed add. P + P (duplicate points), P + (−P)
+multiplications per addition against 11 for an XYZZ mixed add. Windows of at least
+``STREAM_MIN_BUCKETS`` buckets keep the buckets affine instead and stream the points into them
+(``window_stream``: no sort, the buckets stay in cache). P + P (duplicate points), P + (−P)
 and the identity are handled per pair. ``window_xyzz`` is the plain XYZZ-bucket variant (cheaper
 for small n, where inversions cannot be amortized). Buckets are then reduced with a running sum
 in XYZZ. The drivers (window loop over threads, window choice) live in ``cuzk.kernels.msm_cpu``.
@@ -23,7 +25,7 @@ from cuzk.field.jit import I0, jit_kernel
 
 __all__ = [
     "window_affine", "window_xyzz", "window_into", "combine", "combine_slices", "endo_expand",
-    "fixed_base_table", "fixed_base_mul", "sum_rows", "group_sums", "CHUNK",
+    "fixed_base_table", "fixed_base_mul", "sum_rows", "group_sums", "window_stream", "CHUNK", "STREAM_MIN_BUCKETS",
 ]
 
 F = C.F  # the coordinate field module (fq for G1, fq2 for G2)
@@ -216,7 +218,9 @@ def window_into(points, digits, w, c, nb_top, affine, lo, hi, sums, row):
     """sums[row] = window w's Σ digit·point over points [lo, hi) (XYZZ); one task of the MSM's
     window loop (a window may be cut into slices of the points, one row each)."""
     nb = nb_top if w == digits.shape[0] - 1 else 1 << (c - 1)
-    if affine:
+    if affine and nb >= STREAM_MIN_BUCKETS:
+        acc = window_stream(points, digits[w], nb, lo, hi)
+    elif affine:
         acc = window_affine(points, digits[w], nb, lo, hi)
     else:
         acc = window_xyzz(points, digits[w], nb, lo, hi)
@@ -447,3 +451,150 @@ def group_sums(points, rows, start, count, out):
         pass
     for b in range(nb):
         C.store_affine(out, b, C.load_affine(pts, start[b]) if length[b] == 1 else C.aff_identity())
+
+# ---------------------------------------------------------------- streamed batch-affine windows
+
+# Windows with at least this many buckets stream their points into affine buckets (below, a
+# batch of CHUNK distinct buckets would wait on conflicts too often).
+STREAM_MIN_BUCKETS = 1 << 14
+
+
+@jit_kernel(cache=True, nogil=True)
+def _bucket_batch(points, digits, buckets, bkt, src, kind, got, den, pref, k):
+    """Add the k scheduled points (rows src[j], negated for a negative digit) to their distinct
+    buckets bkt[j], sharing one inversion."""
+    prod = F.one()
+    for j in range(k):
+        i = src[j]
+        q = C.load_affine(points, i)
+        if digits[i] < 0:
+            q = C.aff_neg(q)
+        C.store_affine(got, j, q)
+        kind[j] = KEEP
+        if C.aff_is_identity(q):
+            continue
+        p = C.load_affine(buckets, bkt[j])
+        if C.aff_is_identity(p):
+            kind[j] = SET
+            continue
+        if F.eq(p[0], q[0]):
+            d = F.dbl(p[1])
+            if not F.eq(p[1], q[1]) or F.is_zero(d):
+                kind[j] = ZERO  # P + (−P), or 2P of a 2-torsion point
+                continue
+            kind[j] = DBL
+        else:
+            kind[j] = ADD
+            d = F.sub(q[0], p[0])
+        F.store(pref, j, prod)
+        F.store(den, j, d)
+        prod = F.mul(prod, d)
+    inv = F.inv(prod)
+    for j in range(k - 1, -1, -1):
+        t = kind[j]
+        if t == KEEP:
+            continue
+        b = bkt[j]
+        if t == ZERO:
+            C.store_affine(buckets, b, C.aff_identity())
+            continue
+        q = C.load_affine(got, j)
+        if t == SET:
+            C.store_affine(buckets, b, q)
+            continue
+        inv_d = F.mul(inv, F.load(pref, j))
+        inv = F.mul(inv, F.load(den, j))
+        p = C.load_affine(buckets, b)
+        C.store_affine(buckets, b, _chord(p, q, inv_d) if t == ADD else _tangent(p, inv_d))
+
+
+@jit_kernel(cache=True, nogil=True)
+def _stream_pass(points, digits, rows, lo, hi, buckets, mark, epoch, bkt, src, kind, got, den, pref, later):
+    """Schedule rows lo..hi−1 (``rows[lo:hi]`` when ``rows`` is not empty) into batches of
+    distinct buckets, running each full batch; a row whose bucket the open batch already holds
+    goes to ``later``. Runs the last batch; returns (rows put in ``later``, the next epoch)."""
+    k = 0
+    n_later = 0
+    for t in range(lo, hi):
+        i = rows[t] if rows.shape[0] > 0 else t
+        d = digits[i]
+        if d == 0:
+            continue
+        b = abs(d) - 1
+        if mark[b] == epoch:
+            later[n_later] = i
+            n_later += 1
+            continue
+        mark[b] = epoch
+        bkt[k] = b
+        src[k] = i
+        k += 1
+        if k == CHUNK:
+            _bucket_batch(points, digits, buckets, bkt, src, kind, got, den, pref, k)
+            k = 0
+            epoch += 1
+    _bucket_batch(points, digits, buckets, bkt, src, kind, got, den, pref, k)
+    return n_later, epoch + 1
+
+
+@jit_kernel(cache=True, nogil=True)
+def _sorted_rest(points, digits, rows, buckets, nb, kind, src, dst, den, pref):
+    """Add ``rows`` to their buckets as :func:`window_affine` adds a window: sorted by bucket
+    behind the bucket's own value, then summed pairwise in rounds (log2 of a bucket's rows
+    rounds, where streaming would take one pass per row of the fullest bucket)."""
+    count = np.ones(nb, np.int64)  # the bucket's own value heads its list
+    for t in range(rows.shape[0]):
+        count[abs(digits[rows[t]]) - 1] += 1
+    start = np.empty(nb, np.int64)
+    total = 0
+    for b in range(nb):
+        start[b] = total
+        total += count[b]
+    pts = np.empty((total, 2, 6), np.uint64)
+    fill = start.copy()
+    for b in range(nb):
+        C.store_affine(pts, fill[b], C.load_affine(buckets, b))
+        fill[b] += 1
+    for t in range(rows.shape[0]):
+        i = rows[t]
+        d = digits[i]
+        q = C.load_affine(points, i)
+        C.store_affine(pts, fill[abs(d) - 1], q if d > 0 else C.aff_neg(q))
+        fill[abs(d) - 1] += 1
+    while _round(pts, start, count, I0, nb, kind, src, dst, den, pref):
+        pass
+    for b in range(nb):
+        C.store_affine(buckets, b, C.load_affine(pts, start[b]))
+
+
+# One caller: inlined into it (Numba IR), so no library of its own is compiled and optimized (cold start)
+@jit_kernel(cache=True, nogil=True, inline="always")
+def window_stream(points, digits, nb, lo, hi):
+    """Same sum as :func:`window_affine`: affine buckets in cache, the points read in order."""
+    buckets = np.zeros((nb, 2, 6), np.uint64)  # all-zero limbs: the identity
+    mark = np.full(nb, -1, np.int64)
+    bkt = np.empty(CHUNK, np.int64)
+    src = np.empty(CHUNK, np.int64)
+    dst = np.empty(CHUNK, np.int64)
+    kind = np.empty(CHUNK, np.int8)
+    got = np.empty((CHUNK, 2, 6), np.uint64)
+    den = np.empty((CHUNK, 6), np.uint64)
+    pref = np.empty((CHUNK, 6), np.uint64)
+    later = np.empty(max(hi - lo, 1), np.int64)
+    n_in = hi - lo
+    n_later, epoch = _stream_pass(points, digits, later[:0], lo, hi, buckets, mark, I0, bkt, src, kind, got,
+                                  den, pref, later)
+    while n_later > 0:
+        again = later[:n_later].copy()
+        if 2 * n_later > n_in:  # few buckets hold most rows (say every digit 1): one pass each would be O(n²)
+            _sorted_rest(points, digits, again, buckets, nb, kind, src, dst, den, pref)
+            break
+        n_in = n_later
+        n_later, epoch = _stream_pass(points, digits, again, I0, again.shape[0], buckets, mark, epoch, bkt, src,
+                                      kind, got, den, pref, later)
+    running = C.xyzz_identity()
+    acc = C.xyzz_identity()
+    for b in range(nb - 1, -1, -1):
+        running = C.xyzz_madd(running, C.load_affine(buckets, b))  # the identity adds nothing
+        acc = C.xyzz_add(acc, running)
+    return acc

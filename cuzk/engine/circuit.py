@@ -252,7 +252,9 @@ class CircuitRoute(Route):
         from cuzk.prover import GpuProver
 
         if device is None:  # the CPU backend: the "device" tier is the host arrays and a prepared vk
-            return GpuProver(self._pk, device=self.engine.backend, precompute=self._load_tables())
+            # "auto": a witness of bits (PoRep, SnapDeals: SHA-256) skips its 0s and adds its 1s in the
+            # A, B and L MSMs; any other keeps the general MSMs (cuzk/groth16/bit_msm.py), same bytes
+            return GpuProver(self._pk, device=self.engine.backend, precompute=self._load_tables(), bit_msm="auto")
         return self._make_resident(GpuProver, device)
 
     def _load_tables(self):

@@ -147,7 +147,9 @@ def _prove_directly(proof: SealProof, inputs: list[dict], key, backend, threads)
     synth = Synthesizer(circuit_for(proof))
     pvk = prepare_verifying_key(key.vk)
     # prove() verifies each proof before returning it (ProofVerificationError otherwise)
-    return [prove(key, synth.synthesize(**inp), backend=backend, threads=threads, prepared_vk=pvk) for inp in inputs]
+    # bit_msm="auto": the witness is mostly SHA-256 bits (the same proof, its A, B, L MSMs faster)
+    return [prove(key, synth.synthesize(**inp), backend=backend, threads=threads, prepared_vk=pvk, bit_msm="auto")
+            for inp in inputs]
 
 
 def verify_commit_phase2(c1: SealCommitPhase1Output, vk, data: bytes, *, proof: SealProof | None = None) -> bool:

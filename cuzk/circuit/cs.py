@@ -59,6 +59,7 @@ class ConstraintSystem:
         self.c: list[dict] = []
         self.names: list = []
         self._prefix: list[str] = []
+        self._names_here: dict = {}  # name -> its full name under the current prefix (reset by namespace)
         self.one = Variable(self, 0)
         # cs.repeat records (cuzk/circuit/blocks.py); their variables have negative keys
         self._blocks: list = []
@@ -233,9 +234,12 @@ class ConstraintSystem:
         raise CircuitError(f"expected a LinearCombination or int, got {type(x).__name__}")
 
     def _name(self, name):
-        if name is None and not self._prefix:
-            return None
-        return "/".join(self._prefix + ([str(name)] if name is not None else []))
+        if name is not None and not isinstance(name, str):
+            name = str(name)
+        full = self._names_here.get(name)  # a traced gadget names millions of rows with a few names
+        if full is None and (name is not None or self._prefix):
+            full = self._names_here[name] = "/".join(self._prefix + ([name] if name is not None else []))
+        return full
 
     def enforce(self, a, b, c, name: str | None = None) -> None:
         """Add the constraint ``a * b = c`` (combinations or ints), bellman-style."""
@@ -246,6 +250,28 @@ class ConstraintSystem:
         self.names.append(self._name(name))
         if self._progress is not None and not len(self.a) & 0x3FFF:
             self._progress.traced(self.n_constraints)
+
+    # -- lean paths for gadgets inside cuzk that trace millions of rows (SHA-256) ----------------
+    # They skip the public methods' checks and LinearCombination objects: the caller hands over
+    # what those would have produced (cuzk/circuits/filecoin/porep/circuit_sha.py).
+    def _enforce_terms(self, a: dict, b: dict, c: dict, name: str | None = None) -> None:
+        """:meth:`enforce` of three reduced, zero-free term dicts {variable index: coefficient}
+        of this system (the dicts are kept, not copied)."""
+        self.a.append(a)
+        self.b.append(b)
+        self.c.append(c)
+        self.names.append(self._name(name))
+        if self._progress is not None and not len(self.a) & 0x3FFF:
+            self._progress.traced(self.n_constraints)
+
+    def _private_at(self, slot: int) -> Variable:
+        """A private variable whose witness is register ``slot`` of this system."""
+        idx = len(self._var_kind)
+        self._var_kind.append(_KIND_PRIVATE)
+        self._var_slot.append(slot)
+        v = Variable(self, idx)
+        v._slot = slot
+        return v
 
     def mul(self, x, y, name: str | None = None) -> Variable:
         """A new private variable ``v = x * y`` and the constraint ``x * y = v``."""
@@ -325,10 +351,12 @@ class ConstraintSystem:
         ['check/x']
         """
         self._prefix.append(str(name))
+        outer, self._names_here = self._names_here, {}
         try:
             yield self
         finally:
             self._prefix.pop()
+            self._names_here = outer
 
 
 class TemplateSystem(ConstraintSystem):

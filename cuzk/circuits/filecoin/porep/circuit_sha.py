@@ -24,7 +24,8 @@ label, or the two of every tree-D level, are traced once.
 from __future__ import annotations
 
 from cuzk.circuit.lc import LinearCombination, Variable
-from cuzk.circuits.filecoin.porep.circuit_num import CAPACITY, alloc_bit
+from cuzk.circuit.ops import OP_ADD, OP_MUL, OP_SUB
+from cuzk.circuits.filecoin.porep.circuit_num import CAPACITY
 from cuzk.circuits.filecoin.porep.stamp_cache import TemplateCache
 from cuzk.errors import CircuitError
 
@@ -86,37 +87,57 @@ def _add_bit(terms: dict, b, coeff: int, r: int) -> None:
     terms[k] = (terms.get(k, 0) + coeff) % r
 
 
-def _lc(cs, *pairs) -> LinearCombination:
-    terms, r = {}, cs.modulus
+def _terms(r: int, *pairs) -> dict:
+    """``sum coeff * bit`` as reduced, zero-free terms {variable index: coefficient}."""
+    terms = {}
     for coeff, b in pairs:
         _add_bit(terms, b, coeff, r)
-    return LinearCombination(cs, {k: v for k, v in terms.items() if v})
+    return {k: v for k, v in terms.items() if v}
 
 
 # -- AllocatedBit operations (each: a new variable, then its row) -----------------------------
+# Millions of these are traced per PoRep partition, so they take the constraint system's lean
+# paths (``_private_at``, ``_enforce_terms``: cuzk/circuit/cs.py) and emit the witness ops
+# themselves; the rows are those of the public API's ``private`` / ``enforce``.
+
+def _alloc_bit(cs, slot: int, name=None):
+    """circuit_num.alloc_bit's row ``(1 - b) * b = 0`` for a bit whose witness is register ``slot``."""
+    b = cs._private_at(slot)
+    k = b.index
+    cs._enforce_terms({0: 1, k: cs.modulus - 1}, {k: 1}, {}, name)
+    return b
+
 
 def _bit_xor(cs, a, b):
-    av, bv = a.value, b.value
-    c = cs.private(av + bv - 2 * (av * bv))
-    cs.enforce(_lc(cs, (2, a)), b, _lc(cs, (1, a), (1, b), (-1, c)), name="xor constraint")
+    sa, sb = cs._slot_of(a), cs._slot_of(b)
+    ab = cs._emit_value(OP_MUL, sa, sb)
+    c = cs._private_at(cs._emit_value(OP_SUB, cs._emit_value(OP_ADD, sa, sb), cs._emit_value(OP_ADD, ab, ab)))
+    i, j = a.index, b.index  # two allocated bits (xor unwraps a Not before it calls this)
+    c_terms = {i: 1, j: 1, c.index: cs.modulus - 1} if i != j else {i: 2, c.index: cs.modulus - 1}
+    cs._enforce_terms({i: 2}, {j: 1}, c_terms, "xor constraint")
     return c
 
 
 def _bit_and(cs, a, b):
-    c = cs.private(a.value * b.value)
-    cs.enforce(a, b, c, name="and constraint")
+    c = cs._private_at(cs._emit_value(OP_MUL, cs._slot_of(a), cs._slot_of(b)))
+    cs._enforce_terms({a.index: 1}, {b.index: 1}, {c.index: 1}, "and constraint")
     return c
 
 
 def _bit_and_not(cs, a, b):
-    c = cs.private(a.value * (1 - b.value))
-    cs.enforce(a, _lc(cs, (1, True), (-1, b)), c, name="and not constraint")
+    not_b = cs._emit_value(OP_SUB, cs._const_slot(1), cs._slot_of(b))
+    c = cs._private_at(cs._emit_value(OP_MUL, cs._slot_of(a), not_b))
+    cs._enforce_terms({a.index: 1}, _terms(cs.modulus, (1, True), (-1, b)), {c.index: 1}, "and not constraint")
     return c
 
 
 def _bit_nor(cs, a, b):
-    c = cs.private((1 - a.value) * (1 - b.value))
-    cs.enforce(_lc(cs, (1, True), (-1, a)), _lc(cs, (1, True), (-1, b)), c, name="nor constraint")
+    one = cs._const_slot(1)
+    not_a = cs._emit_value(OP_SUB, one, cs._slot_of(a))
+    not_b = cs._emit_value(OP_SUB, one, cs._slot_of(b))
+    c = cs._private_at(cs._emit_value(OP_MUL, not_a, not_b))
+    r = cs.modulus
+    cs._enforce_terms(_terms(r, (1, True), (-1, a)), _terms(r, (1, True), (-1, b)), {c.index: 1}, "nor constraint")
     return c
 
 
@@ -179,8 +200,9 @@ def sha256_ch(cs, a, b, c):
         return _not(and_(cs, a, _not(b)))
     if b is True:
         return _not(and_(cs, _not(a), _not(c)))
-    ch = cs.private(_ch_value(a, b, c))
-    cs.enforce(_lc(cs, (1, b), (-1, c)), _lc(cs, (1, a)), _lc(cs, (1, ch), (-1, c)), name="ch computation")
+    ch = cs._private_at(_ch_value(a, b, c).slot)
+    r = cs.modulus
+    cs._enforce_terms(_terms(r, (1, b), (-1, c)), _terms(r, (1, a)), _terms(r, (1, ch), (-1, c)), "ch computation")
     return ch
 
 
@@ -203,10 +225,11 @@ def sha256_maj(cs, a, b, c):
         return _not(and_(cs, _not(b), _not(c)))
     av, bv, cv = _value(a), _value(b), _value(c)
     bc_v = bv * cv
-    maj = cs.private(bc_v + av * (bv + cv - 2 * bc_v))  # maj before bc, as bellpepper allocates
+    maj = cs._private_at((bc_v + av * (bv + cv - 2 * bc_v)).slot)  # maj before bc, as bellpepper allocates
     bc = and_(cs, b, c)
-    cs.enforce(_lc(cs, (2, bc), (-1, b), (-1, c)), _lc(cs, (1, a)), _lc(cs, (1, bc), (-1, maj)),
-               name="maj computation")
+    r = cs.modulus
+    cs._enforce_terms(_terms(r, (2, bc), (-1, b), (-1, c)), _terms(r, (1, a)), _terms(r, (1, bc), (-1, maj)),
+                      "maj computation")
     return maj
 
 
@@ -230,10 +253,9 @@ class MultiEq:
     def flush(self) -> None:
         if not self.bits_used:
             return
-        cs = self.cs
-        lhs = LinearCombination(cs, {k: v for k, v in self.lhs.items() if v})
-        rhs = LinearCombination(cs, {k: v for k, v in self.rhs.items() if v})
-        cs.enforce(lhs, cs.one, rhs, name="multieq")
+        lhs = {k: v for k, v in self.lhs.items() if v}
+        rhs = {k: v for k, v in self.rhs.items() if v}
+        self.cs._enforce_terms(lhs, {0: 1}, rhs, "multieq")
         self.bits_used, self.lhs, self.rhs = 0, {}, {}
 
 
@@ -288,7 +310,7 @@ class UInt32:
         terms = {k: v for k, v in terms.items() if v}
         total = LinearCombination(cs, terms).value
         n = (len(operands) * 0xFFFFFFFF).bit_length()
-        out = [alloc_bit(cs, v, name=f"result bit {i}") for i, v in enumerate(total.bits(n))]
+        out = [_alloc_bit(cs, v.slot, f"result bit {i}") for i, v in enumerate(total.bits(n))]
         meq.enforce_equal(n, terms, {b.index: 1 << i for i, b in enumerate(out)})
         return UInt32(out[:32])
 

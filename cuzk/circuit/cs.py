@@ -134,7 +134,8 @@ class ConstraintSystem:
         return s
 
     def _emit_value(self, op: int, *srcs: int) -> int:
-        dst = self._new_slots()
+        dst = self._n_slots  # _new_slots() inlined: hundreds of thousands of calls per SHA-256 circuit
+        self._n_slots = dst + 1
         self.code += (op, dst, *srcs)
         return dst
 

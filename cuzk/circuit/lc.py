@@ -181,7 +181,10 @@ class Variable(LinearCombination):
     __slots__ = ("index",)
 
     def __init__(self, cs, index: int):
-        super().__init__(cs, {index: 1})
+        # LinearCombination.__init__ written out (no super() call): circuits allocate millions
+        self.cs = cs
+        self.terms = {index: 1}
+        self._slot = None
         self.index = index
 
     @property

@@ -91,7 +91,11 @@ def _terms(r: int, *pairs) -> dict:
     """``sum coeff * bit`` as reduced, zero-free terms {variable index: coefficient}."""
     terms = {}
     for coeff, b in pairs:
-        _add_bit(terms, b, coeff, r)
+        if type(b) is Variable:  # an allocated bit: _add_bit's last line
+            k = b.index
+            terms[k] = (terms.get(k, 0) + coeff) % r
+        else:
+            _add_bit(terms, b, coeff, r)
     return {k: v for k, v in terms.items() if v}
 
 
@@ -109,7 +113,11 @@ def _alloc_bit(cs, slot: int, name=None):
 
 
 def _bit_xor(cs, a, b):
-    sa, sb = cs._slot_of(a), cs._slot_of(b)
+    sa, sb = a._slot, b._slot  # set on allocation; a stamped block's output learns its register here
+    if sa is None:
+        sa = cs._slot_of(a)
+    if sb is None:
+        sb = cs._slot_of(b)
     ab = cs._emit_value(OP_MUL, sa, sb)
     c = cs._private_at(cs._emit_value(OP_SUB, cs._emit_value(OP_ADD, sa, sb), cs._emit_value(OP_ADD, ab, ab)))
     i, j = a.index, b.index  # two allocated bits (xor unwraps a Not before it calls this)

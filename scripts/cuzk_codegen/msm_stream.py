@@ -33,49 +33,10 @@ STREAM_MIN_BUCKETS = 1 << 14
 def _bucket_batch(points, digits, buckets, bkt, src, kind, got, den, pref, k):
     """Add the k scheduled points (rows src[j], negated for a negative digit) to their distinct
     buckets bkt[j], sharing one inversion."""
-    prod = F.one()
     for j in range(k):
-        i = src[j]
-        q = C.load_affine(points, i)
-        if digits[i] < 0:
-            q = C.aff_neg(q)
-        C.store_affine(got, j, q)
-        kind[j] = KEEP
-        if C.aff_is_identity(q):
-            continue
-        p = C.load_affine(buckets, bkt[j])
-        if C.aff_is_identity(p):
-            kind[j] = SET
-            continue
-        if F.eq(p[0], q[0]):
-            d = F.dbl(p[1])
-            if not F.eq(p[1], q[1]) or F.is_zero(d):
-                kind[j] = ZERO  # P + (−P), or 2P of a 2-torsion point
-                continue
-            kind[j] = DBL
-        else:
-            kind[j] = ADD
-            d = F.sub(q[0], p[0])
-        F.store(pref, j, prod)
-        F.store(den, j, d)
-        prod = F.mul(prod, d)
-    inv = F.inv(prod)
-    for j in range(k - 1, -1, -1):
-        t = kind[j]
-        if t == KEEP:
-            continue
-        b = bkt[j]
-        if t == ZERO:
-            C.store_affine(buckets, b, C.aff_identity())
-            continue
-        q = C.load_affine(got, j)
-        if t == SET:
-            C.store_affine(buckets, b, q)
-            continue
-        inv_d = F.mul(inv, F.load(pref, j))
-        inv = F.mul(inv, F.load(den, j))
-        p = C.load_affine(buckets, b)
-        C.store_affine(buckets, b, _chord(p, q, inv_d) if t == ADD else _tangent(p, inv_d))
+        q = C.load_affine(points, src[j])
+        C.store_affine(got, j, C.aff_neg(q) if digits[src[j]] < 0 else q)
+    _accumulate(buckets, got, bkt[:k], _I, k, kind, den, pref)
 
 
 @jit_kernel(cache=True, nogil=True)

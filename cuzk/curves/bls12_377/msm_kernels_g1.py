@@ -366,6 +366,54 @@ def fixed_base_mul(table, digits, c, lo, hi, out):
 
 # ---------------------------------------------------------------- plain sums (cuzk.kernels.msm_bits)
 
+_I = np.zeros(0, np.int64)  # "no index array": accumulator j and point j are row j
+
+
+@jit_kernel(cache=True, nogil=True)
+def _accumulate(acc, got, rows, src, k, kind, den, pref):
+    """acc[rows[j]] += got[src[j]] for j < k (rows[j] = src[j] = j where the arrays are empty),
+    the k accumulators distinct, one shared inversion: sum_rows' steps and window_stream's
+    batches. P + P, P + (−P) and the identity on either side are handled per pair."""
+    prod = F.one()
+    for j in range(k):
+        kind[j] = KEEP
+        q = C.load_affine(got, src[j] if src.shape[0] else j)
+        if C.aff_is_identity(q):
+            continue
+        p = C.load_affine(acc, rows[j] if rows.shape[0] else j)
+        if C.aff_is_identity(p):
+            kind[j] = SET
+            continue
+        if F.eq(p[0], q[0]):
+            d = F.dbl(p[1])
+            if not F.eq(p[1], q[1]) or F.is_zero(d):
+                kind[j] = ZERO  # P + (−P), or 2P of a 2-torsion point
+                continue
+            kind[j] = DBL
+        else:
+            kind[j] = ADD
+            d = F.sub(q[0], p[0])
+        F.store(pref, j, prod)
+        F.store(den, j, d)
+        prod = F.mul(prod, d)
+    inv = F.inv(prod)
+    for j in range(k - 1, -1, -1):
+        t = kind[j]
+        if t == KEEP:
+            continue
+        r = rows[j] if rows.shape[0] else j
+        if t == ZERO:
+            C.store_affine(acc, r, C.aff_identity())
+            continue
+        q = C.load_affine(got, src[j] if src.shape[0] else j)
+        if t == SET:
+            C.store_affine(acc, r, q)
+            continue
+        inv_d = F.mul(inv, F.load(pref, j))
+        inv = F.mul(inv, F.load(den, j))
+        p = C.load_affine(acc, r)
+        C.store_affine(acc, r, _chord(p, q, inv_d) if t == ADD else _tangent(p, inv_d))
+
 @njit(cache=True, nogil=True)
 def sum_rows(points, rows, lo, hi, sums, row):
     """sums[row] = Σ points[rows[i]] for i in [lo, hi), XYZZ: the "ones" of a bit-aware MSM.
@@ -384,44 +432,7 @@ def sum_rows(points, rows, lo, hi, sums, row):
         k = min(hi - c0, CHUNK)
         for j in range(k):
             C.store_affine(got, j, C.load_affine(points, rows[c0 + j]))
-        prod = F.one()
-        for j in range(k):
-            kind[j] = KEEP
-            q = C.load_affine(got, j)
-            if C.aff_is_identity(q):
-                continue
-            p = C.load_affine(acc, j)
-            if C.aff_is_identity(p):
-                kind[j] = SET
-                continue
-            if F.eq(p[0], q[0]):
-                d = F.dbl(p[1])
-                if not F.eq(p[1], q[1]) or F.is_zero(d):
-                    kind[j] = ZERO  # P + (−P), or 2P of a 2-torsion point
-                    continue
-                kind[j] = DBL
-            else:
-                kind[j] = ADD
-                d = F.sub(q[0], p[0])
-            F.store(pref, j, prod)
-            F.store(den, j, d)
-            prod = F.mul(prod, d)
-        inv = F.inv(prod)
-        for j in range(k - 1, -1, -1):
-            t = kind[j]
-            if t == KEEP:
-                continue
-            if t == ZERO:
-                C.store_affine(acc, j, C.aff_identity())
-                continue
-            q = C.load_affine(got, j)
-            if t == SET:
-                C.store_affine(acc, j, q)
-                continue
-            inv_d = F.mul(inv, F.load(pref, j))
-            inv = F.mul(inv, F.load(den, j))
-            p = C.load_affine(acc, j)
-            C.store_affine(acc, j, _chord(p, q, inv_d) if t == ADD else _tangent(p, inv_d))
+        _accumulate(acc, got, _I, _I, k, kind, den, pref)
     # the accumulators' sum in XYZZ: as cheap as pairwise batch-affine rounds over 2,048 points
     # (11 inversions), and the rounds inlined here took ~2 s more to compile per group
     total = C.xyzz_identity()
@@ -463,49 +474,10 @@ STREAM_MIN_BUCKETS = 1 << 14
 def _bucket_batch(points, digits, buckets, bkt, src, kind, got, den, pref, k):
     """Add the k scheduled points (rows src[j], negated for a negative digit) to their distinct
     buckets bkt[j], sharing one inversion."""
-    prod = F.one()
     for j in range(k):
-        i = src[j]
-        q = C.load_affine(points, i)
-        if digits[i] < 0:
-            q = C.aff_neg(q)
-        C.store_affine(got, j, q)
-        kind[j] = KEEP
-        if C.aff_is_identity(q):
-            continue
-        p = C.load_affine(buckets, bkt[j])
-        if C.aff_is_identity(p):
-            kind[j] = SET
-            continue
-        if F.eq(p[0], q[0]):
-            d = F.dbl(p[1])
-            if not F.eq(p[1], q[1]) or F.is_zero(d):
-                kind[j] = ZERO  # P + (−P), or 2P of a 2-torsion point
-                continue
-            kind[j] = DBL
-        else:
-            kind[j] = ADD
-            d = F.sub(q[0], p[0])
-        F.store(pref, j, prod)
-        F.store(den, j, d)
-        prod = F.mul(prod, d)
-    inv = F.inv(prod)
-    for j in range(k - 1, -1, -1):
-        t = kind[j]
-        if t == KEEP:
-            continue
-        b = bkt[j]
-        if t == ZERO:
-            C.store_affine(buckets, b, C.aff_identity())
-            continue
-        q = C.load_affine(got, j)
-        if t == SET:
-            C.store_affine(buckets, b, q)
-            continue
-        inv_d = F.mul(inv, F.load(pref, j))
-        inv = F.mul(inv, F.load(den, j))
-        p = C.load_affine(buckets, b)
-        C.store_affine(buckets, b, _chord(p, q, inv_d) if t == ADD else _tangent(p, inv_d))
+        q = C.load_affine(points, src[j])
+        C.store_affine(got, j, C.aff_neg(q) if digits[src[j]] < 0 else q)
+    _accumulate(buckets, got, bkt[:k], _I, k, kind, den, pref)
 
 
 @jit_kernel(cache=True, nogil=True)

@@ -114,7 +114,7 @@ def _traced_rows(cs, rows, tables: _Tables):
     lens = np.fromiter(map(len, rows), dtype=np.int32, count=n)
     nnz = int(lens.sum(dtype=np.int64))
     keys = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=nnz)
-    coef = _ids(tables.coef, list(itertools.chain.from_iterable(r.values() for r in rows)), np.int32)
+    coef = _ids(tables.coef, list(itertools.chain.from_iterable(map(dict.values, rows))), np.int32)
     ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lens, out=ptr[1:])
     return lens, keys_to_positions(cs, keys).astype(np.int32), coef, ptr

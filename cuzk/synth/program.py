@@ -20,6 +20,7 @@ import numpy as np
 from cuzk.circuit import Circuit, ConstraintSystem
 from cuzk import curves
 from cuzk.errors import CircuitError, InputError
+from cuzk.synth import gc_pause
 from cuzk.synth.placement import compile_system
 from cuzk.synth.progress import Progress
 from cuzk.synth.r1cs import R1CS
@@ -94,8 +95,9 @@ def compile_circuit(circuit, curve: str | None = None, *, progress=None) -> tupl
     """
     rep = Progress.of(progress)
     try:
-        cs, spec = trace(circuit, curve, rep)
-        return compile_system(cs, spec, rep)
+        with gc_pause.paused():  # millions of live containers: the collector would only walk them
+            cs, spec = trace(circuit, curve, rep)
+            return compile_system(cs, spec, rep)
     finally:
         rep.close()
 

@@ -193,11 +193,7 @@ class ConstraintSystem:
 
     def _alloc(self, kind: int, value, name) -> Variable:
         slot, lc = self._value_slot(value)
-        idx = len(self._var_kind)
-        self._var_kind.append(kind)
-        self._var_slot.append(slot)
-        v = Variable(self, idx)
-        v._slot = slot
+        v = self._new_var(kind, slot)
         if lc is not None:  # allocating from a combination: constrain the new variable to it
             self.enforce(lc, self.one, v, name=name)
         return v
@@ -267,8 +263,11 @@ class ConstraintSystem:
 
     def _private_at(self, slot: int) -> Variable:
         """A private variable whose witness is register ``slot`` of this system."""
+        return self._new_var(_KIND_PRIVATE, slot)
+
+    def _new_var(self, kind: int, slot: int) -> Variable:
         idx = len(self._var_kind)
-        self._var_kind.append(_KIND_PRIVATE)
+        self._var_kind.append(kind)
         self._var_slot.append(slot)
         v = Variable(self, idx)
         v._slot = slot
@@ -380,13 +379,7 @@ class TemplateSystem(ConstraintSystem):
         return s
 
     def _param_var(self, p: int) -> Variable:
-        s = self._param_slot(("var", p))
-        idx = len(self._var_kind)
-        self._var_kind.append(KIND_PARAM)
-        self._var_slot.append(s)
-        v = Variable(self, idx)
-        v._slot = s
-        return v
+        return self._new_var(KIND_PARAM, self._param_slot(("var", p)))
 
     def _const_slot(self, c: int) -> int:
         c %= self.modulus

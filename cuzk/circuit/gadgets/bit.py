@@ -19,8 +19,7 @@ variable's register, combined with :class:`~cuzk.circuit.Value` arithmetic (no P
 
 from __future__ import annotations
 
-from cuzk.circuit.cs import _KIND_PRIVATE as _PRIVATE
-from cuzk.circuit.lc import LinearCombination, Value, Variable
+from cuzk.circuit.lc import LinearCombination, Value
 from cuzk.circuit.ops import OP_ADD, OP_MUL, OP_SUB
 from cuzk.errors import CircuitError
 
@@ -36,25 +35,6 @@ def _lc(cs, terms: dict) -> LinearCombination:
 # The trace's hot path (a compression is ~26,000 rows) writes rows, variables and witness ops the
 # way ConstraintSystem.enforce / private / Value arithmetic do (cuzk/circuit/cs.py), without the
 # argument checks and the intermediate objects those public calls build.
-
-def _row(cs, a: dict, b: dict, c: dict, name) -> None:
-    """The row ``a * b = c`` over term dicts (as ``cs.enforce`` records it)."""
-    cs.a.append(a)
-    cs.b.append(b)
-    cs.c.append(c)
-    cs.names.append(cs._name(name))
-    if cs._progress is not None and not len(cs.a) & 0x3FFF:
-        cs._progress.traced(cs.n_constraints)
-
-
-def _var(cs, slot: int) -> Variable:
-    """A new private variable whose witness is register ``slot`` (as ``cs.private(Value)``)."""
-    idx = len(cs._var_kind)
-    cs._var_kind.append(_PRIVATE)
-    cs._var_slot.append(slot)
-    v = Variable(cs, idx)
-    v._slot = slot
-    return v
 
 
 def _reg(cs, var) -> int:
@@ -112,9 +92,9 @@ class AllocatedBit:
 
     @classmethod
     def _from_reg(cls, cs, slot: int, name) -> "AllocatedBit":
-        v = _var(cs, slot)
+        v = cs._private_at(slot)
         i = v.index
-        _row(cs, {0: 1, i: cs.modulus - 1}, {i: 1}, {},
+        cs._enforce_terms({0: 1, i: cs.modulus - 1}, {i: 1}, {},
              "boolean constraint" if name is None else f"{name}/boolean constraint")
         return cls(v)
 
@@ -127,11 +107,11 @@ class AllocatedBit:
     @classmethod
     def alloc_conditionally(cls, cs, value, must_be_false: "AllocatedBit", name: str | None = None):
         """A new bit that must be 0 when ``must_be_false`` is 1: ``(1 - m - v) * v = 0``."""
-        v = _var(cs, _value_reg(cs, value))
+        v = cs._private_at(_value_reg(cs, value))
         r = cs.modulus
         a = {0: 1, must_be_false.var.index: r - 1}
         a[v.index] = (a.get(v.index, 0) - 1) % r
-        _row(cs, {k: c for k, c in a.items() if c}, {v.index: 1}, {},
+        cs._enforce_terms({k: c for k, c in a.items() if c}, {v.index: 1}, {},
              "boolean constraint" if name is None else f"{name}/boolean constraint")
         return cls(v)
 
@@ -139,29 +119,29 @@ class AllocatedBit:
     def xor(cls, cs, a: "AllocatedBit", b: "AllocatedBit", name: str = "xor constraint") -> "AllocatedBit":
         """``a ^ b``: new v and ``(2a) * b = a + b - v``."""
         d = _op(cs, OP_SUB, _reg(cs, a.var), _reg(cs, b.var))
-        v = _var(cs, _op(cs, OP_MUL, d, d))  # (a - b)^2 is a xor b on bits
+        v = cs._private_at(_op(cs, OP_MUL, d, d))  # (a - b)^2 is a xor b on bits
         r = cs.modulus
         ai, bi = a.var.index, b.var.index
         if ai == bi:
             c = {ai: 2, v.index: r - 1}
         else:
             c = {ai: 1, bi: 1, v.index: r - 1}
-        _row(cs, {ai: 2}, {bi: 1}, c, name)
+        cs._enforce_terms({ai: 2}, {bi: 1}, c, name)
         return cls(v)
 
     @classmethod
     def and_(cls, cs, a: "AllocatedBit", b: "AllocatedBit", name: str = "and constraint") -> "AllocatedBit":
         """``a & b``: new v and ``a * b = v``."""
-        v = _var(cs, _op(cs, OP_MUL, _reg(cs, a.var), _reg(cs, b.var)))
-        _row(cs, {a.var.index: 1}, {b.var.index: 1}, {v.index: 1}, name)
+        v = cs._private_at(_op(cs, OP_MUL, _reg(cs, a.var), _reg(cs, b.var)))
+        cs._enforce_terms({a.var.index: 1}, {b.var.index: 1}, {v.index: 1}, name)
         return cls(v)
 
     @classmethod
     def and_not(cls, cs, a: "AllocatedBit", b: "AllocatedBit", name: str = "and not constraint") -> "AllocatedBit":
         """``a & !b``: new v and ``a * (1 - b) = v``."""
         nb = _op(cs, OP_SUB, 0, _reg(cs, b.var))  # register 0 holds the constant one
-        v = _var(cs, _op(cs, OP_MUL, _reg(cs, a.var), nb))
-        _row(cs, {a.var.index: 1}, {0: 1, b.var.index: cs.modulus - 1}, {v.index: 1}, name)
+        v = cs._private_at(_op(cs, OP_MUL, _reg(cs, a.var), nb))
+        cs._enforce_terms({a.var.index: 1}, {0: 1, b.var.index: cs.modulus - 1}, {v.index: 1}, name)
         return cls(v)
 
     @classmethod
@@ -169,9 +149,9 @@ class AllocatedBit:
         """``!a & !b``: new v and ``(1 - a) * (1 - b) = v``."""
         na = _op(cs, OP_SUB, 0, _reg(cs, a.var))
         nb = _op(cs, OP_SUB, 0, _reg(cs, b.var))
-        v = _var(cs, _op(cs, OP_MUL, na, nb))
+        v = cs._private_at(_op(cs, OP_MUL, na, nb))
         m = cs.modulus - 1
-        _row(cs, {0: 1, a.var.index: m}, {0: 1, b.var.index: m}, {v.index: 1}, name)
+        cs._enforce_terms({0: 1, a.var.index: m}, {0: 1, b.var.index: m}, {v.index: 1}, name)
         return cls(v)
 
 
@@ -310,10 +290,10 @@ class Boolean:
         # a constant true, or nothing constant: the general row
         cr = c._reg(cs)
         t = _op(cs, OP_MUL, a._reg(cs), _op(cs, OP_SUB, b._reg(cs), cr))
-        ch = _var(cs, _op(cs, OP_ADD, cr, t))  # c + a * (b - c)
+        ch = cs._private_at(_op(cs, OP_ADD, cr, t))  # c + a * (b - c)
         r = cs.modulus
         ct = c.terms(r)
-        _row(cs, _sub_terms(cs, b.terms(r), ct), a.terms(r), _sub_terms(cs, {ch.index: 1}, ct), name)
+        cs._enforce_terms(_sub_terms(cs, b.terms(r), ct), a.terms(r), _sub_terms(cs, {ch.index: 1}, ct), name)
         return Boolean(IS, AllocatedBit(ch))
 
     @staticmethod
@@ -339,11 +319,11 @@ class Boolean:
         d = _op(cs, OP_SUB, br, cr)
         t = _op(cs, OP_MUL, a._reg(cs), _op(cs, OP_MUL, d, d))
         # maj = bc + a * (b xor c) on bits; the maj variable comes before bc's, as in bellperson
-        maj = _var(cs, _op(cs, OP_ADD, _op(cs, OP_MUL, br, cr), t))
+        maj = cs._private_at(_op(cs, OP_ADD, _op(cs, OP_MUL, br, cr), t))
         bc = Boolean.and_(cs, b, c, "b and c")
         r = cs.modulus
         lhs = _sub_terms(cs, _sub_terms(cs, bc.terms(r, 2), b.terms(r)), c.terms(r))
-        _row(cs, lhs, a.terms(r), _sub_terms(cs, bc.terms(r), {maj.index: 1}), name)
+        cs._enforce_terms(lhs, a.terms(r), _sub_terms(cs, bc.terms(r), {maj.index: 1}), name)
         return Boolean(IS, AllocatedBit(maj))
 
     @staticmethod
@@ -361,12 +341,12 @@ class Boolean:
             return
         if (ka is CONSTANT and a.bit) or (kb is CONSTANT and b.bit):
             x = b if ka is CONSTANT else a
-            _row(cs, {}, {}, _sub_terms(cs, {0: 1}, x.terms(r)), name)
+            cs._enforce_terms({}, {}, _sub_terms(cs, {0: 1}, x.terms(r)), name)
         elif ka is CONSTANT or kb is CONSTANT:
             x = b if ka is CONSTANT else a
-            _row(cs, {}, {}, x.terms(r), name)
+            cs._enforce_terms({}, {}, x.terms(r), name)
         else:
-            _row(cs, {}, {}, _sub_terms(cs, a.terms(r), b.terms(r)), name)
+            cs._enforce_terms({}, {}, _sub_terms(cs, a.terms(r), b.terms(r)), name)
 
 
 _TRUE = Boolean(CONSTANT, True)

@@ -315,53 +315,18 @@ def fixed_base_mul(table, digits, c, lo, hi, out):
     kind = np.empty(CHUNK, np.int8)
     den = np.empty((CHUNK, 2, 6), np.uint64)
     pref = np.empty((CHUNK, 2, 6), np.uint64)
+    got = np.empty((CHUNK, 2, 2, 6), np.uint64)
+    rows = np.empty(CHUNK, np.int64)
     for i in range(lo, hi):
         C.store_affine(out, i, C.aff_identity())
     for w in range(digits.shape[0]):
         for c0 in range(lo, hi, CHUNK):
-            c1 = min(hi, c0 + CHUNK)
-            acc = F.one()
-            for i in range(c0, c1):
-                j = i - c0
-                kind[j] = KEEP
-                if digits[w, i] == 0:
-                    continue
-                p = C.load_affine(out, i)
-                q = _table_point(table, digits, w, i, h)
-                if C.aff_is_identity(q):
-                    continue
-                if C.aff_is_identity(p):
-                    kind[j] = SET
-                    continue
-                if F.eq(p[0], q[0]):
-                    d = F.dbl(p[1])
-                    if not F.eq(p[1], q[1]) or F.is_zero(d):
-                        kind[j] = ZERO
-                        continue
-                    kind[j] = DBL
-                else:
-                    kind[j] = ADD
-                    d = F.sub(q[0], p[0])
-                F.store(pref, j, acc)
-                F.store(den, j, d)
-                acc = F.mul(acc, d)
-            inv = F.inv(acc)
-            for i in range(c1 - 1, c0 - 1, -1):  # each i touches only its own accumulator
-                j = i - c0
-                t = kind[j]
-                if t == KEEP:
-                    continue
-                if t == ZERO:
-                    C.store_affine(out, i, C.aff_identity())
-                    continue
-                q = _table_point(table, digits, w, i, h)
-                if t == SET:
-                    C.store_affine(out, i, q)
-                    continue
-                inv_d = F.mul(inv, F.load(pref, j))
-                inv = F.mul(inv, F.load(den, j))
-                p = C.load_affine(out, i)
-                C.store_affine(out, i, _chord(p, q, inv_d) if t == ADD else _tangent(p, inv_d))
+            k = min(hi, c0 + CHUNK) - c0
+            for j in range(k):  # each accumulator takes its table point (the identity for digit 0)
+                rows[j] = c0 + j
+                d = digits[w, c0 + j]
+                C.store_affine(got, j, _table_point(table, digits, w, c0 + j, h) if d != 0 else C.aff_identity())
+            _accumulate(out, got, rows[:k], _I, k, kind, den, pref)
 
 
 # ---------------------------------------------------------------- plain sums (cuzk.kernels.msm_bits)

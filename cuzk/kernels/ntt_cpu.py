@@ -156,7 +156,7 @@ class CpuNtt:
                 return K.powers(self.mont_row(c), self.mont_row(pow(shift, -1, r)), 1 << log_n)
             natural = K.powers(self._one_row, self.mont_row(shift), 1 << log_n)
             table = np.empty_like(natural)
-            K.gather(natural, table, log_n, 0, 1 << log_n, self._one_row, False)
+            K.bit_reverse(natural, table, log_n)
             return table
 
         return _TABLES.get(("coset", r, log_n, shift, inverse), make)

@@ -39,7 +39,7 @@ from ${FIELD_PARAMS} import FR as _FR
 from ${FIELD_PKG} import fr as F
 
 __all__ = [
-    "L", "LEAF_LOG", "F_ONE_ROW", "gather", "stage", "ntt_block", "scale", "ntt_chunk", "stage_part",
+    "L", "LEAF_LOG", "F_ONE_ROW", "gather", "bit_reverse", "stage", "ntt_block", "scale", "ntt_chunk", "stage_part",
     "powers", "twiddle_table", "h_pointwise_into",
 ]
 
@@ -72,6 +72,13 @@ def gather(src, dst, log_n, lo, hi, scale, scaled):
         if scaled:
             v = F.mul(v, F.load(scale, i))
         F.store(dst, i, v)
+
+
+@njit(cache=True, nogil=True)
+def bit_reverse(src, dst, log_n):
+    """dst[i] = src[rev(i)] for every row: a table put in the order the gather writes (the
+    forward coset table, read in order by :func:`gather`)."""
+    gather(src, dst, log_n, 0, dst.shape[0], src, False)
 
 
 @jit_kernel(cache=True, nogil=True)

@@ -43,13 +43,6 @@ def _reg(cs, var) -> int:
     return s if s is not None else cs._slot_of(var)
 
 
-def _op(cs, op: int, a: int, b: int) -> int:
-    """Emit ``reg[dst] = reg[a] op reg[b]``; returns dst."""
-    dst = cs._new_slots()
-    cs.code += (op, dst, a, b)
-    return dst
-
-
 def _value_reg(cs, value) -> int:
     if isinstance(value, LinearCombination):  # take its witness value: bellperson adds no row here
         return cs._slot_of(value)
@@ -118,8 +111,8 @@ class AllocatedBit:
     @classmethod
     def xor(cls, cs, a: "AllocatedBit", b: "AllocatedBit", name: str = "xor constraint") -> "AllocatedBit":
         """``a ^ b``: new v and ``(2a) * b = a + b - v``."""
-        d = _op(cs, OP_SUB, _reg(cs, a.var), _reg(cs, b.var))
-        v = cs._private_at(_op(cs, OP_MUL, d, d))  # (a - b)^2 is a xor b on bits
+        d = cs._emit_value(OP_SUB, _reg(cs, a.var), _reg(cs, b.var))
+        v = cs._private_at(cs._emit_value(OP_MUL, d, d))  # (a - b)^2 is a xor b on bits
         r = cs.modulus
         ai, bi = a.var.index, b.var.index
         if ai == bi:
@@ -132,24 +125,24 @@ class AllocatedBit:
     @classmethod
     def and_(cls, cs, a: "AllocatedBit", b: "AllocatedBit", name: str = "and constraint") -> "AllocatedBit":
         """``a & b``: new v and ``a * b = v``."""
-        v = cs._private_at(_op(cs, OP_MUL, _reg(cs, a.var), _reg(cs, b.var)))
+        v = cs._private_at(cs._emit_value(OP_MUL, _reg(cs, a.var), _reg(cs, b.var)))
         cs._enforce_terms({a.var.index: 1}, {b.var.index: 1}, {v.index: 1}, name)
         return cls(v)
 
     @classmethod
     def and_not(cls, cs, a: "AllocatedBit", b: "AllocatedBit", name: str = "and not constraint") -> "AllocatedBit":
         """``a & !b``: new v and ``a * (1 - b) = v``."""
-        nb = _op(cs, OP_SUB, 0, _reg(cs, b.var))  # register 0 holds the constant one
-        v = cs._private_at(_op(cs, OP_MUL, _reg(cs, a.var), nb))
+        nb = cs._emit_value(OP_SUB, 0, _reg(cs, b.var))  # register 0 holds the constant one
+        v = cs._private_at(cs._emit_value(OP_MUL, _reg(cs, a.var), nb))
         cs._enforce_terms({a.var.index: 1}, {0: 1, b.var.index: cs.modulus - 1}, {v.index: 1}, name)
         return cls(v)
 
     @classmethod
     def nor(cls, cs, a: "AllocatedBit", b: "AllocatedBit", name: str = "nor constraint") -> "AllocatedBit":
         """``!a & !b``: new v and ``(1 - a) * (1 - b) = v``."""
-        na = _op(cs, OP_SUB, 0, _reg(cs, a.var))
-        nb = _op(cs, OP_SUB, 0, _reg(cs, b.var))
-        v = cs._private_at(_op(cs, OP_MUL, na, nb))
+        na = cs._emit_value(OP_SUB, 0, _reg(cs, a.var))
+        nb = cs._emit_value(OP_SUB, 0, _reg(cs, b.var))
+        v = cs._private_at(cs._emit_value(OP_MUL, na, nb))
         m = cs.modulus - 1
         cs._enforce_terms({0: 1, a.var.index: m}, {0: 1, b.var.index: m}, {v.index: 1}, name)
         return cls(v)
@@ -208,7 +201,7 @@ class Boolean:
         if k is CONSTANT:
             return 0 if self.bit else cs._const_slot(0)
         s = _reg(cs, self.bit.var)
-        return s if k is IS else _op(cs, OP_SUB, 0, s)
+        return s if k is IS else cs._emit_value(OP_SUB, 0, s)
 
     def terms(self, r: int, coeff: int = 1) -> dict:
         """``coeff * self`` as a term dict over ``{index: coefficient}`` mod ``r`` (ONE is 0)."""
@@ -289,8 +282,8 @@ class Boolean:
             return Boolean.and_(cs, a.not_(), c.not_()).not_()
         # a constant true, or nothing constant: the general row
         cr = c._reg(cs)
-        t = _op(cs, OP_MUL, a._reg(cs), _op(cs, OP_SUB, b._reg(cs), cr))
-        ch = cs._private_at(_op(cs, OP_ADD, cr, t))  # c + a * (b - c)
+        t = cs._emit_value(OP_MUL, a._reg(cs), cs._emit_value(OP_SUB, b._reg(cs), cr))
+        ch = cs._private_at(cs._emit_value(OP_ADD, cr, t))  # c + a * (b - c)
         r = cs.modulus
         ct = c.terms(r)
         cs._enforce_terms(_sub_terms(cs, b.terms(r), ct), a.terms(r), _sub_terms(cs, {ch.index: 1}, ct), name)
@@ -316,10 +309,10 @@ class Boolean:
         if ka is CONSTANT:
             return Boolean.and_(cs, b.not_(), c.not_()).not_()
         br, cr = b._reg(cs), c._reg(cs)
-        d = _op(cs, OP_SUB, br, cr)
-        t = _op(cs, OP_MUL, a._reg(cs), _op(cs, OP_MUL, d, d))
+        d = cs._emit_value(OP_SUB, br, cr)
+        t = cs._emit_value(OP_MUL, a._reg(cs), cs._emit_value(OP_MUL, d, d))
         # maj = bc + a * (b xor c) on bits; the maj variable comes before bc's, as in bellperson
-        maj = cs._private_at(_op(cs, OP_ADD, _op(cs, OP_MUL, br, cr), t))
+        maj = cs._private_at(cs._emit_value(OP_ADD, cs._emit_value(OP_MUL, br, cr), t))
         bc = Boolean.and_(cs, b, c, "b and c")
         r = cs.modulus
         lhs = _sub_terms(cs, _sub_terms(cs, bc.terms(r, 2), b.terms(r)), c.terms(r))

@@ -24,7 +24,7 @@ label, or the two of every tree-D level, are traced once.
 from __future__ import annotations
 
 from cuzk.circuit.lc import LinearCombination, Variable
-from cuzk.circuit.ops import OP_ADD, OP_MUL, OP_SUB
+from cuzk.circuit.gadgets.bit import AllocatedBit
 from cuzk.circuits.filecoin.porep.circuit_num import CAPACITY
 from cuzk.circuits.filecoin.porep.stamp_cache import TemplateCache
 from cuzk.errors import CircuitError
@@ -112,41 +112,23 @@ def _alloc_bit(cs, slot: int, name=None):
     return b
 
 
+# The rows of two allocated bits are cuzk.circuit.gadgets.bit.AllocatedBit's (the same rows and
+# names as bellpepper's); here a bit is its bare Variable, so each call wraps and unwraps it.
+
 def _bit_xor(cs, a, b):
-    sa, sb = a._slot, b._slot  # set on allocation; a stamped block's output learns its register here
-    if sa is None:
-        sa = cs._slot_of(a)
-    if sb is None:
-        sb = cs._slot_of(b)
-    ab = cs._emit_value(OP_MUL, sa, sb)
-    c = cs._private_at(cs._emit_value(OP_SUB, cs._emit_value(OP_ADD, sa, sb), cs._emit_value(OP_ADD, ab, ab)))
-    i, j = a.index, b.index  # two allocated bits (xor unwraps a Not before it calls this)
-    c_terms = {i: 1, j: 1, c.index: cs.modulus - 1} if i != j else {i: 2, c.index: cs.modulus - 1}
-    cs._enforce_terms({i: 2}, {j: 1}, c_terms, "xor constraint")
-    return c
+    return AllocatedBit.xor(cs, AllocatedBit(a), AllocatedBit(b)).var
 
 
 def _bit_and(cs, a, b):
-    c = cs._private_at(cs._emit_value(OP_MUL, cs._slot_of(a), cs._slot_of(b)))
-    cs._enforce_terms({a.index: 1}, {b.index: 1}, {c.index: 1}, "and constraint")
-    return c
+    return AllocatedBit.and_(cs, AllocatedBit(a), AllocatedBit(b)).var
 
 
 def _bit_and_not(cs, a, b):
-    not_b = cs._emit_value(OP_SUB, cs._const_slot(1), cs._slot_of(b))
-    c = cs._private_at(cs._emit_value(OP_MUL, cs._slot_of(a), not_b))
-    cs._enforce_terms({a.index: 1}, _terms(cs.modulus, (1, True), (-1, b)), {c.index: 1}, "and not constraint")
-    return c
+    return AllocatedBit.and_not(cs, AllocatedBit(a), AllocatedBit(b)).var
 
 
 def _bit_nor(cs, a, b):
-    one = cs._const_slot(1)
-    not_a = cs._emit_value(OP_SUB, one, cs._slot_of(a))
-    not_b = cs._emit_value(OP_SUB, one, cs._slot_of(b))
-    c = cs._private_at(cs._emit_value(OP_MUL, not_a, not_b))
-    r = cs.modulus
-    cs._enforce_terms(_terms(r, (1, True), (-1, a)), _terms(r, (1, True), (-1, b)), {c.index: 1}, "nor constraint")
-    return c
+    return AllocatedBit.nor(cs, AllocatedBit(a), AllocatedBit(b)).var
 
 
 # -- Boolean operations with bellpepper's constant folding ------------------------------------

@@ -219,6 +219,19 @@ def test_pce_file_of_a_stamped_circuit_round_trips(tmp_path):
     assert np.array_equal(t.synthesize(**inputs).z, s.synthesize(**inputs).z)
 
 
+def test_pending_digest_is_the_matrices_digest_and_pickles_as_a_string():
+    import pickle
+
+    from cuzk.synth.r1cs import PendingDigest, r1cs_digest
+
+    s = Synthesizer(Paths(2, True))
+    r = s.r1cs
+    assert isinstance(r._digest, PendingDigest)  # the stamped compile returns before the hash ends
+    want = r1cs_digest(r.n_public, r.n_private, r.n_constraints, (r.a, r.b, r.c))
+    copy = pickle.loads(pickle.dumps(s))  # as sent to a synthesis worker process
+    assert type(copy.r1cs._digest) is str and copy.r1cs.digest == r.digest == want
+
+
 def test_unsatisfied_stamped_row_is_named():
     inputs = _paths_inputs(2, 4)
     inputs["leaf"][1] = (inputs["leaf"][1] + 1) % R

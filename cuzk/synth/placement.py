@@ -31,7 +31,7 @@ from cuzk.circuit.stamp import keys_to_positions, var_table
 from cuzk.errors import CircuitError
 from cuzk import curves
 from cuzk.synth.progress import Progress
-from cuzk.synth.r1cs import R1CS, CsrMatrix, R1csHasher
+from cuzk.synth.r1cs import R1CS, CsrMatrix, PendingDigest, R1csHasher
 from cuzk.synth.rownames import RowNames, StampedNames
 from cuzk.synth.stamp_kernels import ROLE_CONST, ROLE_INPUT, mark_roles, sort_rows, stamp_code, stamp_cols, stamp_words
 from cuzk.synth.witness_program import WitnessProgram
@@ -232,7 +232,8 @@ def compile_system(cs, spec, progress: Progress | None = None):
     """The R1CS and witness program of a traced root constraint system (``spec``: its inputs).
 
     Each matrix is renumbered, sorted and handed to a hashing thread as soon as it is placed,
-    so the digest's SHA-256 runs beside the placement of the next parts.
+    so the digest's SHA-256 runs beside the placement of the next parts, and past the return:
+    ``r1cs.digest`` waits for it on first read (:class:`~cuzk.synth.r1cs.PendingDigest`).
     """
     progress = progress or Progress(None)
     field = curves.get(cs.curve).Fr
@@ -262,23 +263,33 @@ def compile_system(cs, spec, progress: Progress | None = None):
 
     hasher = R1csHasher(n_pub, n_prv, cs.n_constraints)
     mats = []
-    with ThreadPoolExecutor(1, thread_name_prefix="cuzk-digest") as pool:
-        hashed = []
+    # one worker hashes A, B and C in order, each as soon as it is placed; the R1CS is returned
+    # with the digest pending (PendingDigest: read on demand), so the hashing of the last matrix
+    # overlaps what the caller does next (its first synthesis) instead of the compile's end
+    pool = ThreadPoolExecutor(1, thread_name_prefix="cuzk-digest")
+    adds = []
 
-        def finish_matrix(m, indptr, cols, coef):
-            for a in range(0, cols.shape[0], _CHUNK):
-                cols[a:a + _CHUNK] = final[cols[a:a + _CHUNK]]
-            sort_rows(indptr, cols, coef)
-            table = field.from_ints(list(tables.coef)) if tables.coef else np.zeros((0, limbs), np.uint64)
-            mats.append(CsrMatrix(indptr=indptr, indices=cols, coeff_table=table, coeff_index=coef))
-            hashed.append(pool.submit(hasher.add, mats[-1]))  # one worker: A, B, C in order
-            return None, None, None
-
-        frag = _assemble(cs, tables, roles=False, tick=tick, on_matrix=finish_matrix)
-        for f in hashed:
+    def hexdigest() -> str:
+        for f in adds:  # done already (one worker, in order); re-raises a failed add
             f.result()
+        return hasher.hexdigest()
+
+    def finish_matrix(m, indptr, cols, coef):
+        for a in range(0, cols.shape[0], _CHUNK):
+            cols[a:a + _CHUNK] = final[cols[a:a + _CHUNK]]
+        sort_rows(indptr, cols, coef)
+        table = field.from_ints(list(tables.coef)) if tables.coef else np.zeros((0, limbs), np.uint64)
+        mats.append(CsrMatrix(indptr=indptr, indices=cols, coeff_table=table, coeff_index=coef))
+        adds.append(pool.submit(hasher.add, mats[-1]))
+        return None, None, None
+
+    try:
+        frag = _assemble(cs, tables, roles=False, tick=tick, on_matrix=finish_matrix)
+        digest = PendingDigest(pool.submit(hexdigest))
+    finally:
+        pool.shutdown(wait=False)  # the worker ends once its queue is done
     progress.update(words)
-    r1cs = R1CS.build(n_pub, n_prv, *mats, names=frag.names, curve=cs.curve, digest=hasher.hexdigest())
+    r1cs = R1CS.build(n_pub, n_prv, *mats, names=frag.names, curve=cs.curve, digest=digest)
     consts = field.from_ints(list(tables.consts))
     prog = WitnessProgram(code=frag.code, consts=consts, n_slots=cs.n_slots, var_slot=var_slot, inputs=spec)
     return r1cs, prog

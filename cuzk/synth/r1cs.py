@@ -29,7 +29,7 @@ from cuzk.errors import R1csFormatError
 from cuzk.synth.binfile import Cursor, check_prime, read_container, write_container
 from cuzk.synth.rownames import RowNames
 
-__all__ = ["CsrMatrix", "R1CS", "R1csHasher", "csr_from_rows", "read_r1cs", "r1cs_digest"]
+__all__ = ["CsrMatrix", "R1CS", "R1csHasher", "PendingDigest", "csr_from_rows", "read_r1cs", "r1cs_digest"]
 
 
 @attrs.frozen(eq=False)
@@ -154,6 +154,24 @@ class R1csHasher:
         return self._h.hexdigest()
 
 
+class PendingDigest:
+    """A digest still being computed on another thread (a ``concurrent.futures.Future`` of the
+    hex string): the stamped compile returns its R1CS while the SHA-256 of the last matrices
+    runs on, and :attr:`R1CS.digest` waits for it on first read. Pickles as the finished string,
+    so a Synthesizer sent to a worker process carries a plain digest."""
+
+    __slots__ = ("_future",)
+
+    def __init__(self, future):
+        self._future = future
+
+    def result(self) -> str:
+        return self._future.result()
+
+    def __reduce__(self):
+        return (str, (self.result(),))
+
+
 def r1cs_digest(n_public: int, n_private: int, n_constraints: int, mats) -> str:
     """sha256 over the counts and the three matrices (little-endian raw arrays)."""
     h = R1csHasher(n_public, n_private, n_constraints)
@@ -177,14 +195,15 @@ class R1CS:
     b: CsrMatrix
     c: CsrMatrix
     names: tuple  # per row: name or None (a RowNames sequence for stamped circuits)
-    digest: str
+    _digest: str | PendingDigest  # read through .digest
     curve: str = curves.DEFAULT
 
     @classmethod
     def build(cls, n_public, n_private, a, b, c, names=None, *, curve: str | None = None,
-              digest: str | None = None) -> "R1CS":
+              digest: str | PendingDigest | None = None) -> "R1CS":
         """Check shapes and compute the digest; ``curve``: a name or alias (default BLS12-381);
-        ``digest``: already computed by the caller with :class:`R1csHasher` over these matrices."""
+        ``digest``: already computed by the caller with :class:`R1csHasher` over these matrices
+        (or a :class:`PendingDigest` of that computation)."""
         curve = curves.canonical(curve)
         limbs = curves.resolve(curve).fr.limbs
         n = a.n_rows
@@ -207,6 +226,14 @@ class R1CS:
         if digest is None:
             digest = r1cs_digest(n_public, n_private, n, (a, b, c))
         return cls(n_public, n_private, n, a, b, c, names, digest, curve)
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 (hex) of the counts and the three matrices (:func:`r1cs_digest`): what names
+        keys and PCE files of this circuit. After a stamped compile the first read may wait for
+        the hashing thread to finish."""
+        d = self._digest
+        return d if isinstance(d, str) else d.result()
 
     @property
     def field(self):

@@ -3,7 +3,7 @@
 
 Alternates the ways round by round (in-process; gRPC over loopback TCP and over a Unix socket;
 and a bare grpcio handler on loopback TCP that only calls ``Engine.submit(...).result()`` on the
-same Engine and returns the proof's bytes, no daemon code) so drift hits them alike, then prints
+same Engine and returns the proof's bytes, no daemon code, the daemon's channel options) so drift hits them alike, then prints
 each way's median and p90 and the median difference and ratio against in-process. The bare way
 is grpcio's own cost for a call whose handler blocks while a proof runs: what the daemon adds
 beyond it is the daemon's.
@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 from serve_support import config_text, cube_entry, cube_keys  # noqa: E402
 
 from cuzk.serve import Client  # noqa: E402
-from cuzk.serve.config import parse_config  # noqa: E402
+from cuzk.serve.config import LATENCY_OPTION, parse_config  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
 
@@ -45,12 +45,12 @@ def main(argv=None) -> int:
     inputs = {"x": 3, "out": 35}
     with Server(cfg) as srv, Client(srv.tcp_address, timeout=60) as tcp, Client(f"unix://{sock}", timeout=60) as unix:
         engine = srv.daemon.engine
-        bare = grpc.server(ThreadPoolExecutor(4), options=[("grpc.so_reuseport", 0)], handlers=[
+        bare = grpc.server(ThreadPoolExecutor(4), options=[("grpc.so_reuseport", 0), LATENCY_OPTION], handlers=[
             grpc.method_handlers_generic_handler("bench.Bare", {"Prove": grpc.unary_unary_rpc_method_handler(
                 lambda _req, _ctx: engine.submit("cube", inputs).result(timeout=60).to_bytes())})])
         bare_port = bare.add_insecure_port("127.0.0.1:0")
         bare.start()
-        bare_channel = grpc.insecure_channel(f"127.0.0.1:{bare_port}")
+        bare_channel = grpc.insecure_channel(f"127.0.0.1:{bare_port}", options=[LATENCY_OPTION])
         bare_prove = bare_channel.unary_unary("/bench.Bare/Prove")
         ways = {
             "in-process": lambda: engine.submit("cube", inputs).result(timeout=60),

@@ -29,6 +29,7 @@ from pathlib import Path
 import grpc
 
 from cuzk.errors import ConfigError
+from cuzk.serve.config import LATENCY_OPTION
 from cuzk.serve.daemon import Daemon
 from cuzk.serve.service import TokenAuth, add_services
 
@@ -113,7 +114,7 @@ class Server:
             self._pool,
             interceptors=interceptors, maximum_concurrent_rpcs=cfg.max_concurrent_rpcs,
             options=[("grpc.max_receive_message_length", n), ("grpc.max_send_message_length", n),
-                     ("grpc.so_reuseport", 0)])
+                     ("grpc.so_reuseport", 0), LATENCY_OPTION])
         add_services(server, self.daemon)
         creds = _credentials(cfg)
         for addr in cfg.listen:

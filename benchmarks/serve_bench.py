@@ -3,7 +3,7 @@
 
 Alternates the ways round by round (in-process; gRPC over loopback TCP and over a Unix socket;
 and a bare grpcio handler on loopback TCP that only calls ``Engine.submit(...).result()`` on the
-same Engine and returns the proof's bytes, no daemon code, the daemon's channel options) so drift hits them alike, then prints
+same Engine and returns the proof's bytes, no daemon code, the daemon's and cuzk's client's channel options) so drift hits them alike, then prints
 each way's median and p90 and the median difference and ratio against in-process. The bare way
 is grpcio's own cost for a call whose handler blocks while a proof runs: what the daemon adds
 beyond it is the daemon's.
@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 from serve_support import config_text, cube_entry, cube_keys  # noqa: E402
 
 from cuzk.serve import Client  # noqa: E402
-from cuzk.serve.config import LATENCY_OPTION, parse_config  # noqa: E402
+from cuzk.serve.config import LATENCY_OPTION, NO_RETRIES_OPTION, parse_config  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
 
@@ -50,7 +50,7 @@ def main(argv=None) -> int:
                 lambda _req, _ctx: engine.submit("cube", inputs).result(timeout=60).to_bytes())})])
         bare_port = bare.add_insecure_port("127.0.0.1:0")
         bare.start()
-        bare_channel = grpc.insecure_channel(f"127.0.0.1:{bare_port}", options=[LATENCY_OPTION])
+        bare_channel = grpc.insecure_channel(f"127.0.0.1:{bare_port}", options=[LATENCY_OPTION, NO_RETRIES_OPTION])
         bare_prove = bare_channel.unary_unary("/bench.Bare/Prove")
         ways = {
             "in-process": lambda: engine.submit("cube", inputs).result(timeout=60),

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import grpc
 
-from cuzk.serve.config import LATENCY_OPTION, MAX_MESSAGE_BYTES
+from cuzk.serve.config import LATENCY_OPTION, MAX_MESSAGE_BYTES, NO_RETRIES_OPTION
 from cuzk.serve.proto.cuzk.v1 import circuits_pb2 as cpb
 from cuzk.serve.proto.cuzk.v1 import circuits_pb2_grpc as cpb_grpc
 from cuzk.serve.proto.cuzk.v1 import proving_pb2 as pb
@@ -62,7 +62,8 @@ class Client:
     def __init__(self, address: str, *, token: str | None = None, tls=None, timeout: float | None = None,
                  max_message_bytes: int = MAX_MESSAGE_BYTES, options=()):
         opts = [("grpc.max_send_message_length", max_message_bytes),
-                ("grpc.max_receive_message_length", max_message_bytes), LATENCY_OPTION, *options]
+                ("grpc.max_receive_message_length", max_message_bytes), LATENCY_OPTION, NO_RETRIES_OPTION,
+                *options]
         self.address = address
         self._channel = (grpc.secure_channel(address, _credentials(tls), options=opts) if tls is not None
                          else grpc.insecure_channel(address, options=opts))

@@ -17,7 +17,7 @@ from cuzk.circuits.filecoin.porep.circuit import StackedCircuit
 from cuzk.circuits.filecoin.porep.circuit_label import create_label, sha_node
 from cuzk.circuits.filecoin.porep.circuit_num import alloc_bit
 from cuzk.circuits.filecoin.porep.circuit_por import inclusion
-from cuzk.circuits.filecoin.porep.stamp_cache import TemplateCache
+from cuzk.circuit.template_cache import TemplateCache
 from cuzk.circuits.filecoin.poseidon import poseidon_hash
 from cuzk.circuits.filecoin.tree import build_tree
 from cuzk.errors import InputError, UnsatisfiedConstraint

@@ -250,7 +250,7 @@ class ConstraintSystem:
 
     # -- lean paths for gadgets inside cuzk that trace millions of rows (SHA-256) ----------------
     # They skip the public methods' checks and LinearCombination objects: the caller hands over
-    # what those would have produced (cuzk/circuits/filecoin/porep/circuit_sha.py).
+    # what those would have produced (cuzk/circuit/gadgets/sha256_bits.py).
     def _enforce_terms(self, a: dict, b: dict, c: dict, name: str | None = None) -> None:
         """:meth:`enforce` of three reduced, zero-free term dicts {variable index: coefficient}
         of this system (the dicts are kept, not copied)."""

@@ -38,7 +38,7 @@ from cuzk.circuits.filecoin.porep.circuit_num import (
 )
 from cuzk.circuits.filecoin.porep.circuit_por import inclusion, poseidon_node
 from cuzk.circuits.filecoin.porep.params import DRG_DEGREE, EXP_DEGREE, porep_params
-from cuzk.circuits.filecoin.porep.stamp_cache import TemplateCache
+from cuzk.circuit.template_cache import TemplateCache
 from cuzk.circuits.filecoin.poseidon import _field_ints, poseidon_circuit_hash
 from cuzk.errors import InputError
 

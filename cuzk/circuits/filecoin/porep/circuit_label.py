@@ -7,11 +7,11 @@ rust-fil-proofs writes them (filecoin-hashers' ``hash_multi_leaf_circuit``, PoRe
 * :func:`create_label` — ``SHA-256(replica_id || layer || node || 0-pad || 37 parents)`` over
   39 32-byte chunks, truncated to 254 bits the same way.
 
-Both use a :class:`~cuzk.circuits.filecoin.porep.stamp_cache.TemplateCache` for the
+Both use a :class:`~cuzk.circuit.template_cache.TemplateCache` for the
 compressions when given one.
 
     >>> from cuzk.circuit import ConstraintSystem
-    >>> from cuzk.circuits.filecoin.porep.stamp_cache import TemplateCache
+    >>> from cuzk.circuit.template_cache import TemplateCache
     >>> cs = ConstraintSystem()
     >>> kids = [cs.private(1), cs.private(2)]
     >>> _ = sha_node(cs, kids, 0, cache=TemplateCache())
@@ -22,7 +22,7 @@ compressions when given one.
 from __future__ import annotations
 
 from cuzk.circuits.filecoin.porep.circuit_num import CAPACITY, pack_bits, reverse_bit_numbering, to_bits_le
-from cuzk.circuits.filecoin.porep.circuit_sha import sha256
+from cuzk.circuit.gadgets.sha256_bits import sha256
 from cuzk.errors import CircuitError
 
 __all__ = ["sha_node", "create_label", "TOTAL_PARENTS", "label_preimage"]

@@ -8,7 +8,7 @@ witness (not a variable) it is allocated first, as ``Root::Val`` is; ``public_ro
 ``root`` as a public input after the path, as a non-private PoR does.
 
 :func:`poseidon_node` hashes a level with neptune's Poseidon (trees R and C); the SHA-256
-node hash of tree D lives in :mod:`cuzk.circuits.filecoin.porep.circuit_sha`.
+node hash of tree D lives in :mod:`cuzk.circuit.gadgets.sha256_bits`.
 
     >>> from cuzk.circuit import ConstraintSystem
     >>> cs = ConstraintSystem()

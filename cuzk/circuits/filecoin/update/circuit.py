@@ -28,7 +28,7 @@ from cuzk.circuit import Circuit
 from cuzk.circuits.filecoin.porep.circuit_label import sha_node
 from cuzk.circuits.filecoin.porep.circuit_num import alloc_bits, bits_lc, enforce_equal, inputize, pack_bits
 from cuzk.circuits.filecoin.porep.circuit_por import poseidon_node
-from cuzk.circuits.filecoin.porep.stamp_cache import TemplateCache
+from cuzk.circuit.template_cache import TemplateCache
 from cuzk.circuits.filecoin.poseidon import _field_ints, poseidon_circuit_hash
 from cuzk.circuits.filecoin.update.gadgets import (
     apex_por, challenge_high_bits, gen_challenge_bits, group_path, label_r_new, por, select,

@@ -1,17 +1,20 @@
-"""bellperson's SHA-256 gadget, row for row, with each compression stamped from a cached template.
+"""bellperson's SHA-256 gadget over bare bits, row for row: cuzk's one SHA-256 circuit.
 
 The gadget is bellpepper's: message words as ``UInt32`` of 32 bits (least significant first),
 ``Boolean`` constant folding (a constant operand costs nothing; ``xor`` with ``true`` is a
 negation), ``sha256_ch`` / ``sha256_maj`` with their special cases, and ``UInt32::addmany``
-whose sum equalities are batched by a ``MultiEq`` into one row per 254 bits, the pending row
-written when the next one would overflow and at the end of the compression. Rows and variables
-come in bellpepper's order and A/B/C orientation.
+whose sum equalities are batched by a ``MultiEq`` into one row per capacity bits (254 on
+BLS12-381), the pending row written when the next one would overflow and at the end of the
+compression. Rows and variables come in bellpepper's order and A/B/C orientation.
 
 A bit is a Python ``bool`` (constant), an allocated :class:`~cuzk.circuit.Variable` (``Is``) or
-a :class:`Not` of one. :func:`sha256` pads the message and runs the compressions; each one goes
-through a :class:`~cuzk.circuits.filecoin.porep.stamp_cache.TemplateCache` keyed by the
-constant/variable pattern of its 768 input bits, so the 19 identical compressions of a PoRep
-label, or the two of every tree-D level, are traced once.
+a :class:`Not` of one: no wrapper objects, and rows written through the constraint system's
+lean paths, because a PoRep partition traces millions of them. The public
+:class:`~cuzk.circuit.gadgets.bit.Boolean` gadget (:mod:`cuzk.circuit.gadgets.sha256`)
+converts at its edges and runs this compression. :func:`sha256` pads the message and runs the
+compressions; with a :class:`~cuzk.circuit.template_cache.TemplateCache` each one is stamped
+from a template keyed by the constant/variable pattern of its 768 input bits, so the 19
+identical compressions of a PoRep label, or the two of every tree-D level, are traced once.
 
     >>> import hashlib
     >>> from cuzk.circuit import ConstraintSystem
@@ -25,11 +28,10 @@ from __future__ import annotations
 
 from cuzk.circuit.lc import LinearCombination, Variable
 from cuzk.circuit.gadgets.bit import AllocatedBit
-from cuzk.circuits.filecoin.porep.circuit_num import CAPACITY
-from cuzk.circuits.filecoin.porep.stamp_cache import TemplateCache
+from cuzk.circuit.template_cache import TemplateCache
 from cuzk.errors import CircuitError
 
-__all__ = ["Not", "UInt32", "MultiEq", "sha256", "compress", "ROUND_CONSTANTS", "IV"]
+__all__ = ["Not", "UInt32", "MultiEq", "sha256", "compress", "compress_cached", "padding", "ROUND_CONSTANTS", "IV"]
 
 # FIPS 180-4 §4.2.2: the first 32 bits of the fractional parts of the cube roots of the first 64 primes
 ROUND_CONSTANTS = (
@@ -230,9 +232,10 @@ class MultiEq:
 
     def __init__(self, cs):
         self.cs, self.bits_used, self.lhs, self.rhs = cs, 0, {}, {}
+        self.capacity = cs.modulus.bit_length() - 1  # bits below r: 254 on BLS12-381
 
     def enforce_equal(self, num_bits: int, lhs: dict, rhs: dict) -> None:
-        if CAPACITY <= self.bits_used + num_bits:
+        if self.capacity <= self.bits_used + num_bits:
             self.flush()
         r, coeff = self.cs.modulus, 1 << self.bits_used
         for acc, src in ((self.lhs, lhs), (self.rhs, rhs)):
@@ -364,7 +367,9 @@ def _stamped_compress(cs, pattern, variables):
     return flat
 
 
-def _compress_cached(cs, cache: TemplateCache, block, state):
+def compress_cached(cs, cache: TemplateCache, block, state):
+    """:func:`compress`, stamped from ``cache``'s template of this input pattern (traced on the
+    first call of a pattern): the same rows, variables and witness."""
     bits = list(block) + [b for word in state for b in word.bits]
     pattern = tuple(_code(b) for b in bits)
     variables = [b.var if isinstance(b, Not) else b for b in bits if not isinstance(b, bool)]
@@ -372,22 +377,27 @@ def _compress_cached(cs, cache: TemplateCache, block, state):
     return [UInt32(flat[32 * j:32 * (j + 1)]) for j in range(8)]
 
 
-def sha256(cs, bits, cache: TemplateCache | None = None, name: str = "sha256") -> list:
+def padding(n_bits: int) -> list:
+    """The constant bits after an ``n_bits``-bit message: a one, zeros up to 448 mod 512, and
+    the length as a 64-bit big-endian number."""
+    pad = [True] + [False] * ((448 - (n_bits + 1)) % 512)
+    return pad + [bool(n_bits >> i & 1) for i in range(63, -1, -1)]
+
+
+def sha256(cs, bits, cache: TemplateCache | None = None, name: str | None = None) -> list:
     """bellpepper's ``sha256``: pad ``bits`` (a whole number of bytes), compress block by block
-    from the IV; returns the 256 digest bits, big-endian. With ``cache`` each compression with
-    an allocated input is stamped from a cached template (same rows, variables and witness)."""
+    from the IV; returns the 256 digest bits, big-endian. Block ``k`` runs in the namespace
+    ``block k`` (under ``name`` when given). With ``cache`` each compression with an allocated
+    input is stamped from a cached template (same rows, variables and witness)."""
     if len(bits) % 8:
         raise CircuitError(f"sha256 takes whole bytes, got {len(bits)} bits")
-    n = len(bits)
-    padded = list(bits) + [True]
-    padded += [False] * (-(len(padded) + 64) % 512)
-    padded += [bool(n >> i & 1) for i in range(63, -1, -1)]
+    padded = list(bits) + padding(len(bits))
     cur = [UInt32.constant(v) for v in IV]
     for k in range(0, len(padded), 512):
         block = padded[k:k + 512]
-        with cs.namespace(f"{name}/block {k // 512}"):
+        with cs.namespace(f"block {k // 512}" if name is None else f"{name}/block {k // 512}"):
             if cache is None or all(isinstance(b, bool) for b in block + [x for w in cur for x in w.bits]):
                 cur = compress(cs, block, cur)
             else:
-                cur = _compress_cached(cs, cache, block, cur)
+                cur = compress_cached(cs, cache, block, cur)
     return [b for word in cur for b in word.bits_be()]

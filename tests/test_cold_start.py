@@ -137,13 +137,16 @@ print(json.dumps({"literal": sorted(set(literal)), "twins": sorted(set(twins))})
 """
 
 
-def test_a_proof_specializes_no_kernel_on_a_literal_int():
-    # a fresh process: its kernels' signatures are exactly what setup + one proof use
-    # (compiled, or loaded from the disk cache), whatever other tests compiled in this one
+def test_a_proof_specializes_no_kernel_on_a_literal_int(tmp_path):
+    # a fresh process with an empty kernel cache: its kernels' signatures are exactly what setup
+    # + one proof compile. A warm cache hides a literal: a caller loaded from the cache types no
+    # call, so the callee's literal specialization never shows (two such slipped through once)
     import json
+    import os
     import subprocess
 
-    out = subprocess.run([sys.executable, "-c", _ONE_PROOF], capture_output=True, text=True, timeout=1800)
+    env = dict(os.environ, CUZK_NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    out = subprocess.run([sys.executable, "-c", _ONE_PROOF], capture_output=True, text=True, timeout=1800, env=env)
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["literal"] == []  # each literal value would be a specialization of its own

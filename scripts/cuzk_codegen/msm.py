@@ -172,14 +172,16 @@ def _running_sum(buckets_affine, start, length, nb):
     return acc
 
 
-# One caller: inlined into it (Numba IR), so no library of its own is compiled and optimized (cold start)
-@jit_kernel(cache=True, nogil=True, inline="always")
-def window_affine(points, digits, nb, lo, hi):
-    """Σ_i digits[i]·points[i] over i in [lo, hi) for one window (|digits| <= nb), batch-affine
-    buckets; XYZZ result."""
-    count = np.zeros(nb, np.int64)
-    for i in range(lo, hi):
-        d = digits[i]
+@jit_kernel(cache=True, nogil=True)
+def _bucket_lists(points, digits, rows, lo, hi, nb, heads):
+    """The ±points of rows[lo:hi] (of lo..hi−1 when ``rows`` is empty) counting-sorted by bucket:
+    (pts, start, count), bucket b's list at pts[start[b]:start[b] + count[b]], led by heads[b]
+    when ``heads`` is not empty (the buckets' values so far: window_stream's leftover rows).
+    A tight loop of independent loads (cheap cache misses); the rounds after it stream the list."""
+    led = heads.shape[0] > 0
+    count = np.ones(nb, np.int64) if led else np.zeros(nb, np.int64)
+    for t in range(lo, hi):
+        d = digits[rows[t] if rows.shape[0] else t]
         if d != 0:
             count[abs(d) - 1] += 1
     start = np.empty(nb, np.int64)
@@ -187,11 +189,14 @@ def window_affine(points, digits, nb, lo, hi):
     for b in range(nb):
         start[b] = total
         total += count[b]
-    # gather ±points grouped by bucket: a tight loop of independent loads (cheap cache misses);
-    # every round after it then streams through memory
     pts = np.empty((max(total, 1), 2, ${COORD}), np.uint64)
     fill = start.copy()
-    for i in range(lo, hi):
+    if led:
+        for b in range(nb):
+            C.store_affine(pts, fill[b], C.load_affine(heads, b))
+            fill[b] += 1
+    for t in range(lo, hi):
+        i = rows[t] if rows.shape[0] else t
         d = digits[i]
         if d > 0:
             C.store_affine(pts, fill[d - 1], C.load_affine(points, i))
@@ -199,6 +204,18 @@ def window_affine(points, digits, nb, lo, hi):
         elif d < 0:
             C.store_affine(pts, fill[-d - 1], C.aff_neg(C.load_affine(points, i)))
             fill[-d - 1] += 1
+    return pts, start, count
+
+
+# One caller: inlined into it (Numba IR), so no library of its own is compiled and optimized (cold start)
+@jit_kernel(cache=True, nogil=True, inline="always")
+def window_affine(points, digits, nb, lo, hi):
+    """Σ_i digits[i]·points[i] over i in [lo, hi) for one window (|digits| <= nb), batch-affine
+    buckets; XYZZ result."""
+    # empty rows and heads: every row of [lo, hi), no bucket value ahead (fresh arrays, not
+    # module constants: the types of _sorted_rest's call, so one compiled specialization)
+    pts, start, count = _bucket_lists(points, digits, np.empty(0, np.int64), lo, hi, nb,
+                                      np.empty((0, 2, ${COORD}), np.uint64))
     kind = np.empty(CHUNK, np.int8)
     src = np.empty(CHUNK, np.int64)
     dst = np.empty(CHUNK, np.int64)

@@ -44,7 +44,7 @@ def _stream_pass(points, digits, rows, lo, hi, buckets, mark, epoch, bkt, src, k
     """Schedule rows lo..hi−1 (``rows[lo:hi]`` when ``rows`` is not empty) into batches of
     distinct buckets, running each full batch; a row whose bucket the open batch already holds
     goes to ``later``. Runs the last batch; returns (rows put in ``later``, the next epoch)."""
-    k = 0
+    k = I0  # int64 from the start: a literal 0 would compile _bucket_batch for Literal[int](0) too
     n_later = 0
     for t in range(lo, hi):
         i = rows[t] if rows.shape[0] > 0 else t
@@ -62,7 +62,7 @@ def _stream_pass(points, digits, rows, lo, hi, buckets, mark, epoch, bkt, src, k
         k += 1
         if k == CHUNK:
             _bucket_batch(points, digits, buckets, bkt, src, kind, got, den, pref, k)
-            k = 0
+            k = I0
             epoch += 1
     _bucket_batch(points, digits, buckets, bkt, src, kind, got, den, pref, k)
     return n_later, epoch + 1
@@ -73,25 +73,7 @@ def _sorted_rest(points, digits, rows, buckets, nb, kind, src, dst, den, pref):
     """Add ``rows`` to their buckets as :func:`window_affine` adds a window: sorted by bucket
     behind the bucket's own value, then summed pairwise in rounds (log2 of a bucket's rows
     rounds, where streaming would take one pass per row of the fullest bucket)."""
-    count = np.ones(nb, np.int64)  # the bucket's own value heads its list
-    for t in range(rows.shape[0]):
-        count[abs(digits[rows[t]]) - 1] += 1
-    start = np.empty(nb, np.int64)
-    total = 0
-    for b in range(nb):
-        start[b] = total
-        total += count[b]
-    pts = np.empty((total, 2, ${COORD}), np.uint64)
-    fill = start.copy()
-    for b in range(nb):
-        C.store_affine(pts, fill[b], C.load_affine(buckets, b))
-        fill[b] += 1
-    for t in range(rows.shape[0]):
-        i = rows[t]
-        d = digits[i]
-        q = C.load_affine(points, i)
-        C.store_affine(pts, fill[abs(d) - 1], q if d > 0 else C.aff_neg(q))
-        fill[abs(d) - 1] += 1
+    pts, start, count = _bucket_lists(points, digits, rows, I0, rows.shape[0], nb, buckets)
     while _round(pts, start, count, I0, nb, kind, src, dst, den, pref):
         pass
     for b in range(nb):

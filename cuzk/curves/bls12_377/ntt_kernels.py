@@ -42,6 +42,9 @@ def _rev(i, log_n):
     return i >> (32 - log_n)
 
 
+_UNSCALED = np.bool_(False)  # gather's ``scaled`` off, typed as a runtime bool (see bit_reverse)
+
+
 @jit_kernel(cache=True, nogil=True)
 def gather(src, dst, log_n, lo, hi, scale, scaled):
     """dst[i] = src[rev(i)] (times scale[i] when ``scaled``) for i in [lo, hi).
@@ -60,7 +63,8 @@ def gather(src, dst, log_n, lo, hi, scale, scaled):
 def bit_reverse(src, dst, log_n):
     """dst[i] = src[rev(i)] for every row: a table put in the order the gather writes (the
     forward coset table, read in order by :func:`gather`)."""
-    gather(src, dst, log_n, 0, dst.shape[0], src, False)
+    # I0 and a numpy bool, not the literals 0 and False: a literal would compile gather once more
+    gather(src, dst, log_n, I0, dst.shape[0], src, _UNSCALED)
 
 
 @jit_kernel(cache=True, nogil=True)

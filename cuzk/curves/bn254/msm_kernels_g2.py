@@ -153,14 +153,16 @@ def _running_sum(buckets_affine, start, length, nb):
     return acc
 
 
-# One caller: inlined into it (Numba IR), so no library of its own is compiled and optimized (cold start)
-@jit_kernel(cache=True, nogil=True, inline="always")
-def window_affine(points, digits, nb, lo, hi):
-    """Σ_i digits[i]·points[i] over i in [lo, hi) for one window (|digits| <= nb), batch-affine
-    buckets; XYZZ result."""
-    count = np.zeros(nb, np.int64)
-    for i in range(lo, hi):
-        d = digits[i]
+@jit_kernel(cache=True, nogil=True)
+def _bucket_lists(points, digits, rows, lo, hi, nb, heads):
+    """The ±points of rows[lo:hi] (of lo..hi−1 when ``rows`` is empty) counting-sorted by bucket:
+    (pts, start, count), bucket b's list at pts[start[b]:start[b] + count[b]], led by heads[b]
+    when ``heads`` is not empty (the buckets' values so far: window_stream's leftover rows).
+    A tight loop of independent loads (cheap cache misses); the rounds after it stream the list."""
+    led = heads.shape[0] > 0
+    count = np.ones(nb, np.int64) if led else np.zeros(nb, np.int64)
+    for t in range(lo, hi):
+        d = digits[rows[t] if rows.shape[0] else t]
         if d != 0:
             count[abs(d) - 1] += 1
     start = np.empty(nb, np.int64)
@@ -168,11 +170,14 @@ def window_affine(points, digits, nb, lo, hi):
     for b in range(nb):
         start[b] = total
         total += count[b]
-    # gather ±points grouped by bucket: a tight loop of independent loads (cheap cache misses);
-    # every round after it then streams through memory
     pts = np.empty((max(total, 1), 2, 2, 4), np.uint64)
     fill = start.copy()
-    for i in range(lo, hi):
+    if led:
+        for b in range(nb):
+            C.store_affine(pts, fill[b], C.load_affine(heads, b))
+            fill[b] += 1
+    for t in range(lo, hi):
+        i = rows[t] if rows.shape[0] else t
         d = digits[i]
         if d > 0:
             C.store_affine(pts, fill[d - 1], C.load_affine(points, i))
@@ -180,6 +185,18 @@ def window_affine(points, digits, nb, lo, hi):
         elif d < 0:
             C.store_affine(pts, fill[-d - 1], C.aff_neg(C.load_affine(points, i)))
             fill[-d - 1] += 1
+    return pts, start, count
+
+
+# One caller: inlined into it (Numba IR), so no library of its own is compiled and optimized (cold start)
+@jit_kernel(cache=True, nogil=True, inline="always")
+def window_affine(points, digits, nb, lo, hi):
+    """Σ_i digits[i]·points[i] over i in [lo, hi) for one window (|digits| <= nb), batch-affine
+    buckets; XYZZ result."""
+    # empty rows and heads: every row of [lo, hi), no bucket value ahead (fresh arrays, not
+    # module constants: the types of _sorted_rest's call, so one compiled specialization)
+    pts, start, count = _bucket_lists(points, digits, np.empty(0, np.int64), lo, hi, nb,
+                                      np.empty((0, 2, 2, 4), np.uint64))
     kind = np.empty(CHUNK, np.int8)
     src = np.empty(CHUNK, np.int64)
     dst = np.empty(CHUNK, np.int64)
@@ -450,7 +467,7 @@ def _stream_pass(points, digits, rows, lo, hi, buckets, mark, epoch, bkt, src, k
     """Schedule rows lo..hi−1 (``rows[lo:hi]`` when ``rows`` is not empty) into batches of
     distinct buckets, running each full batch; a row whose bucket the open batch already holds
     goes to ``later``. Runs the last batch; returns (rows put in ``later``, the next epoch)."""
-    k = 0
+    k = I0  # int64 from the start: a literal 0 would compile _bucket_batch for Literal[int](0) too
     n_later = 0
     for t in range(lo, hi):
         i = rows[t] if rows.shape[0] > 0 else t
@@ -468,7 +485,7 @@ def _stream_pass(points, digits, rows, lo, hi, buckets, mark, epoch, bkt, src, k
         k += 1
         if k == CHUNK:
             _bucket_batch(points, digits, buckets, bkt, src, kind, got, den, pref, k)
-            k = 0
+            k = I0
             epoch += 1
     _bucket_batch(points, digits, buckets, bkt, src, kind, got, den, pref, k)
     return n_later, epoch + 1
@@ -479,25 +496,7 @@ def _sorted_rest(points, digits, rows, buckets, nb, kind, src, dst, den, pref):
     """Add ``rows`` to their buckets as :func:`window_affine` adds a window: sorted by bucket
     behind the bucket's own value, then summed pairwise in rounds (log2 of a bucket's rows
     rounds, where streaming would take one pass per row of the fullest bucket)."""
-    count = np.ones(nb, np.int64)  # the bucket's own value heads its list
-    for t in range(rows.shape[0]):
-        count[abs(digits[rows[t]]) - 1] += 1
-    start = np.empty(nb, np.int64)
-    total = 0
-    for b in range(nb):
-        start[b] = total
-        total += count[b]
-    pts = np.empty((total, 2, 2, 4), np.uint64)
-    fill = start.copy()
-    for b in range(nb):
-        C.store_affine(pts, fill[b], C.load_affine(buckets, b))
-        fill[b] += 1
-    for t in range(rows.shape[0]):
-        i = rows[t]
-        d = digits[i]
-        q = C.load_affine(points, i)
-        C.store_affine(pts, fill[abs(d) - 1], q if d > 0 else C.aff_neg(q))
-        fill[abs(d) - 1] += 1
+    pts, start, count = _bucket_lists(points, digits, rows, I0, rows.shape[0], nb, buckets)
     while _round(pts, start, count, I0, nb, kind, src, dst, den, pref):
         pass
     for b in range(nb):

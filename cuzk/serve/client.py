@@ -51,6 +51,10 @@ def _credentials(tls):
 class Client:
     """A connection to ``cuzk serve`` at ``address`` (``host:port`` or ``unix:///path``).
 
+    The channel asks grpc-core for low latency and makes no transparent retries
+    (:data:`cuzk.serve.config.NO_RETRIES_OPTION`): a call that never reached the daemon fails
+    UNAVAILABLE, and the caller repeats it (with the same request id, a submit is idempotent).
+
     Args:
         token: the bearer token of the daemon's ``[auth] token_file``.
         tls: None (plain), True (system CA roots), ``{"ca": ..., "cert": ..., "key": ...}``

@@ -19,11 +19,12 @@ variable's register, combined with :class:`~cuzk.circuit.Value` arithmetic (no P
 
 from __future__ import annotations
 
-from cuzk.circuit.lc import LinearCombination, Value
-from cuzk.circuit.ops import OP_ADD, OP_MUL, OP_SUB
+from cuzk.circuit.lc import LinearCombination, Value, Variable
+from cuzk.circuit.ops import OP_MUL, OP_SUB
 from cuzk.errors import CircuitError
 
-__all__ = ["AllocatedBit", "Boolean", "IS", "NOT", "CONSTANT"]
+__all__ = ["AllocatedBit", "Boolean", "IS", "NOT", "CONSTANT", "Not", "bare_xor", "bare_and", "bare_ch", "bare_maj",
+           "add_bare_bit", "xor_vars", "and_vars", "and_not_vars", "nor_vars"]
 
 IS, NOT, CONSTANT = "is", "not", "constant"
 
@@ -111,41 +112,209 @@ class AllocatedBit:
     @classmethod
     def xor(cls, cs, a: "AllocatedBit", b: "AllocatedBit", name: str = "xor constraint") -> "AllocatedBit":
         """``a ^ b``: new v and ``(2a) * b = a + b - v``."""
-        d = cs._emit_value(OP_SUB, _reg(cs, a.var), _reg(cs, b.var))
-        v = cs._private_at(cs._emit_value(OP_MUL, d, d))  # (a - b)^2 is a xor b on bits
-        r = cs.modulus
-        ai, bi = a.var.index, b.var.index
-        if ai == bi:
-            c = {ai: 2, v.index: r - 1}
-        else:
-            c = {ai: 1, bi: 1, v.index: r - 1}
-        cs._enforce_terms({ai: 2}, {bi: 1}, c, name)
-        return cls(v)
+        return cls(xor_vars(cs, a.var, b.var, name))
 
     @classmethod
     def and_(cls, cs, a: "AllocatedBit", b: "AllocatedBit", name: str = "and constraint") -> "AllocatedBit":
         """``a & b``: new v and ``a * b = v``."""
-        v = cs._private_at(cs._emit_value(OP_MUL, _reg(cs, a.var), _reg(cs, b.var)))
-        cs._enforce_terms({a.var.index: 1}, {b.var.index: 1}, {v.index: 1}, name)
-        return cls(v)
+        return cls(and_vars(cs, a.var, b.var, name))
 
     @classmethod
     def and_not(cls, cs, a: "AllocatedBit", b: "AllocatedBit", name: str = "and not constraint") -> "AllocatedBit":
         """``a & !b``: new v and ``a * (1 - b) = v``."""
-        nb = cs._emit_value(OP_SUB, 0, _reg(cs, b.var))  # register 0 holds the constant one
-        v = cs._private_at(cs._emit_value(OP_MUL, _reg(cs, a.var), nb))
-        cs._enforce_terms({a.var.index: 1}, {0: 1, b.var.index: cs.modulus - 1}, {v.index: 1}, name)
-        return cls(v)
+        return cls(and_not_vars(cs, a.var, b.var, name))
 
     @classmethod
     def nor(cls, cs, a: "AllocatedBit", b: "AllocatedBit", name: str = "nor constraint") -> "AllocatedBit":
         """``!a & !b``: new v and ``(1 - a) * (1 - b) = v``."""
-        na = cs._emit_value(OP_SUB, 0, _reg(cs, a.var))
-        nb = cs._emit_value(OP_SUB, 0, _reg(cs, b.var))
-        v = cs._private_at(cs._emit_value(OP_MUL, na, nb))
-        m = cs.modulus - 1
-        cs._enforce_terms({0: 1, a.var.index: m}, {0: 1, b.var.index: m}, {v.index: 1}, name)
-        return cls(v)
+        return cls(nor_vars(cs, a.var, b.var, name))
+
+
+# -- the rows of two allocated bits, on their bare variables (what AllocatedBit wraps) ----------
+
+def xor_vars(cs, a, b, name: str = "xor constraint"):
+    """:meth:`AllocatedBit.xor` of two bits' variables; the new variable."""
+    d = cs._emit_value(OP_SUB, _reg(cs, a), _reg(cs, b))
+    v = cs._private_at(cs._emit_value(OP_MUL, d, d))  # (a - b)^2 is a xor b on bits
+    ai, bi, r = a.index, b.index, cs.modulus
+    c = {ai: 2, v.index: r - 1} if ai == bi else {ai: 1, bi: 1, v.index: r - 1}
+    cs._enforce_terms({ai: 2}, {bi: 1}, c, name)
+    return v
+
+
+def and_vars(cs, a, b, name: str = "and constraint"):
+    """:meth:`AllocatedBit.and_` of two bits' variables; the new variable."""
+    v = cs._private_at(cs._emit_value(OP_MUL, _reg(cs, a), _reg(cs, b)))
+    cs._enforce_terms({a.index: 1}, {b.index: 1}, {v.index: 1}, name)
+    return v
+
+
+def and_not_vars(cs, a, b, name: str = "and not constraint"):
+    """:meth:`AllocatedBit.and_not` of two bits' variables; the new variable."""
+    nb = cs._emit_value(OP_SUB, 0, _reg(cs, b))  # register 0 holds the constant one
+    v = cs._private_at(cs._emit_value(OP_MUL, _reg(cs, a), nb))
+    cs._enforce_terms({a.index: 1}, {0: 1, b.index: cs.modulus - 1}, {v.index: 1}, name)
+    return v
+
+
+def nor_vars(cs, a, b, name: str = "nor constraint"):
+    """:meth:`AllocatedBit.nor` of two bits' variables; the new variable."""
+    na = cs._emit_value(OP_SUB, 0, _reg(cs, a))
+    nb = cs._emit_value(OP_SUB, 0, _reg(cs, b))
+    v = cs._private_at(cs._emit_value(OP_MUL, na, nb))
+    m = cs.modulus - 1
+    cs._enforce_terms({0: 1, a.index: m}, {0: 1, b.index: m}, {v.index: 1}, name)
+    return v
+
+
+# -- bare bits: a bool (constant), a Variable (Is) or a Not of one ------------------------------
+# bellpepper's Boolean operations with its constant folding, on bits without wrapper objects: the
+# SHA-256 circuit (cuzk/circuit/gadgets/sha256_bits.py) traces millions of them, and
+# :class:`Boolean` converts and calls the same functions, so the folding exists once.
+
+class Not:
+    """The negation of an allocated bit (bellpepper's ``Boolean::Not``)."""
+
+    __slots__ = ("var",)
+
+    def __init__(self, var):
+        self.var = var
+
+
+def _not(b):
+    if isinstance(b, bool):
+        return not b
+    if isinstance(b, Not):
+        return b.var
+    return Not(b)
+
+
+def _value(b):
+    """The witness of a bit: an int for a constant, else a Value."""
+    if isinstance(b, bool):
+        return int(b)
+    if isinstance(b, Not):
+        return 1 - b.var.value
+    return b.value
+
+
+def add_bare_bit(terms: dict, b, coeff: int, r: int) -> None:
+    """``terms += coeff * b`` (bellpepper's ``Boolean::lc``)."""
+    if b is False:
+        return
+    if b is True:
+        terms[0] = (terms.get(0, 0) + coeff) % r
+        return
+    if isinstance(b, Not):
+        terms[0] = (terms.get(0, 0) + coeff) % r
+        k, coeff = b.var.index, -coeff
+    else:
+        k = b.index
+    terms[k] = (terms.get(k, 0) + coeff) % r
+
+
+def _terms(r: int, *pairs) -> dict:
+    """``sum coeff * bit`` as reduced, zero-free terms {variable index: coefficient}."""
+    terms = {}
+    for coeff, b in pairs:
+        if type(b) is Variable:  # an allocated bit: add_bare_bit's last line
+            k = b.index
+            terms[k] = (terms.get(k, 0) + coeff) % r
+        else:
+            add_bare_bit(terms, b, coeff, r)
+    return {k: v for k, v in terms.items() if v}
+
+
+# -- Boolean operations with bellpepper's constant folding ------------------------------------
+
+def bare_xor(cs, a, b, name: str = "xor constraint"):
+    """``Boolean::xor`` of two bare bits."""
+    if a is False:
+        return b
+    if b is False:
+        return a
+    if a is True:
+        return _not(b)
+    if b is True:
+        return _not(a)
+    na, nb = isinstance(a, Not), isinstance(b, Not)
+    if na != nb:  # a XOR (NOT b) = NOT (a XOR b)
+        is_, not_ = (b, a) if na else (a, b)
+        return _not(bare_xor(cs, is_, not_.var, name))
+    if na:  # (NOT a) XOR (NOT b) = a XOR b
+        return xor_vars(cs, a.var, b.var, name)
+    return xor_vars(cs, a, b, name)
+
+
+def bare_and(cs, a, b, name: str | None = None):
+    """``Boolean::and`` of two bare bits (``name``: the row's, else its kind's)."""
+    if a is False or b is False:
+        return False
+    if a is True:
+        return b
+    if b is True:
+        return a
+    na, nb = isinstance(a, Not), isinstance(b, Not)
+    if not na and nb:
+        return and_not_vars(cs, a, b.var, name or "and not constraint")
+    if na and not nb:
+        return and_not_vars(cs, b, a.var, name or "and not constraint")
+    if na:
+        return nor_vars(cs, a.var, b.var, name or "nor constraint")
+    return and_vars(cs, a, b, name or "and constraint")
+
+
+def _ch_value(a, b, c):
+    av, bv, cv = _value(a), _value(b), _value(c)
+    return cv + av * (bv - cv)  # (a and b) xor ((not a) and c) on bits
+
+
+def bare_ch(cs, a, b, c, name: str = "ch computation"):
+    """``Boolean::sha256_ch`` of bare bits: ``(a and b) xor ((not a) and c)``."""
+    ca, cb, cc = isinstance(a, bool), isinstance(b, bool), isinstance(c, bool)
+    if ca and cb and cc:
+        return (a and b) ^ ((not a) and c)
+    if a is False:
+        return c
+    if b is False:
+        return bare_and(cs, _not(a), c)
+    if c is False:
+        return bare_and(cs, a, b)
+    if c is True:
+        return _not(bare_and(cs, a, _not(b)))
+    if b is True:
+        return _not(bare_and(cs, _not(a), _not(c)))
+    ch = cs._private_at(_ch_value(a, b, c).slot)
+    r = cs.modulus
+    cs._enforce_terms(_terms(r, (1, b), (-1, c)), _terms(r, (1, a)), _terms(r, (1, ch), (-1, c)), name)
+    return ch
+
+
+def bare_maj(cs, a, b, c, name: str = "maj computation"):
+    """``Boolean::sha256_maj`` of bare bits: ``(a and b) xor (a and c) xor (b and c)``."""
+    ca, cb, cc = isinstance(a, bool), isinstance(b, bool), isinstance(c, bool)
+    if ca and cb and cc:
+        return (a and b) ^ (a and c) ^ (b and c)
+    if a is False:
+        return bare_and(cs, b, c)
+    if b is False:
+        return bare_and(cs, a, c)
+    if c is False:
+        return bare_and(cs, a, b)
+    if c is True:
+        return _not(bare_and(cs, _not(a), _not(b)))
+    if b is True:
+        return _not(bare_and(cs, _not(a), _not(c)))
+    if a is True:
+        return _not(bare_and(cs, _not(b), _not(c)))
+    av, bv, cv = _value(a), _value(b), _value(c)
+    bc_v = bv * cv
+    maj = cs._private_at((bc_v + av * (bv + cv - 2 * bc_v)).slot)  # maj before bc, as bellpepper allocates
+    bc = bare_and(cs, b, c, "b and c")
+    r = cs.modulus
+    cs._enforce_terms(_terms(r, (2, bc), (-1, b), (-1, c)), _terms(r, (1, a)), _terms(r, (1, bc), (-1, maj)),
+                      name)
+    return maj
 
 
 class Boolean:
@@ -223,40 +392,29 @@ class Boolean:
         return _lc(cs, self.terms(cs.modulus, coeff % cs.modulus))
 
     # -- gates -----------------------------------------------------------------------------
+    def bare(self):
+        """The bit as :func:`bare_xor` and its kin take it: a bool, a Variable or a :class:`Not`."""
+        k = self.kind
+        return self.bit if k is CONSTANT else self.bit.var if k is IS else Not(self.bit.var)
+
+    @staticmethod
+    def of_bare(b) -> "Boolean":
+        """The inverse of :meth:`bare`."""
+        if isinstance(b, bool):
+            return _TRUE if b else _FALSE
+        if isinstance(b, Not):
+            return Boolean(NOT, AllocatedBit(b.var))
+        return Boolean(IS, AllocatedBit(b))
+
     @staticmethod
     def xor(cs, a: "Boolean", b: "Boolean", name: str = "xor constraint") -> "Boolean":
         """``a ^ b``: free with a constant; one row otherwise (Is/Not mixes negate the result)."""
-        ka, kb = a.kind, b.kind
-        if ka is CONSTANT and not a.bit:
-            return b
-        if kb is CONSTANT and not b.bit:
-            return a
-        if ka is CONSTANT:
-            return b.not_()
-        if kb is CONSTANT:
-            return a.not_()
-        if ka is kb:
-            return Boolean(IS, AllocatedBit.xor(cs, a.bit, b.bit, name))
-        # one Is and one Not: !(is ^ not.not()), with the Is bit first as bellperson orders it
-        is_, not_ = (a, b) if ka is IS else (b, a)
-        return Boolean(NOT, AllocatedBit.xor(cs, is_.bit, not_.bit, name))
+        return Boolean.of_bare(bare_xor(cs, a.bare(), b.bare(), name))
 
     @staticmethod
     def and_(cs, a: "Boolean", b: "Boolean", name: str | None = None) -> "Boolean":
         """``a & b``: free with a constant; else one of the and / and-not / nor rows."""
-        ka, kb = a.kind, b.kind
-        if (ka is CONSTANT and not a.bit) or (kb is CONSTANT and not b.bit):
-            return _FALSE
-        if ka is CONSTANT:
-            return b
-        if kb is CONSTANT:
-            return a
-        if ka is IS and kb is IS:
-            return Boolean(IS, AllocatedBit.and_(cs, a.bit, b.bit, name or "and constraint"))
-        if ka is NOT and kb is NOT:
-            return Boolean(IS, AllocatedBit.nor(cs, a.bit, b.bit, name or "nor constraint"))
-        is_, not_ = (a, b) if ka is IS else (b, a)
-        return Boolean(IS, AllocatedBit.and_not(cs, is_.bit, not_.bit, name or "and not constraint"))
+        return Boolean.of_bare(bare_and(cs, a.bare(), b.bare(), name))
 
     @staticmethod
     def or_(cs, a: "Boolean", b: "Boolean") -> "Boolean":
@@ -267,57 +425,13 @@ class Boolean:
     def sha256_ch(cs, a: "Boolean", b: "Boolean", c: "Boolean", name: str = "ch computation") -> "Boolean":
         """``(a & b) ^ (!a & c)``: the constant cases fold to at most one and-row; else a new
         bit ``ch`` and ``(b - c) * a = ch - c``."""
-        ka, kb, kc = a.kind, b.kind, c.kind
-        if ka is CONSTANT and kb is CONSTANT and kc is CONSTANT:
-            return Boolean.constant((a.bit and b.bit) or (not a.bit and c.bit))
-        if ka is CONSTANT and not a.bit:
-            return c
-        if kb is CONSTANT and not b.bit:
-            return Boolean.and_(cs, a.not_(), c)
-        if kc is CONSTANT and not c.bit:
-            return Boolean.and_(cs, a, b)
-        if kc is CONSTANT:  # c true
-            return Boolean.and_(cs, a, b.not_()).not_()
-        if kb is CONSTANT:  # b true
-            return Boolean.and_(cs, a.not_(), c.not_()).not_()
-        # a constant true, or nothing constant: the general row
-        cr = c._reg(cs)
-        t = cs._emit_value(OP_MUL, a._reg(cs), cs._emit_value(OP_SUB, b._reg(cs), cr))
-        ch = cs._private_at(cs._emit_value(OP_ADD, cr, t))  # c + a * (b - c)
-        r = cs.modulus
-        ct = c.terms(r)
-        cs._enforce_terms(_sub_terms(cs, b.terms(r), ct), a.terms(r), _sub_terms(cs, {ch.index: 1}, ct), name)
-        return Boolean(IS, AllocatedBit(ch))
+        return Boolean.of_bare(bare_ch(cs, a.bare(), b.bare(), c.bare(), name))
 
     @staticmethod
     def sha256_maj(cs, a: "Boolean", b: "Boolean", c: "Boolean", name: str = "maj computation") -> "Boolean":
         """``(a & b) ^ (a & c) ^ (b & c)``: constants fold to at most one and-row; else a new bit
         ``maj``, then ``bc = b & c`` and ``(2bc - b - c) * a = bc - maj``."""
-        ka, kb, kc = a.kind, b.kind, c.kind
-        if ka is CONSTANT and kb is CONSTANT and kc is CONSTANT:
-            return Boolean.constant((a.bit + b.bit + c.bit) >= 2)
-        if ka is CONSTANT and not a.bit:
-            return Boolean.and_(cs, b, c)
-        if kb is CONSTANT and not b.bit:
-            return Boolean.and_(cs, a, c)
-        if kc is CONSTANT and not c.bit:
-            return Boolean.and_(cs, a, b)
-        if kc is CONSTANT:
-            return Boolean.and_(cs, a.not_(), b.not_()).not_()
-        if kb is CONSTANT:
-            return Boolean.and_(cs, a.not_(), c.not_()).not_()
-        if ka is CONSTANT:
-            return Boolean.and_(cs, b.not_(), c.not_()).not_()
-        br, cr = b._reg(cs), c._reg(cs)
-        d = cs._emit_value(OP_SUB, br, cr)
-        t = cs._emit_value(OP_MUL, a._reg(cs), cs._emit_value(OP_MUL, d, d))
-        # maj = bc + a * (b xor c) on bits; the maj variable comes before bc's, as in bellperson
-        maj = cs._private_at(cs._emit_value(OP_ADD, cs._emit_value(OP_MUL, br, cr), t))
-        bc = Boolean.and_(cs, b, c, "b and c")
-        r = cs.modulus
-        lhs = _sub_terms(cs, _sub_terms(cs, bc.terms(r, 2), b.terms(r)), c.terms(r))
-        cs._enforce_terms(lhs, a.terms(r), _sub_terms(cs, bc.terms(r), {maj.index: 1}), name)
-        return Boolean(IS, AllocatedBit(maj))
+        return Boolean.of_bare(bare_maj(cs, a.bare(), b.bare(), c.bare(), name))
 
     @staticmethod
     def enforce_equal(cs, a: "Boolean", b: "Boolean", name: str = "enforce equal") -> None:

@@ -27,7 +27,7 @@ the digest comes back the same way (256 Booleans).
 from __future__ import annotations
 
 from cuzk.circuit.gadgets import sha256_bits as _bits
-from cuzk.circuit.gadgets.bit import CONSTANT, IS, NOT, AllocatedBit, Boolean
+from cuzk.circuit.gadgets.bit import Boolean
 from cuzk.circuit.gadgets.sha256_bits import IV, ROUND_CONSTANTS
 from cuzk.circuit.gadgets.uint32 import UInt32
 from cuzk.errors import CircuitError
@@ -37,25 +37,13 @@ __all__ = ["sha256", "sha256_block_no_padding", "sha256_compression_function", "
 
 
 def to_bare(bits) -> list:
-    """Booleans as :mod:`~cuzk.circuit.gadgets.sha256_bits`' bits: a bool, a Variable or a Not."""
-    out = []
-    for b in bits:
-        k = b.kind
-        out.append(b.bit if k is CONSTANT else b.bit.var if k is IS else _bits.Not(b.bit.var))
-    return out
+    """Booleans as :mod:`~cuzk.circuit.gadgets.sha256_bits`' bits (:meth:`Boolean.bare`)."""
+    return [b.bare() for b in bits]
 
 
 def from_bare(bits) -> list:
     """The inverse of :func:`to_bare`."""
-    out = []
-    for b in bits:
-        if isinstance(b, bool):
-            out.append(Boolean.constant(b))
-        elif isinstance(b, _bits.Not):
-            out.append(Boolean(NOT, AllocatedBit(b.var)))
-        else:
-            out.append(Boolean(IS, AllocatedBit(b)))
-    return out
+    return [Boolean.of_bare(b) for b in bits]
 
 
 def _words_from_bare(words) -> list:

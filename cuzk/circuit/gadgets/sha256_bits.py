@@ -27,7 +27,7 @@ identical compressions of a PoRep label, or the two of every tree-D level, are t
 from __future__ import annotations
 
 from cuzk.circuit.lc import LinearCombination, Variable
-from cuzk.circuit.gadgets.bit import AllocatedBit
+from cuzk.circuit.gadgets.bit import Not, add_bare_bit, bare_ch, bare_maj, bare_xor
 from cuzk.circuit.template_cache import TemplateCache
 from cuzk.errors import CircuitError
 
@@ -48,181 +48,15 @@ ROUND_CONSTANTS = (
 IV = (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
 
 
-class Not:
-    """The negation of an allocated bit (bellpepper's ``Boolean::Not``)."""
-
-    __slots__ = ("var",)
-
-    def __init__(self, var):
-        self.var = var
-
-
-def _not(b):
-    if isinstance(b, bool):
-        return not b
-    if isinstance(b, Not):
-        return b.var
-    return Not(b)
-
-
-def _value(b):
-    """The witness of a bit: an int for a constant, else a Value."""
-    if isinstance(b, bool):
-        return int(b)
-    if isinstance(b, Not):
-        return 1 - b.var.value
-    return b.value
-
-
-def _add_bit(terms: dict, b, coeff: int, r: int) -> None:
-    """``terms += coeff * b`` (bellpepper's ``Boolean::lc``)."""
-    if b is False:
-        return
-    if b is True:
-        terms[0] = (terms.get(0, 0) + coeff) % r
-        return
-    if isinstance(b, Not):
-        terms[0] = (terms.get(0, 0) + coeff) % r
-        k, coeff = b.var.index, -coeff
-    else:
-        k = b.index
-    terms[k] = (terms.get(k, 0) + coeff) % r
-
-
-def _terms(r: int, *pairs) -> dict:
-    """``sum coeff * bit`` as reduced, zero-free terms {variable index: coefficient}."""
-    terms = {}
-    for coeff, b in pairs:
-        if type(b) is Variable:  # an allocated bit: _add_bit's last line
-            k = b.index
-            terms[k] = (terms.get(k, 0) + coeff) % r
-        else:
-            _add_bit(terms, b, coeff, r)
-    return {k: v for k, v in terms.items() if v}
-
-
-# -- AllocatedBit operations (each: a new variable, then its row) -----------------------------
-# Millions of these are traced per PoRep partition, so they take the constraint system's lean
-# paths (``_private_at``, ``_enforce_terms``: cuzk/circuit/cs.py) and emit the witness ops
-# themselves; the rows are those of the public API's ``private`` / ``enforce``.
+# The bit operations (bellpepper's constant folding and rows) are cuzk.circuit.gadgets.bit's bare
+# ones, which the Boolean gadget also calls.
 
 def _alloc_bit(cs, slot: int, name=None):
-    """circuit_num.alloc_bit's row ``(1 - b) * b = 0`` for a bit whose witness is register ``slot``."""
+    """An allocated bit's row ``(1 - b) * b = 0`` for a bit whose witness is register ``slot``."""
     b = cs._private_at(slot)
     k = b.index
     cs._enforce_terms({0: 1, k: cs.modulus - 1}, {k: 1}, {}, name)
     return b
-
-
-# The rows of two allocated bits are cuzk.circuit.gadgets.bit.AllocatedBit's (the same rows and
-# names as bellpepper's); here a bit is its bare Variable, so each call wraps and unwraps it.
-
-def _bit_xor(cs, a, b):
-    return AllocatedBit.xor(cs, AllocatedBit(a), AllocatedBit(b)).var
-
-
-def _bit_and(cs, a, b):
-    return AllocatedBit.and_(cs, AllocatedBit(a), AllocatedBit(b)).var
-
-
-def _bit_and_not(cs, a, b):
-    return AllocatedBit.and_not(cs, AllocatedBit(a), AllocatedBit(b)).var
-
-
-def _bit_nor(cs, a, b):
-    return AllocatedBit.nor(cs, AllocatedBit(a), AllocatedBit(b)).var
-
-
-# -- Boolean operations with bellpepper's constant folding ------------------------------------
-
-def xor(cs, a, b):
-    """``Boolean::xor``."""
-    if a is False:
-        return b
-    if b is False:
-        return a
-    if a is True:
-        return _not(b)
-    if b is True:
-        return _not(a)
-    na, nb = isinstance(a, Not), isinstance(b, Not)
-    if na != nb:  # a XOR (NOT b) = NOT (a XOR b)
-        is_, not_ = (b, a) if na else (a, b)
-        return _not(xor(cs, is_, not_.var))
-    if na:  # (NOT a) XOR (NOT b) = a XOR b
-        return _bit_xor(cs, a.var, b.var)
-    return _bit_xor(cs, a, b)
-
-
-def and_(cs, a, b):
-    """``Boolean::and``."""
-    if a is False or b is False:
-        return False
-    if a is True:
-        return b
-    if b is True:
-        return a
-    na, nb = isinstance(a, Not), isinstance(b, Not)
-    if not na and nb:
-        return _bit_and_not(cs, a, b.var)
-    if na and not nb:
-        return _bit_and_not(cs, b, a.var)
-    if na:
-        return _bit_nor(cs, a.var, b.var)
-    return _bit_and(cs, a, b)
-
-
-def _ch_value(a, b, c):
-    av, bv, cv = _value(a), _value(b), _value(c)
-    return cv + av * (bv - cv)  # (a and b) xor ((not a) and c) on bits
-
-
-def sha256_ch(cs, a, b, c):
-    """``Boolean::sha256_ch``: ``(a and b) xor ((not a) and c)``."""
-    ca, cb, cc = isinstance(a, bool), isinstance(b, bool), isinstance(c, bool)
-    if ca and cb and cc:
-        return (a and b) ^ ((not a) and c)
-    if a is False:
-        return c
-    if b is False:
-        return and_(cs, _not(a), c)
-    if c is False:
-        return and_(cs, a, b)
-    if c is True:
-        return _not(and_(cs, a, _not(b)))
-    if b is True:
-        return _not(and_(cs, _not(a), _not(c)))
-    ch = cs._private_at(_ch_value(a, b, c).slot)
-    r = cs.modulus
-    cs._enforce_terms(_terms(r, (1, b), (-1, c)), _terms(r, (1, a)), _terms(r, (1, ch), (-1, c)), "ch computation")
-    return ch
-
-
-def sha256_maj(cs, a, b, c):
-    """``Boolean::sha256_maj``: ``(a and b) xor (a and c) xor (b and c)``."""
-    ca, cb, cc = isinstance(a, bool), isinstance(b, bool), isinstance(c, bool)
-    if ca and cb and cc:
-        return (a and b) ^ (a and c) ^ (b and c)
-    if a is False:
-        return and_(cs, b, c)
-    if b is False:
-        return and_(cs, a, c)
-    if c is False:
-        return and_(cs, a, b)
-    if c is True:
-        return _not(and_(cs, _not(a), _not(b)))
-    if b is True:
-        return _not(and_(cs, _not(a), _not(c)))
-    if a is True:
-        return _not(and_(cs, _not(b), _not(c)))
-    av, bv, cv = _value(a), _value(b), _value(c)
-    bc_v = bv * cv
-    maj = cs._private_at((bc_v + av * (bv + cv - 2 * bc_v)).slot)  # maj before bc, as bellpepper allocates
-    bc = and_(cs, b, c)
-    r = cs.modulus
-    cs._enforce_terms(_terms(r, (2, bc), (-1, b), (-1, c)), _terms(r, (1, a)), _terms(r, (1, bc), (-1, maj)),
-                      "maj computation")
-    return maj
 
 
 # -- UInt32 and MultiEq ------------------------------------------------------------------------
@@ -279,15 +113,15 @@ class UInt32:
         return UInt32(self.bits[by:] + [False] * by)
 
     def xor(self, cs, other: "UInt32") -> "UInt32":
-        return UInt32([xor(cs, a, b) for a, b in zip(self.bits, other.bits)])
+        return UInt32([bare_xor(cs, a, b) for a, b in zip(self.bits, other.bits)])
 
     @staticmethod
     def ch(cs, a, b, c) -> "UInt32":
-        return UInt32([sha256_ch(cs, x, y, z) for x, y, z in zip(a.bits, b.bits, c.bits)])
+        return UInt32([bare_ch(cs, x, y, z) for x, y, z in zip(a.bits, b.bits, c.bits)])
 
     @staticmethod
     def maj(cs, a, b, c) -> "UInt32":
-        return UInt32([sha256_maj(cs, x, y, z) for x, y, z in zip(a.bits, b.bits, c.bits)])
+        return UInt32([bare_maj(cs, x, y, z) for x, y, z in zip(a.bits, b.bits, c.bits)])
 
     @staticmethod
     def addmany(cs, meq: MultiEq, operands) -> "UInt32":
@@ -296,7 +130,7 @@ class UInt32:
         terms, all_const = {}, True
         for op in operands:
             for i, b in enumerate(op.bits):
-                _add_bit(terms, b, 1 << i, r)
+                add_bare_bit(terms, b, 1 << i, r)
                 all_const = all_const and isinstance(b, bool)
         if all_const:
             return UInt32.constant(terms.get(0, 0) % (1 << 32))

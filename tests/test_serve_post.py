@@ -106,7 +106,9 @@ def test_submit_await_cancel_and_queue_positions(served):
     assert [s.job_id for s in subs] == ["q-0", "q-1", "q-2", "q-3"]
     # one prove worker: q-0 runs (or is next), the rest queue behind it in submission order
     assert [s.queue_position for s in subs[1:]] == sorted(s.queue_position for s in subs[1:])
-    assert subs[3].queue_position >= 1
+    # q-3 waits behind what is queued; position 0 only once q-2 has started (proofs this small can
+    # drain the queue while a loaded host is still making the four submits)
+    assert subs[3].queue_position >= 1 or srv.daemon.jobs.get("q-2").started
     # idempotent: the same id and request returns the same job, never a second proof
     assert client.submit(**reqs[2]).job_id == "q-2"
     with pytest.raises(grpc.RpcError) as e:

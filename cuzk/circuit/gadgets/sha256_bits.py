@@ -28,10 +28,11 @@ from __future__ import annotations
 
 from cuzk.circuit.lc import LinearCombination, Variable
 from cuzk.circuit.gadgets.bit import Not, add_bare_bit, bare_ch, bare_maj, bare_xor
+from cuzk.circuit.gadgets.multieq import MultiEq
 from cuzk.circuit.template_cache import TemplateCache
 from cuzk.errors import CircuitError
 
-__all__ = ["Not", "UInt32", "MultiEq", "sha256", "compress", "compress_cached", "padding", "ROUND_CONSTANTS", "IV"]
+__all__ = ["Not", "UInt32", "sha256", "compress", "compress_cached", "padding", "ROUND_CONSTANTS", "IV"]
 
 # FIPS 180-4 §4.2.2: the first 32 bits of the fractional parts of the cube roots of the first 64 primes
 ROUND_CONSTANTS = (
@@ -59,32 +60,7 @@ def _alloc_bit(cs, slot: int, name=None):
     return b
 
 
-# -- UInt32 and MultiEq ------------------------------------------------------------------------
-
-class MultiEq:
-    """bellpepper's ``MultiEq``: sum equalities packed 254 bits to a row ``lhs * 1 = rhs``."""
-
-    def __init__(self, cs):
-        self.cs, self.bits_used, self.lhs, self.rhs = cs, 0, {}, {}
-        self.capacity = cs.modulus.bit_length() - 1  # bits below r: 254 on BLS12-381
-
-    def enforce_equal(self, num_bits: int, lhs: dict, rhs: dict) -> None:
-        if self.capacity <= self.bits_used + num_bits:
-            self.flush()
-        r, coeff = self.cs.modulus, 1 << self.bits_used
-        for acc, src in ((self.lhs, lhs), (self.rhs, rhs)):
-            for k, v in src.items():
-                acc[k] = (acc.get(k, 0) + coeff * v) % r
-        self.bits_used += num_bits
-
-    def flush(self) -> None:
-        if not self.bits_used:
-            return
-        lhs = {k: v for k, v in self.lhs.items() if v}
-        rhs = {k: v for k, v in self.rhs.items() if v}
-        self.cs._enforce_terms(lhs, {0: 1}, rhs, "multieq")
-        self.bits_used, self.lhs, self.rhs = 0, {}, {}
-
+# -- UInt32 (its sums batched by cuzk.circuit.gadgets.multieq.MultiEq) ----------------------------
 
 class UInt32:
     """32 bits, least significant first (bellpepper's ``UInt32``)."""
@@ -124,8 +100,9 @@ class UInt32:
         return UInt32([bare_maj(cs, x, y, z) for x, y, z in zip(a.bits, b.bits, c.bits)])
 
     @staticmethod
-    def addmany(cs, meq: MultiEq, operands) -> "UInt32":
-        """The sum mod 2^32: result bits allocated (carries included), then one MultiEq equality."""
+    def addmany(cs, meq: MultiEq, operands, name: str = "result bit") -> "UInt32":
+        """The sum mod 2^32: result bits allocated (carries included, rows ``name i``), then one
+        MultiEq equality; all-constant operands give a constant and no row."""
         r = cs.modulus
         terms, all_const = {}, True
         for op in operands:
@@ -137,7 +114,7 @@ class UInt32:
         terms = {k: v for k, v in terms.items() if v}
         total = LinearCombination(cs, terms).value
         n = (len(operands) * 0xFFFFFFFF).bit_length()
-        out = [_alloc_bit(cs, v.slot, f"result bit {i}") for i, v in enumerate(total.bits(n))]
+        out = [_alloc_bit(cs, v.slot, f"{name} {i}") for i, v in enumerate(total.bits(n))]
         meq.enforce_equal(n, terms, {b.index: 1 << i for i, b in enumerate(out)})
         return UInt32(out[:32])
 
@@ -179,7 +156,7 @@ def compress(cs, block, state):
     out += [UInt32.addmany(cs, meq, [state[1 + j], x]) for j, x in enumerate((b, c, d))]
     out.append(compute(e, [state[4]]))
     out += [UInt32.addmany(cs, meq, [state[5 + j], x]) for j, x in enumerate((f, g, h))]
-    meq.flush()  # MultiEq's drop at the end of the compression
+    meq.close()  # MultiEq's drop at the end of the compression
     return out
 
 

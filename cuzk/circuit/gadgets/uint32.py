@@ -17,7 +17,8 @@ rotations and shifts are free, xor / ch / maj go bit by bit with constant foldin
 
 from __future__ import annotations
 
-from cuzk.circuit.gadgets.bit import CONSTANT, IS, NOT, AllocatedBit, Boolean
+from cuzk.circuit.gadgets import sha256_bits  # its bare-bit words' addmany is this one's
+from cuzk.circuit.gadgets.bit import CONSTANT, Boolean
 from cuzk.circuit.lc import LinearCombination
 from cuzk.errors import CircuitError
 
@@ -135,38 +136,7 @@ class UInt32:
         n = len(operands)
         if not 2 <= n <= 10:
             raise CircuitError(f"UInt32.addmany takes 2 to 10 operands, got {n}")
-        r = cs.modulus
-        max_value = n * _MASK
-        lhs: dict = {}
-        all_constants = True
-        total = 0
-        for op in operands:
-            coeff = 1
-            for bit in op.bits:
-                k = bit.kind
-                if k is IS:
-                    i = bit.bit.var.index
-                    lhs[i] = (lhs.get(i, 0) + coeff) % r
-                    all_constants = False
-                elif k is NOT:
-                    i = bit.bit.var.index
-                    lhs[0] = (lhs.get(0, 0) + coeff) % r
-                    lhs[i] = (lhs.get(i, 0) - coeff) % r
-                    all_constants = False
-                elif bit.bit:
-                    lhs[0] = (lhs.get(0, 0) + coeff) % r
-                    total += coeff
-                coeff <<= 1
-        if all_constants:
-            return UInt32.constant(total & _MASK)
-        lhs = {k: v for k, v in lhs.items() if v}
-        n_bits = max_value.bit_length()
-        # the sum's witness: one combination op over the operands' bits, then its low n_bits
-        vals = LinearCombination(cs, lhs).value.bits(n_bits)
-        result_bits, rhs = [], {}
-        for i in range(n_bits):
-            b = AllocatedBit.alloc(cs, vals[i], f"{name} {i}")
-            rhs[b.var.index] = 1 << i
-            result_bits.append(Boolean(IS, b))
-        multieq.enforce_equal(n_bits, lhs, rhs)
-        return UInt32(result_bits[:32])
+        out = sha256_bits.UInt32.addmany(cs, multieq, [sha256_bits.UInt32([b.bare() for b in op.bits])
+                                                       for op in operands], name)
+        bits = [Boolean.of_bare(b) for b in out.bits]
+        return UInt32(bits, _const_value(bits))

@@ -3,10 +3,10 @@
 
 Alternates the ways round by round (in-process; gRPC over loopback TCP and over a Unix socket;
 and a bare grpcio handler on loopback TCP that only calls ``Engine.submit(...).result()`` on the
-same Engine and returns the proof's bytes, no daemon code, the daemon's and cuzk's client's channel options) so drift hits them alike, then prints
-each way's median and p90 and the median difference and ratio against in-process. The bare way
-is grpcio's own cost for a call whose handler blocks while a proof runs: what the daemon adds
-beyond it is the daemon's.
+same Engine and returns the proof's bytes: no daemon code, the daemon's and cuzk's client's
+channel options) so drift hits them alike, then prints each way's median and p90 and the
+median difference and ratio against in-process. The bare way is grpcio's own cost for a call
+whose handler blocks while a proof runs: what the daemon adds beyond it is the daemon's.
 
     .venv/bin/python benchmarks/serve_bench.py --proofs 300
 """

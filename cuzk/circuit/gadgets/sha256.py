@@ -33,7 +33,7 @@ from cuzk.circuit.gadgets.uint32 import UInt32
 from cuzk.errors import CircuitError
 
 __all__ = ["sha256", "sha256_block_no_padding", "sha256_compression_function", "sha256_iv", "sha256_padding",
-           "ROUND_CONSTANTS", "IV", "to_bare", "from_bare"]
+           "ROUND_CONSTANTS", "IV", "to_bare", "from_bare", "words_to_bare", "words_from_bare"]
 
 
 def to_bare(bits) -> list:
@@ -46,11 +46,13 @@ def from_bare(bits) -> list:
     return [Boolean.of_bare(b) for b in bits]
 
 
-def _words_from_bare(words) -> list:
+def words_from_bare(words) -> list:
+    """Bare-bit words (:class:`cuzk.circuit.gadgets.sha256_bits.UInt32`) as Boolean :class:`UInt32`."""
     return [UInt32.from_bits(from_bare(w.bits)) for w in words]
 
 
-def _words_to_bare(words) -> list:
+def words_to_bare(words) -> list:
+    """The inverse of :func:`words_from_bare`."""
     return [_bits.UInt32(to_bare(w.bits)) for w in words]
 
 
@@ -94,4 +96,4 @@ def sha256_compression_function(cs, input_bits, current_hash) -> list:
     input_bits = list(input_bits)
     if len(input_bits) != 512 or len(current_hash) != 8:
         raise CircuitError(f"a compression takes 512 bits and 8 words, got {len(input_bits)} and {len(current_hash)}")
-    return _words_from_bare(_bits.compress(cs, to_bare(input_bits), _words_to_bare(current_hash)))
+    return words_from_bare(_bits.compress(cs, to_bare(input_bits), words_to_bare(current_hash)))

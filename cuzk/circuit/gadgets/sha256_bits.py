@@ -167,7 +167,7 @@ def _code(b):
 
 
 def _stamped_compress(cs, pattern, variables):
-    """The template side of :func:`_compress_cached`: rebuild the bits, compress, flatten."""
+    """The template side of :func:`compress_cached`: rebuild the bits, compress, flatten."""
     it = iter(variables)
     bits = [p if isinstance(p, bool) else (Not(next(it)) if p == "n" else next(it)) for p in pattern]
     state = [UInt32(bits[512 + 32 * j:512 + 32 * (j + 1)]) for j in range(8)]
@@ -180,10 +180,13 @@ def _stamped_compress(cs, pattern, variables):
 
 def compress_cached(cs, cache: TemplateCache, block, state):
     """:func:`compress`, stamped from ``cache``'s template of this input pattern (traced on the
-    first call of a pattern): the same rows, variables and witness."""
+    first call of a pattern): the same rows, variables and witness. An all-constant input folds
+    to constant words with no row, so it is compressed in place (nothing to stamp)."""
     bits = list(block) + [b for word in state for b in word.bits]
-    pattern = tuple(_code(b) for b in bits)
     variables = [b.var if isinstance(b, Not) else b for b in bits if not isinstance(b, bool)]
+    if not variables:
+        return compress(cs, block, state)
+    pattern = tuple(_code(b) for b in bits)
     flat = cache.call(cs, _stamped_compress, pattern, variables)
     return [UInt32(flat[32 * j:32 * (j + 1)]) for j in range(8)]
 
@@ -207,8 +210,5 @@ def sha256(cs, bits, cache: TemplateCache | None = None, name: str | None = None
     for k in range(0, len(padded), 512):
         block = padded[k:k + 512]
         with cs.namespace(f"block {k // 512}" if name is None else f"{name}/block {k // 512}"):
-            if cache is None or all(isinstance(b, bool) for b in block + [x for w in cur for x in w.bits]):
-                cur = compress(cs, block, cur)
-            else:
-                cur = compress_cached(cs, cache, block, cur)
+            cur = compress(cs, block, cur) if cache is None else compress_cached(cs, cache, block, cur)
     return [b for word in cur for b in word.bits_be()]

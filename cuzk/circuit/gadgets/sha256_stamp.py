@@ -27,8 +27,7 @@ templates; each block runs in the namespace ``block i`` like :func:`sha256`'s.
 from __future__ import annotations
 
 from cuzk.circuit.gadgets import sha256_bits as _bits
-from cuzk.circuit.gadgets.sha256 import from_bare, sha256_compression_function, to_bare
-from cuzk.circuit.gadgets.uint32 import UInt32
+from cuzk.circuit.gadgets.sha256 import from_bare, to_bare, words_from_bare, words_to_bare
 from cuzk.circuit.template_cache import TemplateCache
 from cuzk.errors import CircuitError
 
@@ -52,12 +51,7 @@ class Sha256Stamper:
         bits = list(input_bits)
         if len(bits) != 512 or len(current_hash) != 8:
             raise CircuitError(f"a compression takes 512 bits and 8 words, got {len(bits)} and {len(current_hash)}")
-        block = to_bare(bits)
-        state = [_bits.UInt32(to_bare(w.bits)) for w in current_hash]
-        if all(isinstance(b, bool) for b in block + [x for w in state for x in w.bits]):
-            return sha256_compression_function(self.cs, bits, list(current_hash))  # folds to constants
-        out = _bits.compress_cached(self.cs, self._cache, block, state)
-        return [UInt32.from_bits(from_bare(w.bits)) for w in out]
+        return words_from_bare(_bits.compress_cached(self.cs, self._cache, to_bare(bits), words_to_bare(current_hash)))
 
     def sha256(self, bits) -> list:
         """:func:`~cuzk.circuit.gadgets.sha256`, its compressions stamped; 256 Booleans."""

@@ -23,6 +23,7 @@ from cuzk.errors import ClusterError, DeadlineExceededError, InputError, ProofVe
 from cuzk.groth16 import setup, verify  # noqa: E402
 from cuzk.timeline import EventKind as K  # noqa: E402
 from cluster_support import SlowProver, Unpicklable  # noqa: E402
+from ray_startup import START_TIMEOUT_S, patient_nodes  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SKEWS_S = (0.0, 3.0, -2.0)  # injected per node: the merge must remove them
@@ -36,18 +37,21 @@ def cluster():
     env = {"PYTHONPATH": os.pathsep.join([HERE, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # the nodes' processes inherit it
-    c = Cluster(initialize_head=True, head_node_args=dict(
-        include_dashboard=False,
-        **NODE))
     try:
-        assert c.address.startswith("127.0.0.1:"), c.address  # loopback only
-        workers = [c.add_node(**NODE) for _ in range(2)]
-        c.wait_for_nodes()
-        yield c, workers
+        with patient_nodes():
+            c = Cluster(initialize_head=True, head_node_args=dict(
+                include_dashboard=False,
+                **NODE))
+            try:
+                assert c.address.startswith("127.0.0.1:"), c.address  # loopback only
+                workers = [c.add_node(**NODE) for _ in range(2)]
+                c.wait_for_nodes(timeout=START_TIMEOUT_S)
+                yield c, workers
+            finally:
+                if ray.is_initialized():
+                    ray.shutdown()
+                c.shutdown()
     finally:
-        if ray.is_initialized():
-            ray.shutdown()
-        c.shutdown()
         for k, v in old.items():
             if v is None:
                 os.environ.pop(k, None)

@@ -21,6 +21,7 @@ from cuzk.errors import ClusterError  # noqa: E402
 from cuzk.groth16 import verify  # noqa: E402
 from cuzk.timeline import EventKind as K  # noqa: E402
 from test_cluster import _public, cube  # noqa: E402, F401  (cube: the module-scoped Cube key fixture)
+from ray_startup import START_TIMEOUT_S, patient_nodes  # noqa: E402
 
 NODE = dict(num_cpus=1, object_store_memory=80 * 2**20, node_ip_address="127.0.0.1")
 KEY = "$CUZK_KEYS/cube.params"  # each node reads it from its own folder
@@ -40,18 +41,19 @@ def cluster(keys):
     from ray.cluster_utils import Cluster
 
     good, _ = keys
-    c = Cluster(initialize_head=True, head_node_args=dict(
-        include_dashboard=False, num_gpus=0, env_vars={"CUZK_KEYS": good}, **NODE))
-    try:
-        assert c.address.startswith("127.0.0.1:"), c.address  # loopback only
-        c.add_node(num_gpus=0, env_vars={"CUZK_KEYS": good}, **NODE)
-        c.wait_for_nodes()
-        ray.init(address=c.address)  # the engine reuses it: its actors can be checked after close()
-        yield c
-    finally:
-        if ray.is_initialized():
-            ray.shutdown()
-        c.shutdown()
+    with patient_nodes():  # also for the nodes the tests add
+        c = Cluster(initialize_head=True, head_node_args=dict(
+            include_dashboard=False, num_gpus=0, env_vars={"CUZK_KEYS": good}, **NODE))
+        try:
+            assert c.address.startswith("127.0.0.1:"), c.address  # loopback only
+            c.add_node(num_gpus=0, env_vars={"CUZK_KEYS": good}, **NODE)
+            c.wait_for_nodes(timeout=START_TIMEOUT_S)
+            ray.init(address=c.address)  # the engine reuses it: its actors can be checked after close()
+            yield c
+        finally:
+            if ray.is_initialized():
+                ray.shutdown()
+            c.shutdown()
 
 
 @pytest.fixture(scope="module")

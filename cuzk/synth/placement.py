@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import itertools
 import mmap
+import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import attrs
@@ -134,10 +136,11 @@ def _steps(b, f: Fragment):
     return [(i0, min(b.k, i0 + step)) for i0 in range(0, b.k, step)]
 
 
-def _place_rows(cs, frags, rows, m: int, tables: _Tables, tick):
-    """Matrix ``m``'s row pointers, variable positions and coefficient ids, traced runs and
-    stamped blocks in recording order."""
-    tl, tc, tf, tp = _traced_rows(cs, rows, tables)
+def _place_rows(cs, frags, traced, m: int, tick):
+    """Matrix ``m``'s row pointers, variable positions and coefficient ids, traced runs
+    (``traced``: :func:`_traced_rows` of its rows) and stamped blocks in recording order."""
+    rows = (cs.a, cs.b, cs.c)[m]
+    tl, tc, tf, tp = traced
     nnz = int(tp[-1]) + sum(b.k * f.cols[m].shape[0] for b, f in zip(cs._blocks, frags))
     indptr = populated(cs.n_constraints + 1, np.int64)  # row lengths first, summed at the end
     indptr[0] = 0
@@ -214,16 +217,29 @@ def _names(cs, frags):
     return RowNames([*segs, cs.names[t_row:]])
 
 
-def _assemble(cs, tables: _Tables, *, roles: bool, tick=None, on_matrix=None) -> Fragment:
+def _assemble(cs, tables: _Tables, *, roles: bool, tick=None, on_matrix=None, pool=None) -> Fragment:
     """``cs`` as a :class:`Fragment`; ``on_matrix(m, indptr, cols, coef)`` may take each matrix
-    as soon as it is placed (returning what the fragment keeps of it)."""
+    as soon as it is placed (returning what the fragment keeps of it). With ``pool`` (an
+    executor) the three matrices are placed on it while this thread places the witness program:
+    the stamping kernels release the GIL, so the copies of a large circuit's blocks run on
+    every core."""
     tick = tick or (lambda n: None)
     frags = [fragment(b.template, tables) for b in cs._blocks]
-    parts = []
-    for m, rows in enumerate((cs.a, cs.b, cs.c)):
-        part = _place_rows(cs, frags, rows, m, tables, tick)
-        parts.append(part if on_matrix is None else on_matrix(m, *part))
-    code, out_roles = _place_code(cs, frags, tables, roles, tick)
+    # the traced rows first, A, B, C in turn: coefficient ids are numbered in that order
+    # whichever thread places a matrix
+    traced = [_traced_rows(cs, rows, tables) for rows in (cs.a, cs.b, cs.c)]
+
+    def matrix(m):
+        part = _place_rows(cs, frags, traced[m], m, tick)
+        return part if on_matrix is None else on_matrix(m, *part)
+
+    if pool is None:
+        parts = [matrix(m) for m in range(3)]
+        code, out_roles = _place_code(cs, frags, tables, roles, tick)
+    else:
+        futures = [pool.submit(matrix, m) for m in range(3)]
+        code, out_roles = _place_code(cs, frags, tables, roles, tick)
+        parts = [f.result() for f in futures]
     indptr, cols, coef = zip(*parts)
     return Fragment(indptr, cols, coef, code, out_roles, _names(cs, frags))
 
@@ -256,16 +272,18 @@ def compile_system(cs, spec, progress: Progress | None = None):
         b.k * (f.code.shape[0] + sum(c.shape[0] for c in f.cols)) for b, f in zip(cs._blocks, frags))
     progress.stage("place", words)
     done = [0]
+    lock = threading.Lock()  # the matrices are placed on several threads
 
     def tick(k: int) -> None:
-        done[0] += k
-        progress.update(done[0])
+        with lock:
+            done[0] += k
+            progress.update(done[0])
 
     hasher = R1csHasher(n_pub, n_prv, cs.n_constraints)
-    mats = []
-    # one worker hashes A, B and C in order, each as soon as it is placed; the R1CS is returned
-    # with the digest pending (PendingDigest: read on demand), so the hashing of the last matrix
-    # overlaps what the caller does next (its first synthesis) instead of the compile's end
+    mats = [None, None, None]
+    # one worker hashes A, B and C in order, each as soon as it and those before it are placed;
+    # the R1CS is returned with the digest pending (PendingDigest: read on demand), so the
+    # hashing of the last matrix overlaps what the caller does next (its first synthesis)
     pool = ThreadPoolExecutor(1, thread_name_prefix="cuzk-digest")
     adds = []
 
@@ -278,15 +296,20 @@ def compile_system(cs, spec, progress: Progress | None = None):
         for a in range(0, cols.shape[0], _CHUNK):
             cols[a:a + _CHUNK] = final[cols[a:a + _CHUNK]]
         sort_rows(indptr, cols, coef)
+        # every coefficient is numbered by now (the traced rows come before any matrix is placed)
         table = field.from_ints(list(tables.coef)) if tables.coef else np.zeros((0, limbs), np.uint64)
-        mats.append(CsrMatrix(indptr=indptr, indices=cols, coeff_table=table, coeff_index=coef))
-        adds.append(pool.submit(hasher.add, mats[-1]))
+        with lock:
+            mats[m] = CsrMatrix(indptr=indptr, indices=cols, coeff_table=table, coeff_index=coef)
+            while len(adds) < 3 and mats[len(adds)] is not None:
+                adds.append(pool.submit(hasher.add, mats[len(adds)]))
         return None, None, None
 
+    placers = ThreadPoolExecutor(min(3, os.cpu_count() or 1), thread_name_prefix="cuzk-place")
     try:
-        frag = _assemble(cs, tables, roles=False, tick=tick, on_matrix=finish_matrix)
+        frag = _assemble(cs, tables, roles=False, tick=tick, on_matrix=finish_matrix, pool=placers)
         digest = PendingDigest(pool.submit(hexdigest))
     finally:
+        placers.shutdown(wait=True)
         pool.shutdown(wait=False)  # the worker ends once its queue is done
     progress.update(words)
     r1cs = R1CS.build(n_pub, n_prv, *mats, names=frag.names, curve=cs.curve, digest=digest)

@@ -26,7 +26,7 @@ import numpy as np
 from cuzk.curve.group import Group
 from cuzk.errors import InputError, NotInSubgroupError, NotOnCurveError, PointEncodingError, UnsupportedCurveError
 
-__all__ = ["encoded_size", "point_to_bytes", "point_from_bytes", "points_to_bytes", "points_from_bytes"]
+__all__ = ["encoded_size", "point_to_bytes", "point_from_bytes", "points_to_bytes", "points_from_bytes", "compressed_from_coords"]
 
 
 def encoded_size(group: Group, compressed: bool = True) -> int:
@@ -62,6 +62,29 @@ def point_to_bytes(group: Group, point, *, compressed: bool = True) -> bytes:
     if arr.shape != group.point_shape:
         raise PointEncodingError(f"{group.name}: expected one point of shape {group.point_shape}, got {arr.shape}")
     return points_to_bytes(group, arr, compressed=compressed)
+
+
+def compressed_from_coords(x: tuple, y: tuple, modulus: int, coord_bytes: int) -> bytes:
+    """The compressed encoding of one affine point from its canonical int coordinates (``x``
+    and ``y`` each a tuple of 1 (G1) or 2 (G2: c0, c1) ints; the identity as zeros), in plain
+    Python: a proof's three points cost less this way than through the batch kernel, whose
+    fixed cost per call is most of the work for one point (``cuzk serve`` encodes one proof per
+    answer). The same bytes as :func:`point_to_bytes` (tests/test_encoding.py compares them).
+
+    >>> from cuzk.curve import G1
+    >>> from cuzk.curve.coords import canonical_coords
+    >>> gx, gy = canonical_coords(G1.generator(), G1.field)
+    >>> compressed_from_coords((gx,), (gy,), G1.field.modulus, 48) == point_to_bytes(G1, G1.generator())
+    True
+    """
+    width = coord_bytes // len(x)
+    if not any(x) and not any(y):
+        return bytes([0xC0]) + bytes(coord_bytes - 1)
+    # y is the lexicographically larger root: its last non-zero coefficient (c1, else c0) > (p-1)/2
+    top = next((c for c in reversed(y) if c), 0)
+    out = bytearray(b"".join(c.to_bytes(width, "big") for c in reversed(x)))  # G2: c1 ‖ c0
+    out[0] |= 0x80 | (0x20 if 2 * top > modulus else 0)
+    return bytes(out)
 
 
 def _rows(group: Group, data, compressed: bool) -> np.ndarray:

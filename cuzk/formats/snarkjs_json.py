@@ -87,7 +87,11 @@ def _g1_text(xy) -> list:
 
 
 def _g2_json(p, curve: str) -> list:
-    x, y = curves.get(curve).G2.to_ints(p)
+    return _g2_text(curves.get(curve).G2.to_ints(p))
+
+
+def _g2_text(xy) -> list:
+    x, y = xy
     if not any(x + y):
         return [["0", "0"], ["1", "0"], ["0", "0"]]
     return [[str(x[0]), str(x[1])], [str(y[0]), str(y[1])], ["1", "0"]]
@@ -151,12 +155,11 @@ def _field(obj, key: str, what: str):
 
 def proof_to_json(proof: Proof) -> dict:
     """snarkjs's ``proof.json`` object for a cuzk proof (``"curve"`` from ``proof.curve``)."""
-    c = proof.curve
-    # A and C in one conversion: each call pays fixed checks and an inversion (a daemon's answer
-    # per proof, where this was a large share of what cuzk serve adds to a tiny proof)
-    a, c_ = curves.get(c).G1.to_ints(np.stack([proof.a, proof.c]))
-    return {"pi_a": _g1_text(a), "pi_b": _g2_json(proof.b, c), "pi_c": _g1_text(c_),
-            "protocol": "groth16", "curve": snarkjs_name(c)}
+    # the three points in one conversion (Proof.coordinates): a daemon writes one per answer,
+    # where per-point batch conversions were a large share of what cuzk serve adds to a tiny proof
+    a, b, c = proof.coordinates()
+    return {"pi_a": _g1_text(a), "pi_b": _g2_text(b), "pi_c": _g1_text(c),
+            "protocol": "groth16", "curve": snarkjs_name(proof.curve)}
 
 
 def proof_from_json(obj, what: str = "proof") -> Proof:

@@ -24,7 +24,8 @@ import numpy as np
 
 from cuzk.bounded_json import loads_bounded
 from cuzk import curves
-from cuzk.curve.encoding import point_from_bytes, point_to_bytes
+from cuzk.curve.coords import canonical_coords
+from cuzk.curve.encoding import compressed_from_coords, point_from_bytes
 from cuzk.errors import InputError, ParamsFormatError, PointEncodingError
 from cuzk.groth16.bellperson_layout import check_bellperson
 
@@ -88,6 +89,22 @@ class Proof:
     def __hash__(self) -> int:
         return hash((self.curve, self.a.tobytes(), self.b.tobytes(), self.c.tobytes()))
 
+    def coordinates(self) -> tuple:
+        """The points as canonical ints, from one conversion: ``((ax, ay), ((bx0, bx1), (by0,
+        by1)), (cx, cy))``, the identity as zeros (what the bytes and snarkjs's ``proof.json``
+        are written from).
+
+        Raises:
+            FieldValueError: a coordinate's limbs hold a value >= p (not a point any prover made).
+
+        >>> g = curves.get(curves.DEFAULT)
+        >>> Proof(a=g.G1.identity(), b=g.G2.identity(), c=g.G1.identity()).coordinates()
+        ((0, 0), ((0, 0), (0, 0)), (0, 0))
+        """
+        field = curves.resolve(self.curve).fq
+        v = canonical_coords(np.concatenate([self.a.ravel(), self.b.ravel(), self.c.ravel()]), field, "proof")
+        return (v[0], v[1]), ((v[2], v[3]), (v[4], v[5])), (v[6], v[7])
+
     def to_bytes(self) -> bytes:
         """bellperson's proof bytes: compressed A ‖ B ‖ C, zcash point encoding (192 bytes on BLS12-381).
 
@@ -95,7 +112,12 @@ class Proof:
             UnsupportedCurveError: the proof's curve has no zcash encoding (BN254).
         """
         check_bellperson(self.curve, "a proof's bytes (Proof.to_bytes)")
-        return b"".join(point_to_bytes(group, getattr(self, name)) for name, group, _ in _parts(self.curve))
+        spec = curves.resolve(self.curve)
+        p, enc = spec.fq.modulus, spec.encoding
+        (ax, ay), (bx, by), (cx, cy) = self.coordinates()
+        return (compressed_from_coords((ax,), (ay,), p, enc.g1_compressed)
+                + compressed_from_coords(bx, by, p, enc.g2_compressed)
+                + compressed_from_coords((cx,), (cy,), p, enc.g1_compressed))
 
     @classmethod
     def from_bytes(cls, data: bytes, *, checked: bool = True, curve: str | None = None) -> "Proof":

@@ -4,8 +4,9 @@
 Alternates the ways round by round (in-process; gRPC over loopback TCP and over a Unix socket;
 and a bare grpcio handler on loopback TCP that only calls ``Engine.submit(...).result()`` on the
 same Engine and returns the proof's bytes: no daemon code, the daemon's and cuzk's client's
-channel options) so drift hits them alike, then prints each way's median and p90 and the
-median difference and ratio against in-process. The bare way is grpcio's own cost for a call
+channel options), each taking each place in the round in turn, so drift and the order hit them
+alike; then prints each way's median and p90 and the median difference and ratio against
+in-process. The bare way is grpcio's own cost for a call
 whose handler blocks while a proof runs: what the daemon adds beyond it is the daemon's.
 
     .venv/bin/python benchmarks/serve_bench.py --proofs 300
@@ -61,8 +62,12 @@ def main(argv=None) -> int:
         for fn in ways.values():  # warm: kernels loaded, key read, connections up
             for _ in range(5):
                 fn()
-        for _ in range(args.proofs):
-            for name, fn in ways.items():
+        order = list(ways.items())
+        for i in range(args.proofs):
+            # each way takes each place in the round in turn: the call after an in-process proof
+            # finds grpc's code and data colder than the calls after it
+            k = i % len(order)
+            for name, fn in order[k:] + order[:k]:
                 t0 = time.perf_counter()
                 r = fn()
                 times[name].append(time.perf_counter() - t0)

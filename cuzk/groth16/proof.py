@@ -72,6 +72,7 @@ class Proof:
     b: np.ndarray = attrs.field(converter=_frozen_copy)  #: B in G2, shape (2, 2, L)
     c: np.ndarray = attrs.field(converter=_frozen_copy)  #: C in G1, shape (2, L)
     curve: str = attrs.field(default=curves.DEFAULT, converter=curves.canonical)  #: the curve's canonical name
+    _coords: tuple | None = attrs.field(default=None, init=False, repr=False)  # coordinates(), once
 
     def __attrs_post_init__(self):
         limbs = curves.resolve(self.curve).fq.limbs
@@ -101,9 +102,11 @@ class Proof:
         >>> Proof(a=g.G1.identity(), b=g.G2.identity(), c=g.G1.identity()).coordinates()
         ((0, 0), ((0, 0), (0, 0)), (0, 0))
         """
-        field = curves.resolve(self.curve).fq
-        v = canonical_coords(np.concatenate([self.a.ravel(), self.b.ravel(), self.c.ravel()]), field, "proof")
-        return (v[0], v[1]), ((v[2], v[3]), (v[4], v[5])), (v[6], v[7])
+        if self._coords is None:  # the arrays are read-only: the points cannot change
+            field = curves.resolve(self.curve).fq
+            v = canonical_coords(np.concatenate([self.a.ravel(), self.b.ravel(), self.c.ravel()]), field, "proof")
+            object.__setattr__(self, "_coords", ((v[0], v[1]), ((v[2], v[3]), (v[4], v[5])), (v[6], v[7])))
+        return self._coords
 
     def to_bytes(self) -> bytes:
         """bellperson's proof bytes: compressed A ‖ B ‖ C, zcash point encoding (192 bytes on BLS12-381).

@@ -281,6 +281,9 @@ class Daemon:
 
             def finish(proof):
                 job.extra = synth.take(job.id)
+                # the answer's texts and bytes are written from these: converted here, on the
+                # prover's thread right after the proof, they cost less than on the woken RPC's
+                proof.coordinates()
                 return proof
             return name, [inputs], False, finish
 

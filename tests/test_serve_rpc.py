@@ -62,7 +62,9 @@ def test_prove_circuit_returns_snarkjs_json_and_a_verified_proof(served):
     assert r.result.total_ms >= r.result.gpu_compute_ms
     # the same id and inputs: the same job, answered again; other inputs under that id: refused
     again = client.prove_circuit("cube", {"x": 3, "out": 35}, request_id="cube-1")
-    assert again.result.proof == r.result.proof
+    assert again.result.proof == r.result.proof and again.proof_json == r.proof_json
+    # Curio's AwaitProof on an extension job: the same proof bytes
+    assert client.await_proof("cube-1").proof == r.result.proof
     code, msg = _code(lambda: client.prove_circuit("cube", {"x": 2, "out": 15}, request_id="cube-1"))
     assert code == grpc.StatusCode.ALREADY_EXISTS and "request_id" in msg
 

@@ -17,7 +17,7 @@ import time
 
 from cuzk.errors import CuzkError, EngineError, InputError, KeyMismatchError, MemoryBudgetError
 from cuzk.serve import payloads
-from cuzk.serve.circuits import TOKEN, load_entry, parse_inputs
+from cuzk.serve.circuits import TOKEN, CircuitAnswer, answer_texts, load_entry, parse_inputs
 from cuzk.serve.filecoin import FilecoinCircuit, all_circuit_ids, filecoin_circuit
 from cuzk.serve.jobs import JobTable, outcome_of, request_digest
 from cuzk.serve.metrics import serve_metrics
@@ -40,19 +40,12 @@ def _ms(seconds) -> int:
     return max(0, int(round((seconds or 0.0) * 1000)))
 
 
-def _proof_bytes(proof) -> bytes:
-    """An extension job's proof as bellperson bytes (BLS12-381); b"" for a curve without them (BN254)."""
-    try:
-        return proof.to_bytes()
-    except CuzkError:
-        return b""
-
-
 def answer_fields(job, status: str, value) -> dict:
-    """AwaitProofResponse's fields for a job's outcome (proof bytes when ``value`` is bytes)."""
+    """AwaitProofResponse's fields for a job's outcome (``value``: a Filecoin job's proof bytes
+    or an extension job's :class:`~cuzk.serve.circuits.CircuitAnswer`)."""
     out = {"job_id": job.id, "status": status}
     if status == "COMPLETED":
-        out["proof"] = value if isinstance(value, bytes) else _proof_bytes(value)
+        out["proof"] = value.proof_bytes if isinstance(value, CircuitAnswer) else value
     elif status == "FAILED":
         out["error_message"] = f"{type(value).__name__}: {value}"[:4000]
     t = getattr(job.engine_future, "timings", None) if job.engine_future is not None else None
@@ -255,8 +248,8 @@ class Daemon:
         return ""
 
     # -- the extension ------------------------------------------------------------------------
-    def prove_circuit(self, req, wake=None) -> tuple[dict, list | None, object]:
-        """CircuitProver.ProveCircuit: (answer fields, public inputs, proof object or None)."""
+    def prove_circuit(self, req, wake=None) -> tuple[dict, CircuitAnswer | None]:
+        """CircuitProver.ProveCircuit: (answer fields, the proof's texts and bytes or None)."""
         self._check_open()
         name = check_circuit_id(req.circuit, "circuit")
         info = self.registered.get(name)
@@ -280,18 +273,16 @@ class Daemon:
             job.result.add_done_callback(lambda _f: synth.take(job.id) if job.extra is None else None)
 
             def finish(proof):
-                job.extra = synth.take(job.id)
-                # the answer's texts and bytes are written from these: converted here, on the
-                # prover's thread right after the proof, they cost less than on the woken RPC's
-                proof.coordinates()
-                return proof
+                public = synth.take(job.id)
+                job.extra = public
+                return answer_texts(proof, public)  # on the prover's thread (see answer_texts)
             return name, [inputs], False, finish
 
         self._start(job, new, work)
         status, value = outcome_of(job, timeout, wake)
         if status == "COMPLETED":
-            return answer_fields(job, status, b""), job.extra, value
-        return answer_fields(job, status, value), None, None
+            return answer_fields(job, status, b""), value
+        return answer_fields(job, status, value), None
 
     def circuit_list(self) -> list[dict]:
         keys = self.engine.status()["keys"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import hmac
-import json
 import logging
 import threading
 
@@ -29,7 +28,6 @@ from cuzk.serve.validate import RequestError, invalid
 __all__ = ["ProvingEngineService", "CircuitProverService", "TokenAuth", "add_services"]
 
 _log = logging.getLogger("cuzk.serve")
-_COMPACT = (",", ":")
 
 
 def _rpc(fn):
@@ -153,16 +151,10 @@ class CircuitProverService(cpb_grpc.CircuitProverServicer):
 
     @_rpc
     def ProveCircuit(self, request, context):  # noqa: N802
-        from cuzk.formats.snarkjs_json import proof_to_json, public_to_json
-
-        fields, public, proof = self.daemon.prove_circuit(request, _wake(context))
+        fields, texts = self.daemon.prove_circuit(request, _wake(context))
         reply = cpb.ProveCircuitResponse(result=_answer(fields))
-        if proof is not None:
-            # compact: json's C encoder (an indent takes its pure-Python one, ~3x slower per proof)
-            reply.proof_json = json.dumps(proof_to_json(proof), separators=_COMPACT)
-            reply.public_json = json.dumps(public_to_json(public or []), separators=_COMPACT)
-            if getattr(proof, "curve", "bls12_381") == "bls12_381":
-                reply.result.proof = proof.to_bytes()
+        if texts is not None:
+            reply.proof_json, reply.public_json, reply.result.proof = texts
         return reply
 
     @_rpc

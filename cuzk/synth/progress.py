@@ -4,7 +4,8 @@ Stages, in order: ``"trace"`` (``done`` = constraints recorded so far, ``total``
 circuit's size is known only when ``define`` returns), ``"place"`` (constraints placed into the
 matrices and the witness program, of ``total``) and ``"finish"`` (steps of the final numbering,
 sorting and coefficient conversion, of ``total``). The callback hears each stage's start and end
-and, in between, at most every ``interval`` seconds.
+and, in between, at most every ``interval`` seconds; during placement it may be called from the
+compile's worker threads, one call at a time.
 
 ``Synthesizer(circuit, progress=...)`` and ``compile_circuit`` take: ``None`` (the default: a bar
 on stderr when stderr is a terminal, shown once the compile has run ``bar_after`` seconds),

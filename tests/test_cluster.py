@@ -23,7 +23,7 @@ from cuzk.errors import ClusterError, DeadlineExceededError, InputError, ProofVe
 from cuzk.groth16 import setup, verify  # noqa: E402
 from cuzk.timeline import EventKind as K  # noqa: E402
 from cluster_support import SlowProver, Unpicklable  # noqa: E402
-from ray_startup import START_TIMEOUT_S, patient_nodes  # noqa: E402
+from ray_startup import START_TIMEOUT_S, one_cluster, patient_nodes  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SKEWS_S = (0.0, 3.0, -2.0)  # injected per node: the merge must remove them
@@ -38,7 +38,7 @@ def cluster():
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # the nodes' processes inherit it
     try:
-        with patient_nodes():
+        with one_cluster(), patient_nodes():
             c = Cluster(initialize_head=True, head_node_args=dict(
                 include_dashboard=False,
                 **NODE))

@@ -21,7 +21,7 @@ from cuzk.errors import ClusterError  # noqa: E402
 from cuzk.groth16 import verify  # noqa: E402
 from cuzk.timeline import EventKind as K  # noqa: E402
 from test_cluster import _public, cube  # noqa: E402, F401  (cube: the module-scoped Cube key fixture)
-from ray_startup import START_TIMEOUT_S, patient_nodes  # noqa: E402
+from ray_startup import START_TIMEOUT_S, one_cluster, patient_nodes  # noqa: E402
 
 NODE = dict(num_cpus=1, object_store_memory=80 * 2**20, node_ip_address="127.0.0.1")
 KEY = "$CUZK_KEYS/cube.params"  # each node reads it from its own folder
@@ -41,7 +41,7 @@ def cluster(keys):
     from ray.cluster_utils import Cluster
 
     good, _ = keys
-    with patient_nodes():  # also for the nodes the tests add
+    with one_cluster(), patient_nodes():  # also for the nodes the tests add
         c = Cluster(initialize_head=True, head_node_args=dict(
             include_dashboard=False, num_gpus=0, env_vars={"CUZK_KEYS": good}, **NODE))
         try:

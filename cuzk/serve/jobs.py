@@ -63,7 +63,7 @@ class Job:
         self.engine_future = None
         self.result: Future = Future()
         self.ended_at: float | None = None
-        self.extra = None  # what the RPC needs besides the proof (the extension's public inputs)
+        self.extra = None  # an extension job's public inputs, once taken from its synthesizer
 
     @property
     def started(self) -> bool:

@@ -139,7 +139,6 @@ def _steps(b, f: Fragment):
 def _place_rows(cs, frags, traced, m: int, tick):
     """Matrix ``m``'s row pointers, variable positions and coefficient ids, traced runs
     (``traced``: :func:`_traced_rows` of its rows) and stamped blocks in recording order."""
-    rows = (cs.a, cs.b, cs.c)[m]
     tl, tc, tf, tp = traced
     nnz = int(tp[-1]) + sum(b.k * f.cols[m].shape[0] for b, f in zip(cs._blocks, frags))
     indptr = populated(cs.n_constraints + 1, np.int64)  # row lengths first, summed at the end
@@ -149,7 +148,7 @@ def _place_rows(cs, frags, traced, m: int, tick):
     coef = populated(nnz, np.int32)
     r = o = t_row = 0
     for b, f in [*zip(cs._blocks, frags), (None, None)]:
-        hi = len(rows) if b is None else b.at_row
+        hi = tl.shape[0] if b is None else b.at_row
         a, z = int(tp[t_row]), int(tp[hi])
         lens[r:r + hi - t_row] = tl[t_row:hi]
         cols[o:o + z - a] = tc[a:z]
@@ -281,6 +280,7 @@ def compile_system(cs, spec, progress: Progress | None = None):
 
     hasher = R1csHasher(n_pub, n_prv, cs.n_constraints)
     mats = [None, None, None]
+    coef_table = []  # one Montgomery table for the three matrices, made by the first to finish
     # one worker hashes A, B and C in order, each as soon as it and those before it are placed;
     # the R1CS is returned with the digest pending (PendingDigest: read on demand), so the
     # hashing of the last matrix overlaps what the caller does next (its first synthesis)
@@ -296,10 +296,11 @@ def compile_system(cs, spec, progress: Progress | None = None):
         for a in range(0, cols.shape[0], _CHUNK):
             cols[a:a + _CHUNK] = final[cols[a:a + _CHUNK]]
         sort_rows(indptr, cols, coef)
-        # every coefficient is numbered by now (the traced rows come before any matrix is placed)
-        table = field.from_ints(list(tables.coef)) if tables.coef else np.zeros((0, limbs), np.uint64)
         with lock:
-            mats[m] = CsrMatrix(indptr=indptr, indices=cols, coeff_table=table, coeff_index=coef)
+            if not coef_table:  # every coefficient is numbered by now (traced rows come first)
+                coef_table.append(field.from_ints(list(tables.coef)) if tables.coef
+                                  else np.zeros((0, limbs), np.uint64))
+            mats[m] = CsrMatrix(indptr=indptr, indices=cols, coeff_table=coef_table[0], coeff_index=coef)
             while len(adds) < 3 and mats[len(adds)] is not None:
                 adds.append(pool.submit(hasher.add, mats[len(adds)]))
         return None, None, None

@@ -24,8 +24,7 @@ import tempfile
 import threading
 from typing import NamedTuple
 
-from cuzk import curves
-from cuzk.errors import InputError
+from cuzk.errors import InputError, UnsupportedCurveError
 from cuzk.serve.validate import invalid
 
 __all__ = ["RecordingSynthesizer", "WitnessSynthesizer", "load_entry", "parse_inputs", "answer_texts", "CircuitAnswer", "TOKEN"]
@@ -50,8 +49,10 @@ def answer_texts(proof, public) -> CircuitAnswer:
     # compact: json's C encoder (an indent takes its pure-Python one, ~3x slower per proof)
     proof_json = json.dumps(proof_to_json(proof), separators=_COMPACT)
     public_json = json.dumps(public_to_json(public or []), separators=_COMPACT)
-    # bellperson's bytes exist for a curve with the zcash point encoding (check_bellperson's rule)
-    raw = proof.to_bytes() if curves.resolve(proof.curve).point_encoding == "zcash" else b""
+    try:
+        raw = proof.to_bytes()
+    except UnsupportedCurveError:  # no bellperson bytes on this curve (Proof.to_bytes checks first)
+        raw = b""
     return CircuitAnswer(proof_json, public_json, raw)
 
 TOKEN = "_cuzk_serve_job"  #: the keyword that carries a job's token to RecordingSynthesizer

@@ -35,7 +35,7 @@ from cuzk.circuit.gadgets.poseidon_spec import poseidon_spec
 from cuzk.circuit.lc import lincomb
 from cuzk.errors import CircuitError
 
-__all__ = ["poseidon_permutation_gadget", "poseidon", "poseidon_gadget"]
+__all__ = ["poseidon_permutation_gadget", "poseidon", "poseidon_gadget", "poseidon_rows"]
 
 
 def _sbox(x):
@@ -88,15 +88,21 @@ def poseidon_gadget(cs, spec, inputs, *, tag: int | None = None, name: str | Non
     Raises:
         CircuitError: wrong input count, or the spec's curve is not the constraint system's.
     """
+    with cs.namespace(name or "poseidon"):
+        return poseidon_rows(cs, spec, inputs, tag=tag)
+
+
+def poseidon_rows(cs, spec, inputs, *, tag: int | None = None):
+    """:func:`poseidon_gadget`'s rows in the current namespace (a template stamped under a
+    block name, cuzk/circuit/template_cache.py, takes its name from the block)."""
     inputs = sequence(inputs, "poseidon inputs")
     _check_curve(cs, spec)
     if not 1 <= len(inputs) <= spec.arity:
         raise CircuitError(f"{spec.variant} Poseidon of width {spec.t} hashes 1 to {spec.arity} inputs, got {len(inputs)}")
     state = [spec.tag if tag is None else tag, *inputs] + [0] * (spec.arity - len(inputs))
-    with cs.namespace(name or "poseidon"):
-        if spec.layout == "allocated":
-            return neptune_gadget(cs, spec, state, spec.output)
-        return _compact(cs, spec, state)[spec.output]
+    if spec.layout == "allocated":
+        return neptune_gadget(cs, spec, state, spec.output)
+    return _compact(cs, spec, state)[spec.output]
 
 
 def poseidon(cs, inputs, name: str | None = None):

@@ -36,7 +36,7 @@ from cuzk.circuits.filecoin.porep.circuit_label import create_label, sha_node
 from cuzk.circuits.filecoin.porep.circuit_num import (
     add, alloc_bits, enforce_equal, inputize, pack_into_inputs, reverse_bit_numbering, to_bits_le,
 )
-from cuzk.circuits.filecoin.porep.circuit_por import inclusion, poseidon_node
+from cuzk.circuits.filecoin.porep.circuit_por import inclusion, poseidon_hash, poseidon_node
 from cuzk.circuits.filecoin.porep.params import DRG_DEGREE, EXP_DEGREE, porep_params
 from cuzk.circuit.template_cache import TemplateCache
 from cuzk.circuits.filecoin.poseidon import _field_ints, poseidon_circuit_hash
@@ -135,6 +135,7 @@ class StackedCircuit(Circuit):
     def _challenge(self, cs, comm_d, comm_c, comm_r_last, rid_bits, cache, challenge, data_leaf, d_path,
                    drg_parents, drg_columns, drg_paths, exp_parents, exp_columns, exp_paths, r_last_path, c_path):
         levels = self.shape.levels
+        node = lambda cs, kids, lv: poseidon_node(cs, kids, lv, cache)  # noqa: E731
         leaf = cs.private(data_leaf, name="data_leaf")
         inclusion(cs, (2,) * self.d_height, lambda cs, kids, lv: sha_node(cs, kids, lv, cache), leaf, comm_d,
                   challenge, d_path, name="comm_d_inclusion")
@@ -143,8 +144,8 @@ class StackedCircuit(Circuit):
                                           ("exp", exp_parents, exp_columns, exp_paths)):
             for j in range(len(idx)):
                 col = _column(cs, columns[j], f"{kind}_parent_{j}_num/column")
-                val = poseidon_circuit_hash(cs, col, name=f"{kind}_parent_{j}_constraint")
-                inclusion(cs, levels, poseidon_node, val, comm_c, idx[j], paths[j], name=f"{kind}_parent_{j}_inclusion")
+                val = poseidon_hash(cs, col, cache, name=f"{kind}_parent_{j}_constraint")
+                inclusion(cs, levels, node, val, comm_c, idx[j], paths[j], name=f"{kind}_parent_{j}_inclusion")
                 cols.append(col)
         drg_cols, exp_cols = cols[:len(drg_parents)], cols[len(drg_parents):]
         node_bits = alloc_bits(cs, challenge, 64, name="challenge/allocated bit")
@@ -159,10 +160,10 @@ class StackedCircuit(Circuit):
                                 for j, col in enumerate(exp_cols)]
                 labels.append(create_label(cs, rid_bits, _expand_parents(parents, layer), layer, node_bits, cache))
         encoded = add(cs, labels[-1], leaf, name="encode_node/encode_add")
-        inclusion(cs, levels, poseidon_node, encoded, comm_r_last, challenge, r_last_path,
+        inclusion(cs, levels, node, encoded, comm_r_last, challenge, r_last_path,
                   name="comm_r_last_data_inclusion")
-        col_hash = poseidon_circuit_hash(cs, labels, name="c_x_column_hash")
-        inclusion(cs, levels, poseidon_node, col_hash, comm_c, challenge, c_path, name="c_x_inclusion")
+        col_hash = poseidon_hash(cs, labels, cache, name="c_x_column_hash")
+        inclusion(cs, levels, node, col_hash, comm_c, challenge, c_path, name="c_x_inclusion")
 
     # -- native side -------------------------------------------------------------------------
     def public_inputs(self, replica_id, comm_d, comm_r, challenges, parents) -> list[int]:

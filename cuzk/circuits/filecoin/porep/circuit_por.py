@@ -20,18 +20,34 @@ node hash of tree D lives in :mod:`cuzk.circuit.gadgets.sha256_bits`.
 
 from __future__ import annotations
 
+from cuzk.circuit.gadgets.poseidon import poseidon_rows
 from cuzk.circuit.lc import LinearCombination
 from cuzk.circuits.filecoin.insertion import insert
 from cuzk.circuits.filecoin.porep.circuit_num import alloc_bit, enforce_equal, inputize, pack_into_inputs
-from cuzk.circuits.filecoin.poseidon import poseidon_circuit_hash
+from cuzk.circuits.filecoin.poseidon import neptune_spec, poseidon_circuit_hash
 from cuzk.errors import CircuitError
 
-__all__ = ["inclusion", "poseidon_node"]
+__all__ = ["inclusion", "poseidon_hash", "poseidon_node"]
 
 
-def poseidon_node(cs, children, level: int):
-    """neptune's MerkleTree Poseidon of one level's children (``hash_multi_leaf_circuit``)."""
-    return poseidon_circuit_hash(cs, children, name="computation of commitment hash")
+def poseidon_node(cs, children, level: int, cache=None):
+    """neptune's MerkleTree Poseidon of one level's children (``hash_multi_leaf_circuit``),
+    stamped from ``cache`` (a :class:`~cuzk.circuit.template_cache.TemplateCache`) when given."""
+    return poseidon_hash(cs, children, cache, name="computation of commitment hash")
+
+
+def poseidon_hash(cs, inputs, cache=None, *, name: str):
+    """:func:`~cuzk.circuits.filecoin.poseidon.poseidon_circuit_hash` of ``inputs``; with a
+    ``cache``, stamped from its template for this input structure: the same rows, variables and
+    witness, but a partition's ~50 hashes of two arities are traced twice instead of ~50 times."""
+    if cache is None:
+        return poseidon_circuit_hash(cs, inputs, name=name)
+    return cache.call(cs, _hash_template, list(inputs), name=name)
+
+
+def _hash_template(cs, inputs):
+    # no namespace of its own: the stamped block's name stands where poseidon_circuit_hash's is
+    return poseidon_rows(cs, neptune_spec(len(inputs)), inputs)
 
 
 def _var(cs, x, name):

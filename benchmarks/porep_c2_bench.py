@@ -7,6 +7,7 @@ whole C2 through a cuzk.Engine, verified.
     python benchmarks/porep_c2_bench.py --size 8MiB --runs 1 --keys /tmp/cuzk-keys
     python benchmarks/porep_c2_bench.py --compiles 5 --runs 1 --msm-runs 1 --keys /tmp/cuzk-keys   # + the compile repeated
     python benchmarks/porep_c2_bench.py --threads 2 --bellperson   # + bellperson's CPU prover, same key
+    python benchmarks/porep_c2_bench.py --count 32GiB    # only: a production partition traced and counted
 
 Steps: seal a sector natively (StackedDrg2KiBV1_1 or 8MiBV1_1) and build its C1; trace the partition's
 StackedCircuit (``Synthesizer``: stamped compile to a PCE) and report constraints/s of the
@@ -17,6 +18,10 @@ once per mode (the first proofs, Numba cache loads included, printed apart), the
 fixed r, s) with each sub-span's median; then the A, B1, B2 and L MSMs alone over the key's points
 and the witness's scalars, the general MSM against the bit-aware one, ``--msm-runs`` alternated
 pairs (medians; ratio = the median of general / bit-aware).
+
+``--count SIZE`` does none of that: it traces one partition of a production sector size (32 GiB:
+18 challenges of 11 layers, ~130M constraints) with ``cs.repeat`` stamping and counts its PCE
+without building it (``cuzk.synth.placement.pce_sizes``), and prints the time and peak memory.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from cuzk.timeline import Timeline, stage_context
 
 SIZES = {"2KiB": (5, 2048), "8MiB": (6, 8 << 20)}  # StackedDrg<size>V1_1 ids and sector bytes
 SUBS = ("H", "MSM_A", "MSM_B1", "MSM_B2", "MSM_L", "MSM_H")
+COUNT_SIZES = {"2KiB": 2048, "8MiB": 8 << 20, "512MiB": 512 << 20, "32GiB": 32 << 30, "64GiB": 64 << 30}
 
 
 def cpu_name() -> str:
@@ -104,8 +110,13 @@ def main() -> None:
     ap.add_argument("--bellperson", action="store_true", help="also bellperson's prover (the Rust oracle) on the same key")
     ap.add_argument("--compiles", type=int, default=1, help="compile the partition this many times (the first apart)")
     ap.add_argument("--keys", default=None, help="a folder for the key: read if this circuit's is there, else written")
+    ap.add_argument("--count", metavar="SIZE", choices=sorted(COUNT_SIZES), default=None,
+                    help="only trace and count one partition of this production sector size")
     args = ap.parse_args()
     print(f"host: {cpu_name()}, {os.cpu_count()} cores; threads {args.threads or 'all'}")
+    if args.count:
+        count_partition(args.count)
+        return
 
     proof_id, nbytes = SIZES[args.size]
     dt, sealed = timed(lambda: seal(fr32_pad(random.Random(7).randbytes(nbytes // 128 * 127)), registered_proof=proof_id,
@@ -179,6 +190,23 @@ def main() -> None:
           f"{len(out)} bytes, verifies against the statement: {ok}")
     if args.bellperson:
         bellperson_c2(c1, pk, args.threads or os.cpu_count(), dt)
+
+
+def count_partition(size: str) -> None:
+    """Trace partition 0 of a production sector size (a COUNT_SIZES key) with stamping and count
+    its PCE, unbuilt."""
+    import resource
+
+    from cuzk.circuits.filecoin import StackedCircuit
+    from cuzk.synth.placement import pce_sizes
+    from cuzk.synth.program import trace
+
+    dt, (cs, _) = timed(lambda: trace(StackedCircuit(COUNT_SIZES[size])))
+    dc, sizes = timed(lambda: pce_sizes(cs))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
+    print(f"{size} sector's partition: {sizes['rows']:,} constraints, {cs.n_public + 1} inputs; "
+          f"traced in {dt:.1f} s, counted in {dc:.1f} s ({dt + dc:.1f} s); its PCE would take "
+          f"{sizes['memory_bytes'] / 2**30:.1f} GiB; peak RSS {peak:.2f} GiB")
 
 
 def bellperson_c2(c1, pk, threads: int, cuzk_seconds: float) -> None:

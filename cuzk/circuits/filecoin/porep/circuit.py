@@ -36,7 +36,7 @@ from cuzk.circuits.filecoin.porep.circuit_label import create_label, sha_node
 from cuzk.circuits.filecoin.porep.circuit_num import (
     add, alloc_bits, enforce_equal, inputize, pack_into_inputs, reverse_bit_numbering, to_bits_le,
 )
-from cuzk.circuits.filecoin.porep.circuit_por import inclusion, poseidon_hash, poseidon_node
+from cuzk.circuits.filecoin.porep.circuit_por import inclusion, poseidon_cached, poseidon_node
 from cuzk.circuits.filecoin.porep.params import DRG_DEGREE, EXP_DEGREE, porep_params
 from cuzk.circuit.template_cache import TemplateCache
 from cuzk.circuits.filecoin.poseidon import _field_ints, poseidon_circuit_hash
@@ -72,7 +72,7 @@ class StackedCircuit(Circuit):
             the column hash has no Poseidon arity for (2 or 11), nodes that do not fill the tree.
     """
 
-    #: trace one challenge and stamp it (cs.repeat), SHA-256 compressions from cached templates
+    #: trace one challenge and stamp it (cs.repeat), SHA-256 compressions and Poseidon hashes from cached templates
     stamp = True
 
     def __init__(self, sector_size=None, *, nodes=None, layers=None, challenge_count=None, shape=None,
@@ -144,7 +144,7 @@ class StackedCircuit(Circuit):
                                           ("exp", exp_parents, exp_columns, exp_paths)):
             for j in range(len(idx)):
                 col = _column(cs, columns[j], f"{kind}_parent_{j}_num/column")
-                val = poseidon_hash(cs, col, cache, name=f"{kind}_parent_{j}_constraint")
+                val = poseidon_cached(cs, col, cache, name=f"{kind}_parent_{j}_constraint")
                 inclusion(cs, levels, node, val, comm_c, idx[j], paths[j], name=f"{kind}_parent_{j}_inclusion")
                 cols.append(col)
         drg_cols, exp_cols = cols[:len(drg_parents)], cols[len(drg_parents):]
@@ -162,7 +162,7 @@ class StackedCircuit(Circuit):
         encoded = add(cs, labels[-1], leaf, name="encode_node/encode_add")
         inclusion(cs, levels, node, encoded, comm_r_last, challenge, r_last_path,
                   name="comm_r_last_data_inclusion")
-        col_hash = poseidon_hash(cs, labels, cache, name="c_x_column_hash")
+        col_hash = poseidon_cached(cs, labels, cache, name="c_x_column_hash")
         inclusion(cs, levels, node, col_hash, comm_c, challenge, c_path, name="c_x_inclusion")
 
     # -- native side -------------------------------------------------------------------------

@@ -27,16 +27,16 @@ from cuzk.circuits.filecoin.porep.circuit_num import alloc_bit, enforce_equal, i
 from cuzk.circuits.filecoin.poseidon import neptune_spec, poseidon_circuit_hash
 from cuzk.errors import CircuitError
 
-__all__ = ["inclusion", "poseidon_hash", "poseidon_node"]
+__all__ = ["inclusion", "poseidon_cached", "poseidon_node"]
 
 
 def poseidon_node(cs, children, level: int, cache=None):
     """neptune's MerkleTree Poseidon of one level's children (``hash_multi_leaf_circuit``),
     stamped from ``cache`` (a :class:`~cuzk.circuit.template_cache.TemplateCache`) when given."""
-    return poseidon_hash(cs, children, cache, name="computation of commitment hash")
+    return poseidon_cached(cs, children, cache, name="computation of commitment hash")
 
 
-def poseidon_hash(cs, inputs, cache=None, *, name: str):
+def poseidon_cached(cs, inputs, cache=None, *, name: str):
     """:func:`~cuzk.circuits.filecoin.poseidon.poseidon_circuit_hash` of ``inputs``; with a
     ``cache``, stamped from its template for this input structure: the same rows, variables and
     witness, but a partition's ~50 hashes of two arities are traced twice instead of ~50 times."""

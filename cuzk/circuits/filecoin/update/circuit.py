@@ -54,7 +54,7 @@ class EmptySectorUpdate(Circuit):
             size's, a partition or h outside the size's.
     """
 
-    #: trace one challenge and stamp it (cs.repeat); SHA-256 compressions from cached templates
+    #: trace one challenge and stamp it (cs.repeat); SHA-256 compressions and Poseidon hashes from cached templates
     stamp = True
     poseidon = False
 
@@ -154,17 +154,18 @@ class EmptySectorUpdate(Circuit):
             new = label_r_new(cs, old, d, rho)
         return old, d, new
 
-    def _tree_r_pors(self, cs, c_bits, roots, leaves, path_r_old, path_r_new):
+    def _tree_r_pors(self, cs, c_bits, roots, leaves, path_r_old, path_r_new, cache):
         levels = self.params.shape.levels
+        node = lambda cs, kids, lv: poseidon_node(cs, kids, lv, cache)  # noqa: E731
         for which, leaf, path, root in (("old", leaves[0], path_r_old, roots[0]), ("new", leaves[2], path_r_new, roots[1])):
             sibs = [cs.private(v, name=f"path_r_{which} sibling {j}") for j, v in enumerate(path)]
-            por(cs, levels, poseidon_node, c_bits, leaf, group_path(levels, sibs), root, name=f"por tree_r_{which}")
+            por(cs, levels, node, c_bits, leaf, group_path(levels, sibs), root, name=f"por tree_r_{which}")
 
     def _challenge(self, cs, phi, sel_bits, apex, roots, c_bits, cache, leaf_r_old, path_r_old, leaf_d_new,
                    path_d_new, path_r_new):
         p = self.params
         leaves = self._encoding(cs, phi, sel_bits, c_bits, leaf_r_old, leaf_d_new)
-        self._tree_r_pors(cs, c_bits, roots, leaves, path_r_old, path_r_new)
+        self._tree_r_pors(cs, c_bits, roots, leaves, path_r_old, path_r_new, cache)
         h = p.apex_height
         with cs.namespace("select_apex_leaf"):
             apex_leaf = select(cs, apex, c_bits[h:h + p.apex_leaf_bit_len])

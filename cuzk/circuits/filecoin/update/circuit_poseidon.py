@@ -19,6 +19,7 @@ cuzk reproduces the R1CS as it is, with ``partition = 0`` in every witness it bu
 
 from __future__ import annotations
 
+from cuzk.circuit.template_cache import TemplateCache
 from cuzk.circuits.filecoin.porep.circuit_num import alloc_bits, bits_lc, inputize
 from cuzk.circuits.filecoin.porep.circuit_por import poseidon_node
 from cuzk.circuits.filecoin.poseidon import _field_ints
@@ -72,14 +73,15 @@ class EmptySectorUpdatePoseidon(EmptySectorUpdate):
         # rust-fil-proofs allocates the partition index as a free private 0 (module docstring)
         partition = cs.private(0, name="gen_challenge_bits partition zero")
         generated = gen_challenge_bits(cs, coms[2], partition, p.challenge_count, p.challenge_bit_len)
-        items = [(phi, sel_bits, coms[1], roots, list(generated[i]), None, leaf_r_old[i], path_r_old[i],
+        cache = TemplateCache() if self.stamp else None  # the challenges' Poseidon hashes, one template per arity
+        items = [(phi, sel_bits, coms[1], roots, list(generated[i]), cache, leaf_r_old[i], path_r_old[i],
                   leaf_d_new[i], path_d_new[i], path_r_new[i]) for i in range(p.challenge_count)]
         self._challenges(cs, items)
 
     def _challenge(self, cs, phi, sel_bits, comm_d_new, roots, c_bits, cache, leaf_r_old, path_r_old, leaf_d_new,
                    path_d_new, path_r_new):
         leaves = self._encoding(cs, phi, sel_bits, c_bits, leaf_r_old, leaf_d_new)
-        self._tree_r_pors(cs, c_bits, roots, leaves, path_r_old, path_r_new)
+        self._tree_r_pors(cs, c_bits, roots, leaves, path_r_old, path_r_new, cache)
         levels = self.params.shape.levels
         sibs = [cs.private(v, name=f"path_d_new sibling {j}") for j, v in enumerate(path_d_new)]
-        por(cs, levels, poseidon_node, c_bits, leaves[1], group_path(levels, sibs), comm_d_new, name="por tree_d_new")
+        por(cs, levels, lambda cs, kids, lv: poseidon_node(cs, kids, lv, cache), c_bits, leaves[1], group_path(levels, sibs), comm_d_new, name="por tree_d_new")

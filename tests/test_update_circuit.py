@@ -84,6 +84,7 @@ def test_stamped_trace_equals_the_hand_trace():
 
     a, b = Synthesizer(EmptySectorUpdatePoseidon(nodes=32)).r1cs, Synthesizer(Hand(nodes=32)).r1cs
     assert a.digest == b.digest and a.n_constraints == 32_164
+    assert tuple(a.names) == tuple(b.names)  # a stamped Poseidon template's rows keep the traced names
 
 
 def test_poseidon_variant_is_satisfied_by_an_update():

@@ -11,6 +11,8 @@ Rows (medians of ``--runs``, the two ways alternated so drift hits both):
   under 256 MiB every transform rebuilt its tables;
 - the coset NTT's scaled gather, the table read at rev(i) (the former layout, written out here
   as a Numba loop) against the bit-reversed table read in order (the generated kernel);
+- the same gather with a product after each scattered load (the former loop, written out here)
+  against the generated kernel's products after each block of loads;
 - one MSM window of 2^log points at c = 16 (2^15 buckets): counting-sorted buckets summed in
   rounds (``window_affine``) against points streamed into affine buckets (``window_stream``),
   one thread; then the whole ``msm_g1`` at that size on ``--threads`` for scale.
@@ -46,6 +48,13 @@ def gather_table_at_rev(src, dst, log_n, scale):
 @njit(cache=True, nogil=True)
 def gather_table_in_order(src, dst, log_n, scale):
     NK.gather(src, dst, log_n, 0, dst.shape[0], scale, True)
+
+
+@njit(cache=True, nogil=True)
+def gather_product_per_load(src, dst, log_n, scale):
+    """The former fused gather: each scattered load multiplied at once (the table in order)."""
+    for i in range(dst.shape[0]):
+        F.store(dst, i, F.mul(F.load(src, NK._rev(i, log_n)), F.load(scale, i)))
 
 
 @njit(cache=True, nogil=True)
@@ -110,6 +119,12 @@ def main() -> None:
     med = alternate({"at rev(i)": lambda: gather_table_at_rev(x, out, args.log, natural),
                      "in order": lambda: gather_table_in_order(x, out, args.log, in_order)}, args.runs)
     row(f"coset gather 2^{args.log}, one thread, table read", "at rev(i)", "in order", med)
+    gather_product_per_load(x[:8], out[:8], 3, in_order)
+    blocked = np.empty_like(x)
+    med = alternate({"a product per load": lambda: gather_product_per_load(x, out, args.log, in_order),
+                     "products per block": lambda: gather_table_in_order(x, blocked, args.log, in_order)}, args.runs)
+    assert np.array_equal(out, blocked)
+    row(f"coset gather 2^{args.log}, one thread, table in order", "a product per load", "products per block", med)
 
     scalars = rng.integers(0, 2**64, size=(n, 4), dtype=np.uint64)  # full-size and below r, as H's are
     scalars[:, 3] &= np.uint64((1 << 60) - 1)

@@ -63,18 +63,26 @@ def _rev(i, log_n):
 _UNSCALED = np.bool_(False)  # gather's ``scaled`` off, typed as a runtime bool (see bit_reverse)
 
 
+# rows gathered before a scaled gather multiplies them: 16 KiB of a leaf, still in L1
+GATHER_BLOCK = 512
+
+
 @jit_kernel(cache=True, nogil=True)
 def gather(src, dst, log_n, lo, hi, scale, scaled):
     """dst[i] = src[rev(i)] (times scale[i] when ``scaled``) for i in [lo, hi).
 
     ``scale`` is in bit-reversed order already (the caller permutes its cached table once): read
     at rev(i), a 2^22 table missed the cache on every row (0.90 s single-threaded against 0.33 s
-    for the gather plus a sequential scale, docs/perf/kernels.md)."""
-    for i in range(lo, hi):
-        v = F.load(src, _rev(i, log_n))
+    for the gather plus a sequential scale, docs/perf/kernels.md). The products run after each
+    block of ``GATHER_BLOCK`` scattered loads, not between them: a product per load keeps too
+    few of the loads' cache misses in flight (2^22 rows, one thread: 0.73 s against 0.23 s)."""
+    for b in range(lo, hi, GATHER_BLOCK):
+        e = min(hi, b + GATHER_BLOCK)
+        for i in range(b, e):
+            F.store(dst, i, F.load(src, _rev(i, log_n)))
         if scaled:
-            v = F.mul(v, F.load(scale, i))
-        F.store(dst, i, v)
+            for i in range(b, e):
+                F.store(dst, i, F.mul(F.load(dst, i), F.load(scale, i)))
 
 
 @njit(cache=True, nogil=True)

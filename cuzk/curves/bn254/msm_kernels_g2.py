@@ -453,17 +453,23 @@ STREAM_MIN_BUCKETS = 1 << 14
 
 
 @jit_kernel(cache=True, nogil=True)
-def _bucket_batch(points, digits, buckets, bkt, src, kind, got, den, pref, k):
+def _bucket_batch(points, digits, buckets, bkt, src, kind, got, cur, den, pref, k):
     """Add the k scheduled points (rows src[j], negated for a negative digit) to their distinct
-    buckets bkt[j], sharing one inversion."""
+    buckets bkt[j], sharing one inversion. The buckets are copied into ``cur`` in the loop that
+    loads the points, summed there and written back: loads with no product between them keep
+    their cache misses in flight together (2^15 buckets, 3 MiB, live in L3 at best), where the
+    products' loop would take them one at a time (one 2.67M-point window: 8-10 % faster)."""
     for j in range(k):
         q = C.load_affine(points, src[j])
         C.store_affine(got, j, C.aff_neg(q) if digits[src[j]] < 0 else q)
-    _accumulate(buckets, got, bkt[:k], _I, k, kind, den, pref)
+        C.store_affine(cur, j, C.load_affine(buckets, bkt[j]))
+    _accumulate(cur, got, _I, _I, k, kind, den, pref)
+    for j in range(k):
+        C.store_affine(buckets, bkt[j], C.load_affine(cur, j))
 
 
 @jit_kernel(cache=True, nogil=True)
-def _stream_pass(points, digits, rows, lo, hi, buckets, mark, epoch, bkt, src, kind, got, den, pref, later):
+def _stream_pass(points, digits, rows, lo, hi, buckets, mark, epoch, bkt, src, kind, got, cur, den, pref, later):
     """Schedule rows lo..hi−1 (``rows[lo:hi]`` when ``rows`` is not empty) into batches of
     distinct buckets, running each full batch; a row whose bucket the open batch already holds
     goes to ``later``. Runs the last batch; returns (rows put in ``later``, the next epoch)."""
@@ -484,10 +490,10 @@ def _stream_pass(points, digits, rows, lo, hi, buckets, mark, epoch, bkt, src, k
         src[k] = i
         k += 1
         if k == CHUNK:
-            _bucket_batch(points, digits, buckets, bkt, src, kind, got, den, pref, k)
+            _bucket_batch(points, digits, buckets, bkt, src, kind, got, cur, den, pref, k)
             k = I0
             epoch += 1
-    _bucket_batch(points, digits, buckets, bkt, src, kind, got, den, pref, k)
+    _bucket_batch(points, digits, buckets, bkt, src, kind, got, cur, den, pref, k)
     return n_later, epoch + 1
 
 
@@ -514,12 +520,13 @@ def window_stream(points, digits, nb, lo, hi):
     dst = np.empty(CHUNK, np.int64)
     kind = np.empty(CHUNK, np.int8)
     got = np.empty((CHUNK, 2, 2, 4), np.uint64)
+    cur = np.empty((CHUNK, 2, 2, 4), np.uint64)
     den = np.empty((CHUNK, 2, 4), np.uint64)
     pref = np.empty((CHUNK, 2, 4), np.uint64)
     later = np.empty(max(hi - lo, 1), np.int64)
     n_in = hi - lo
     n_later, epoch = _stream_pass(points, digits, later[:0], lo, hi, buckets, mark, I0, bkt, src, kind, got,
-                                  den, pref, later)
+                                  cur, den, pref, later)
     while n_later > 0:
         again = later[:n_later].copy()
         if 2 * n_later > n_in:  # few buckets hold most rows (say every digit 1): one pass each would be O(n²)
@@ -527,7 +534,7 @@ def window_stream(points, digits, nb, lo, hi):
             break
         n_in = n_later
         n_later, epoch = _stream_pass(points, digits, again, I0, again.shape[0], buckets, mark, epoch, bkt, src,
-                                      kind, got, den, pref, later)
+                                      kind, got, cur, den, pref, later)
     running = C.xyzz_identity()
     acc = C.xyzz_identity()
     for b in range(nb - 1, -1, -1):

@@ -34,7 +34,7 @@ shared top stages over threads, and caches the tables.
 import numpy as np
 from numba import njit
 
-from cuzk.field.jit import I0, I2, jit_kernel
+from cuzk.field.jit import I0, I1, I2, jit_kernel
 from ${FIELD_PARAMS} import FR as _FR
 from ${FIELD_PKG} import fr as F
 
@@ -94,16 +94,22 @@ def bit_reverse(src, dst, log_n):
 
 
 @jit_kernel(cache=True, nogil=True)
+def _unit_butterfly(x, i, m):
+    """The butterfly of rows i and i + m whose twiddle is 1: (u + v, u − v), no product."""
+    u = F.load(x, i)
+    v = F.load(x, i + m)
+    F.store(x, i, F.add(u, v))
+    F.store(x, i + m, F.sub(u, v))
+
+
+@jit_kernel(cache=True, nogil=True)
 def stage(x, tw, base, m, j_lo, j_hi):
     """Butterflies j in [j_lo, j_hi) of the stage with half-size m on the block at ``base``.
 
     Butterfly 0's twiddle is ω^0 = 1, so it adds and subtracts without a product: over the
     stages of a 2^22 transform that is about one product in 21."""
     if j_lo == 0 and j_hi > 0:
-        u = F.load(x, base)
-        v = F.load(x, base + m)
-        F.store(x, base, F.add(u, v))
-        F.store(x, base + m, F.sub(u, v))
+        _unit_butterfly(x, base, m)
         j_lo = 1
     for j in range(j_lo, j_hi):
         u = F.load(x, base + j)
@@ -122,10 +128,7 @@ def ntt_block(x, tw, lo, log_size):
     for b in range(1 << (log_size - leaf)):
         start = lo + b * size_leaf
         for base in range(start, start + size_leaf, 2):  # m = 1: twiddle is 1, no multiply
-            u = F.load(x, base)
-            v = F.load(x, base + 1)
-            F.store(x, base, F.add(u, v))
-            F.store(x, base + 1, F.sub(u, v))
+            _unit_butterfly(x, base, I1)
         m = I2  # int64 constants, not literals: one specialization of stage (see cuzk.field.jit)
         while m < size_leaf:
             for base in range(start, start + size_leaf, 2 * m):

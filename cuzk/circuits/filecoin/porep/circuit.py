@@ -28,6 +28,7 @@ and the challenge again (tree-C path of its column).
 
 from __future__ import annotations
 
+import functools
 import operator
 
 from cuzk.circuit import Circuit
@@ -135,7 +136,7 @@ class StackedCircuit(Circuit):
     def _challenge(self, cs, comm_d, comm_c, comm_r_last, rid_bits, cache, challenge, data_leaf, d_path,
                    drg_parents, drg_columns, drg_paths, exp_parents, exp_columns, exp_paths, r_last_path, c_path):
         levels = self.shape.levels
-        node = lambda cs, kids, lv: poseidon_node(cs, kids, lv, cache)  # noqa: E731
+        node = functools.partial(poseidon_node, cache=cache)
         leaf = cs.private(data_leaf, name="data_leaf")
         inclusion(cs, (2,) * self.d_height, lambda cs, kids, lv: sha_node(cs, kids, lv, cache), leaf, comm_d,
                   challenge, d_path, name="comm_d_inclusion")

@@ -24,6 +24,8 @@ h_select << partition_bits``. The partition circuit:
 
 from __future__ import annotations
 
+import functools
+
 from cuzk.circuit import Circuit
 from cuzk.circuits.filecoin.porep.circuit_label import sha_node
 from cuzk.circuits.filecoin.porep.circuit_num import alloc_bits, bits_lc, enforce_equal, inputize, pack_bits
@@ -156,7 +158,7 @@ class EmptySectorUpdate(Circuit):
 
     def _tree_r_pors(self, cs, c_bits, roots, leaves, path_r_old, path_r_new, cache):
         levels = self.params.shape.levels
-        node = lambda cs, kids, lv: poseidon_node(cs, kids, lv, cache)  # noqa: E731
+        node = functools.partial(poseidon_node, cache=cache)
         for which, leaf, path, root in (("old", leaves[0], path_r_old, roots[0]), ("new", leaves[2], path_r_new, roots[1])):
             sibs = [cs.private(v, name=f"path_r_{which} sibling {j}") for j, v in enumerate(path)]
             por(cs, levels, node, c_bits, leaf, group_path(levels, sibs), root, name=f"por tree_r_{which}")

@@ -19,6 +19,8 @@ cuzk reproduces the R1CS as it is, with ``partition = 0`` in every witness it bu
 
 from __future__ import annotations
 
+import functools
+
 from cuzk.circuit.template_cache import TemplateCache
 from cuzk.circuits.filecoin.porep.circuit_num import alloc_bits, bits_lc, inputize
 from cuzk.circuits.filecoin.porep.circuit_por import poseidon_node
@@ -84,4 +86,5 @@ class EmptySectorUpdatePoseidon(EmptySectorUpdate):
         self._tree_r_pors(cs, c_bits, roots, leaves, path_r_old, path_r_new, cache)
         levels = self.params.shape.levels
         sibs = [cs.private(v, name=f"path_d_new sibling {j}") for j, v in enumerate(path_d_new)]
-        por(cs, levels, lambda cs, kids, lv: poseidon_node(cs, kids, lv, cache), c_bits, leaves[1], group_path(levels, sibs), comm_d_new, name="por tree_d_new")
+        por(cs, levels, functools.partial(poseidon_node, cache=cache), c_bits, leaves[1], group_path(levels, sibs),
+            comm_d_new, name="por tree_d_new")

@@ -408,10 +408,10 @@ def _diagnose(ctx, pk, w, bases):
 
 def _h_host_rows(ctx, log, pk, w) -> None:
     """Where the H span's host time goes: each host step of create_proof before the first kernel,
-    timed alone (median of 3; staging waits for its copies, so it counts the DMA too)."""
+    timed alone (median of 3; staging waits for its copies, so it counts the DMA too), beside
+    the former way of staging a, b, c (padded on the host, checked and copied on one thread)."""
     from cuzk.groth16 import witness_prep
-    from cuzk.groth16.r1cs_to_qap import witness_evaluations
-    from cuzk.kernels.checks import check_field_rows
+    from cuzk.groth16.r1cs_to_qap import witness_evaluations, witness_parts
 
     def med(fn):
         ts = []
@@ -422,21 +422,22 @@ def _h_host_rows(ctx, log, pk, w) -> None:
         return statistics.median(ts) * 1e3
 
     rt = ctx.rt
-    a, b, c = witness_evaluations(w, pk.n_inputs, pk.domain_size)
+    m = pk.domain_size
     z = witness_prep.canonical(Fr, w.z)
     sc = witness_prep.query_scalars(pk, z)
 
-    def stage(arrays):
-        staged = BLS_CUDA.stage(*arrays)
+    def stage(arrays, **kw):
+        staged = BLS_CUDA.stage(*arrays, **kw)
         for d in staged:
             rt.wait(d)
         rt.synchronize()
 
     steps = {
         "check a·b = c": lambda: witness_prep.unsatisfied_row(Fr, w.a, w.b, w.c),
-        "pad a, b, c to the domain": lambda: witness_evaluations(w, pk.n_inputs, pk.domain_size),
-        "reduced-row checks of a, b, c": lambda: [check_field_rows(x, "a", (4,), FR.modulus) for x in (a, b, c)],
-        "stage a, b, c (copies included)": lambda: stage((a, b, c)),
+        "stage a, b, c as parts, zero rows on the device (copies included)":
+            lambda: stage(witness_parts(w, pk.n_inputs, m), rows=m),
+        "former way: pad a, b, c on the host, stage on one thread":
+            lambda: stage(witness_evaluations(w, pk.n_inputs, m), threads=1),
         "z out of Montgomery form": lambda: witness_prep.canonical(Fr, w.z),
         "query scalars gathered": lambda: witness_prep.query_scalars(pk, z),
         "stage the query scalars": lambda: stage(sc),

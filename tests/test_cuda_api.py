@@ -203,7 +203,9 @@ def test_gpu_check_script_runs_whole_on_the_host_build(capsys, tmp_path):
     assert {r["section"] for r in done} >= {"smoke", "timed", "phases", "sweep", "proof", "optional"}
     assert all(r["verified"] is not False for r in done) and sum(r["verified"] is True for r in done) >= 30
     for label in ("G1 MSM 2^8, equal scalars", "G1 MSM 2^8, zero-heavy", "Fr NTT 2^10", "prove 2^10 GpuProver",
-                  "G1 MSM 2^8: accumulate", "prove 2^10, MSM_B2 on the CPU beside the GPU"):
+                  "G1 MSM 2^8: accumulate", "prove 2^10, MSM_B2 on the CPU beside the GPU",
+                  "  2^10 H host: stage a, b, c as parts, zero rows on the device (copies included)",
+                  "  2^10 H host: former way: pad a, b, c on the host, stage on one thread"):
         assert label in {r["label"] for r in done}, label
     assert any("dmon skipped" in r.get("note", "") for r in rows) and rows[-1]["summary"] == "all OK"
 

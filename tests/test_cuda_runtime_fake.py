@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from cuda_host import fake_cupy, host_runtime
-from cuzk.errors import InputError
+from cuzk.errors import FieldValueError, InputError
 from cuzk.field import Fr
 from cuzk.kernels import cuda, cuda_kernels, cuda_ntt, cuda_runtime
 from cuzk.curves import get as _get_curve
@@ -54,6 +54,64 @@ def test_staged_copies_land_only_when_waited_on(fake_gpu):
     with fake_gpu.timer() as t:
         BLS_CUDA.ntt(y, inverse=True, shift=7)
     assert t.ms >= 0
+
+
+def test_staged_parts_are_padded_with_zeros_on_the_device(fake_gpu):
+    from cuzk.kernels.staged_rows import stack_rows
+
+    rng = np.random.default_rng(2)
+    x, y, z = Fr.random(5, rng), Fr.random(2, rng), Fr.random(7, rng)
+    a, c = BLS_CUDA.stage((x, y), z, rows=16, threads=2)
+    # the device memory starts as poison (0xA5): the tail is zero only if the memset ran
+    for d, parts in ((a, [x, y]), (c, [z])):
+        got = np.asarray(fake_gpu.wait(d)).view(np.uint64)
+        np.testing.assert_array_equal(got, stack_rows(parts, 16))
+        assert not got[sum(len(p) for p in parts):].any()
+    empty, = BLS_CUDA.stage((x[:0], y[:0]), rows=4)  # no host bytes at all: the memset alone
+    assert not np.asarray(fake_gpu.wait(empty)).any() and empty.shape == (4, 8)
+    with pytest.raises(InputError, match=r"rows must be an int >= the parts' 7 rows"):
+        BLS_CUDA.stage((x, y), rows=6)
+    bad = y.copy()
+    bad[1] = [0xFFFFFFFFFFFFFFFF] * 4
+    with pytest.raises(FieldValueError, match=r"arrays\[0\]\[1\]\[1\]"):
+        BLS_CUDA.stage((x, bad), rows=8)
+
+
+def test_pinned_chunks_are_filled_on_several_threads(monkeypatch):
+    from cuzk.kernels import cuda_staging
+
+    monkeypatch.setattr(cuda_staging, "_MIN_FILL_BYTES", 16)
+    threads_seen = set()
+    real = np.copyto
+
+    def copyto(dst, src):
+        threads_seen.add(cuda_staging.threading.get_ident())
+        real(dst, src)
+
+    monkeypatch.setattr(cuda_staging.np, "copyto", copyto)
+
+    class Ptr:
+        def __init__(self, dst, off=0):
+            self.dst, self.off = dst, off
+
+        def __add__(self, k):
+            return Ptr(self.dst, self.off + k)
+
+        def copy_from_host_async(self, src, nbytes, stream):
+            import ctypes
+
+            ctypes.memmove(self.dst.ctypes.data + self.off, src, nbytes)
+
+    class Stream:
+        def record(self):
+            return None
+
+    src = np.arange(1000, dtype=np.uint8)
+    dst = np.zeros(1000, np.uint8)
+    ring = cuda_staging.PinnedRing(bytearray, chunk=256, count=2)
+    cuda_staging.stage_through_ring(ring, src, Ptr(dst), Stream(), threads=3)
+    np.testing.assert_array_equal(dst, src)
+    assert len(threads_seen) > 1  # 256-byte chunks cut in three 16+-byte pieces
 
 
 def test_gpu_prover_on_the_cupy_runtime_matches_the_cpu(fake_gpu):

@@ -31,7 +31,7 @@ from cuzk.errors import BackendUnavailableError, InputError, KeyMismatchError, P
 from cuzk.groth16 import bit_msm as _bits, witness_prep as _prep
 from cuzk.groth16.keys import ProvingKey, check_same_curve
 from cuzk.groth16.proof import Proof
-from cuzk.groth16.r1cs_to_qap import compute_h, witness_evaluations
+from cuzk.groth16.r1cs_to_qap import compute_h, witness_parts
 from cuzk.groth16.verify import prepare_verifying_key, verify as _verify
 from cuzk.timeline import span
 
@@ -221,8 +221,9 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
     try:
         dev = getattr(bases.a, "device_id", None)  # resident bases pin the GPU (CUDA backend)
         with span("H") as h_span:
-            a, b, c = witness_evaluations(synthesized, pk.n_inputs, pk.domain_size)
-            a, b, c = kern.stage(a, b, c, device_id=dev)
+            # the domain's zero rows are the backend's: a memset on the device for CUDA
+            a, b, c = kern.stage(*witness_parts(synthesized, pk.n_inputs, pk.domain_size), rows=pk.domain_size,
+                                 device_id=dev, threads=threads)
             scalars = query_scalars(pk, _prep.canonical(Fr, synthesized.z, threads), threads)  # MSMs take integers
             splits = _bits.splits_for(bit_msm, kern, scalars, threads)  # None: the general MSM
             if g2_kern is not kern:
@@ -230,7 +231,8 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
                 b2_split = splits[1] if _bits.supports(g2_kern) else None
                 b2 = _aside(_msm_b2, g2_kern, b2_pts, scalars[1], threads, None, b2_split)
             # a split MSM reads its host scalars (it gathers the others itself): stage the rest
-            staged = iter(kern.stage(*[sc for sc, sp in zip(scalars, splits) if sp is None], device_id=dev))
+            staged = iter(kern.stage(*[sc for sc, sp in zip(scalars, splits) if sp is None], device_id=dev,
+                                     threads=threads))
             a_sc, b_sc, l_sc = [sc if sp is not None else next(staged) for sc, sp in zip(scalars, splits)]
             with _device_time(h_span, kern, dev):  # from the first kernel: what waits for copies counts
                 h = compute_h(a, b, c, kern, threads=threads, convention=pk.convention, curve=pk.curve)

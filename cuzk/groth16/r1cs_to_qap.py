@@ -11,8 +11,8 @@ arrays have that field's limbs.
 Two uses:
 
 * setup evaluates every column polynomial at τ (:func:`evaluate_qap_at`);
-* the prover pads ``A·z, B·z, C·z`` to the domain (:func:`witness_evaluations`) and
-  computes H (:func:`compute_h`).
+* the prover pads ``A·z, B·z, C·z`` to the domain (:func:`witness_parts`, staged by the backend
+  with ``rows=m``; :func:`witness_evaluations` on the host) and computes H (:func:`compute_h`).
 
     >>> domain_size(n_constraints=5, n_inputs=2)
     8
@@ -26,9 +26,10 @@ import numpy as np
 
 from cuzk import curves
 from cuzk.errors import KeyMismatchError
+from cuzk.kernels.staged_rows import stack_rows
 
-__all__ = ["domain_size", "powers", "lagrange_at", "evaluate_qap_at", "witness_evaluations", "compute_h",
-           "coset_shift", "snarkjs_root_generator"]
+__all__ = ["domain_size", "powers", "lagrange_at", "evaluate_qap_at", "witness_parts", "witness_evaluations",
+           "compute_h", "coset_shift", "snarkjs_root_generator"]
 
 
 def _fr(curve):
@@ -126,19 +127,25 @@ def evaluate_qap_at(r1cs, tau: int, *, m: int | None = None,
     return cols[0], cols[1], cols[2], m
 
 
-def witness_evaluations(synthesized, n_inputs: int, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A·z, B·z, C·z over the whole domain: the circuit's rows, the input rows, zero padding."""
+def witness_parts(synthesized, n_inputs: int, m: int) -> tuple[tuple, tuple, tuple]:
+    """A·z, B·z, C·z over the domain as parts for a backend's ``stage(..., rows=m)``: A's rows
+    then the input rows (z's first ``n_inputs``), B's rows, C's rows; zero padding to ``m``
+    left to the backend (on CUDA a memset on the device, no domain-sized host array).
+
+    Raises:
+        KeyMismatchError: the rows and inputs do not fit the key's domain of ``m``.
+    """
     n_c = synthesized.a.shape[0]
     if n_c + n_inputs > m:
         raise KeyMismatchError(f"{n_c} rows + {n_inputs} inputs do not fit the key's domain of {m}")
-    limbs = synthesized.z.shape[1]
-    a = np.zeros((m, limbs), dtype=np.uint64)
-    b = np.zeros((m, limbs), dtype=np.uint64)
-    c = np.zeros((m, limbs), dtype=np.uint64)
-    a[:n_c] = synthesized.a
-    b[:n_c] = synthesized.b
-    c[:n_c] = synthesized.c
-    a[n_c : n_c + n_inputs] = synthesized.z[:n_inputs]
+    return (synthesized.a, synthesized.z[:n_inputs]), (synthesized.b,), (synthesized.c,)
+
+
+def witness_evaluations(synthesized, n_inputs: int, m: int,
+                        threads: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A·z, B·z, C·z over the whole domain, on the host: the circuit's rows, the input rows,
+    zero padding (:func:`witness_parts` stacked)."""
+    a, b, c = (stack_rows(list(p), m, threads) for p in witness_parts(synthesized, n_inputs, m))
     return a, b, c
 
 

@@ -26,26 +26,36 @@ from cuzk.field.prime_field import PrimeField
 from cuzk.kernels import msm_bits as _msm_bits
 from cuzk.kernels import msm_cpu
 from cuzk.kernels.bit_split import BitSplit, split_bits
+from cuzk.kernels.cpu_threads import resolve_threads
 from cuzk.kernels.msm_cpu import MsmGroup, msm
 from cuzk.kernels.msm_fixed import (FixedBasePlan, FixedBaseTable, msm_precomputed, plain_cost, plan_for_bytes,
                                     precompute, table_from_arrays, trade_off)
 from cuzk.kernels.ntt_cpu import CpuNtt
+from cuzk.kernels.staged_rows import stack_rows
 
 __all__ = ["msm", "split_bits", "BitSplit", "stage", "device_timer", "CpuKernels", "precompute", "msm_precomputed",
            "plan_for_bytes", "trade_off", "plain_cost", "table_from_arrays", "FixedBasePlan", "FixedBaseTable"]
 
 
-def stage(*arrays, device_id=None) -> list:
-    """Where the kernels read their inputs: host memory already, so the arrays unchanged.
+def stage(*arrays, device_id=None, rows=None, threads=None) -> list:
+    """Where the kernels read their inputs: host memory already, so each array unchanged; an
+    entry given as a tuple of parts, or any entry when ``rows`` is set, becomes one host array
+    of its parts one after another, then zero rows up to ``rows``
+    (:func:`cuzk.kernels.staged_rows.stack_rows`, copied on ``threads``).
 
-    (The CUDA backend's ``stage`` starts the host-to-device copies here; a prover calls it the
-    same way for either backend.)
+    (The CUDA backend's ``stage`` starts the host-to-device copies here, and zeroes the padding
+    on the device; a prover calls it the same way for either backend.)
 
     >>> import numpy as np
     >>> stage(np.zeros((2, 4), np.uint64))[0].shape
     (2, 4)
+    >>> stage((np.ones((2, 4), np.uint64), np.ones((1, 4), np.uint64)), rows=4)[0][:, 0].tolist()
+    [1, 1, 1, 0]
     """
-    return list(arrays)
+    if rows is None and not any(isinstance(a, (tuple, list)) for a in arrays):
+        return list(arrays)
+    t = resolve_threads(threads)
+    return [stack_rows(list(a) if isinstance(a, (tuple, list)) else [a], rows, t) for a in arrays]
 
 
 class _NoDevice:

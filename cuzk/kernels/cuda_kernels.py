@@ -20,6 +20,7 @@ import numpy as np
 from cuzk.errors import FieldValueError, InputError
 from cuzk.kernels.bit_split import split_bits
 from cuzk.kernels.checks import check_field_rows, check_points
+from cuzk.kernels.cpu_threads import resolve_threads
 from cuzk.kernels.cuda_bits import run_msm_bits
 from cuzk.kernels.cuda_curve import CudaCurve
 from cuzk.kernels.cuda_msm import check_msm_size, run_msm
@@ -265,11 +266,27 @@ class CudaKernels:
         return self._msm_bits("g2", points, scalars, split, threads)
 
     @_oom_guard
-    def stage(self, *arrays, device_id: int | None = None) -> list:
-        """Start copying Fr arrays to the GPU and return at once (a list of :class:`DeviceArray`); the kernels wait for each copy."""
+    def stage(self, *arrays, device_id: int | None = None, rows: int | None = None, threads=None) -> list:
+        """Start copying Fr arrays to the GPU and return at once (a list of :class:`DeviceArray`); the kernels wait for each copy.
+
+        An entry may be a tuple of parts, staged one after another into one device array; with
+        ``rows`` each device array is padded with zero rows to that length on the device (the
+        prover's A·z, B·z, C·z: no domain-sized host array is built). ``threads`` (None: all
+        cores) share the reduced-value checks and the host copies into the pinned chunks.
+
+        Raises:
+            FieldValueError: a part that is not (n, 4) uint64 reduced rows (named by its place).
+            InputError: parts longer than ``rows``.
+        """
         rt = self._runtime(device_id)
-        rows = [self._host_rows(a, f"arrays[{i}]") for i, a in enumerate(arrays)]
-        return [rt.stage(np.ascontiguousarray(v).view(np.uint32)) for v in rows]
+        t = resolve_threads(threads)
+        out = []
+        for i, entry in enumerate(arrays):
+            named = ([(p, f"arrays[{i}][{j}]") for j, p in enumerate(entry)] if isinstance(entry, (tuple, list))
+                     else [(entry, f"arrays[{i}]")])
+            parts = [check_field_rows(p, name, self.curve.fr_tail, self.curve.fr.modulus, t) for p, name in named]
+            out.append(rt.stage(*(v.view(np.uint32) for v in parts), rows=rows, threads=t))
+        return out
 
     def device_timer(self, device_id: int | None = None):
         """GPU time of the kernels the calling thread launches inside the block (CUDA events; ``.ms`` after it)."""

@@ -38,6 +38,7 @@ from cuzk.atomic_file import atomic_write
 from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError, InputError
 from cuzk.kernels.cuda_curve import CudaCurve, curve_define
 from cuzk.kernels.cuda_staging import PinnedRing, stage_through_ring
+from cuzk.kernels.staged_rows import stacked_shape
 
 __all__ = [
     "CU_DIR", "KERNEL_FILES", "BLOCK", "launch_bounds", "check_launch", "grid_size", "cubin_cache_dir", "source_hash",
@@ -357,15 +358,19 @@ class CupyRuntime:
             self.stream.synchronize()
         return out
 
-    def stage(self, a: np.ndarray) -> DeviceArray:
-        """Start copying host array ``a`` to the device through the pinned ring; returns once the
-        last chunk is queued (the host fills a chunk while the previous one is on the wire)."""
+    def stage(self, *parts: np.ndarray, rows: int | None = None, threads: int = 1) -> DeviceArray:
+        """Start copying host arrays to the device through the pinned ring; returns once the last
+        chunk is queued (the host fills a chunk while the previous one is on the wire). The device
+        array holds ``parts`` one after another, then zero rows up to ``rows`` (None: no padding;
+        :mod:`cuzk.kernels.staged_rows`): the zeros are a memset on the copy stream, not host
+        bytes. ``threads`` share the host copies into the pinned chunks."""
         self._check_usable()
-        a = np.ascontiguousarray(a)
+        parts = [np.ascontiguousarray(p) for p in parts]
+        shape, dtype = stacked_shape(parts, rows)
         stream, copy = self._streams()
-        if a.nbytes == 0:  # nothing to copy (and no pointer to copy from)
+        if shape[0] == 0:  # nothing to copy (and no pointer to copy from)
             with self.xp.cuda.Device(self.device_id), stream:
-                return DeviceArray(self.xp.empty(a.shape, a.dtype), self)
+                return DeviceArray(self.xp.empty(shape, dtype), self)
         with self.xp.cuda.Device(self.device_id):
             # CuPy's pool keeps one free list per stream and reuses a block at once on the stream
             # it was allocated on. Allocated on the copy stream, a block freed by a staged array is
@@ -373,9 +378,16 @@ class CupyRuntime:
             # temporary while this DMA may still be writing it; and the copy waits for the compute
             # stream, so it never lands before queued kernels are done with the block's last use.
             with copy:
-                dev = self.xp.empty(a.shape, a.dtype)
+                dev = self.xp.empty(shape, dtype)
             copy.wait_event(stream.record())
-            event = stage_through_ring(self.pinned, a, dev.data, copy)
+            off = 0
+            for p in parts:  # one stream: the copies (and the memset) land in order
+                if p.nbytes:
+                    stage_through_ring(self.pinned, p, dev.data + off, copy, threads)
+                off += p.nbytes
+            if off < dev.nbytes:
+                (dev.data + off).memset_async(0, dev.nbytes - off, stream=copy)
+            event = copy.record()
         return DeviceArray(dev, self, event)
 
     def wait(self, d: DeviceArray):

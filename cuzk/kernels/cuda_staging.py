@@ -20,6 +20,7 @@ import threading
 import numpy as np
 
 from cuzk.errors import DeviceOutOfMemoryError
+from cuzk.kernels.cpu_threads import run_phases
 
 __all__ = ["PinnedRing", "stage_through_ring", "CHUNK_BYTES", "RING_CHUNKS"]
 
@@ -85,19 +86,37 @@ class PinnedRing:
             self._busy.append((event, mem))
 
 
-def stage_through_ring(ring: PinnedRing, src: np.ndarray, dst_ptr, copy_stream):
+def stage_through_ring(ring: PinnedRing, src: np.ndarray, dst_ptr, copy_stream, threads: int = 1):
     """Copy the bytes of contiguous host array ``src`` to device memory ``dst_ptr`` (a CuPy
     MemoryPointer) on ``copy_stream``, one ring chunk at a time; returns the event of the last
-    copy (the stream runs them in order, so it completes after all of them)."""
+    copy (the stream runs them in order, so it completes after all of them), None when ``src``
+    is empty. ``threads`` share the host copy into each chunk (pieces of at least
+    ``_MIN_FILL_BYTES``): one thread's memcpy is well below a server's memory bandwidth, and on
+    the GPU path this copy is host time that the device waits for."""
     flat = src.reshape(-1).view(np.uint8)
     event = None
     for off in range(0, flat.size, ring.chunk):
         m = min(ring.chunk, flat.size - off)
         mem, buf = ring.acquire()
         try:
-            buf[:m] = flat[off : off + m]  # the host copy of this chunk overlaps the DMA of the previous one
+            _fill(buf, flat, off, m, threads)  # overlaps the DMA of the previous chunk
             (dst_ptr + off).copy_from_host_async(buf.ctypes.data, m, stream=copy_stream)
             event = copy_stream.record()
         finally:
             ring.release(mem, event)
     return event
+
+
+# Bytes per thread below which a chunk's host copy stays on one thread (starting one costs ~0.1 ms).
+_MIN_FILL_BYTES = 4 << 20
+
+
+def _fill(buf: np.ndarray, flat: np.ndarray, off: int, m: int, threads: int) -> None:
+    """buf[:m] = flat[off:off + m] on up to ``threads`` threads (numpy's copy releases the GIL)."""
+    parts = min(threads, m // _MIN_FILL_BYTES)
+    if parts <= 1:
+        buf[:m] = flat[off : off + m]
+        return
+    cut = [k * m // parts for k in range(parts + 1)]
+    run_phases(parts, [[(np.copyto, (buf[cut[k]:cut[k + 1]], flat[off + cut[k]:off + cut[k + 1]]))
+                        for k in range(parts)]])

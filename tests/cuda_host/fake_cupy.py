@@ -222,6 +222,12 @@ class _Ptr:
         pos = stream.enqueue(lambda: ctypes.memmove(dst, src, nbytes))
         self.arr.pool.use(self.arr, stream, pos)
 
+    def memset_async(self, value: int, nbytes: int, stream=None) -> None:
+        dst = self.arr.ctypes.data + self.offset
+        assert self.offset + nbytes <= self.arr.nbytes, "memset past the end of the device array"
+        pos = stream.enqueue(lambda: ctypes.memset(dst, value, nbytes))
+        self.arr.pool.use(self.arr, stream, pos)
+
 
 class FakeArray(np.ndarray):
     """A numpy array that answers CuPy's ``.data`` (a device pointer) and ``.device``."""

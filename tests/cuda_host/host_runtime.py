@@ -27,6 +27,7 @@ import numpy as np
 from cuzk import curves
 from cuzk.kernels.cuda_curve import CudaCurve
 from cuzk.kernels.cuda_runtime import DeviceArray, check_launch, launch_bounds
+from cuzk.kernels.staged_rows import stack_rows
 
 __all__ = ["HostRuntime", "build", "get_runtime", "ROOT"]
 
@@ -145,11 +146,11 @@ class HostRuntime:
         return np.asarray(a)
 
 
-    def stage(self, a: np.ndarray) -> DeviceArray:
+    def stage(self, *parts: np.ndarray, rows: int | None = None, threads: int = 1) -> DeviceArray:
         # a pending "copy" whose event the plans must wait on before reading (checked by tests)
         ev = _HostEvent()
         self.staged.append(ev)
-        return DeviceArray(np.array(a, copy=True), self, ev)
+        return DeviceArray(stack_rows([np.ascontiguousarray(p) for p in parts], rows, threads), self, ev)
 
     @staticmethod
     def wait(d: DeviceArray) -> np.ndarray:

@@ -409,7 +409,8 @@ def _diagnose(ctx, pk, w, bases):
 def _h_host_rows(ctx, log, pk, w) -> None:
     """Where the H span's host time goes: each host step of create_proof before the first kernel,
     timed alone (median of 3; staging waits for its copies, so it counts the DMA too), beside
-    the former way of staging a, b, c (padded on the host, checked and copied on one thread)."""
+    the former ways: a, b, c padded on the host and staged on one thread, the query scalars
+    converted and gathered on the host and staged."""
     from cuzk.groth16 import witness_prep
     from cuzk.groth16.r1cs_to_qap import witness_evaluations, witness_parts
 
@@ -425,10 +426,16 @@ def _h_host_rows(ctx, log, pk, w) -> None:
     m = pk.domain_size
     z = witness_prep.canonical(Fr, w.z)
     sc = witness_prep.query_scalars(pk, z)
+    rows = witness_prep.query_rows(pk.resolved_density(), pk.n_inputs)
 
     def stage(arrays, **kw):
         staged = BLS_CUDA.stage(*arrays, **kw)
         for d in staged:
+            rt.wait(d)
+        rt.synchronize()
+
+    def scalars_on_device():
+        for d in BLS_CUDA.query_scalars(BLS_CUDA.stage(w.z)[0], rows, pk.n_inputs):
             rt.wait(d)
         rt.synchronize()
 
@@ -438,9 +445,10 @@ def _h_host_rows(ctx, log, pk, w) -> None:
             lambda: stage(witness_parts(w, pk.n_inputs, m), rows=m),
         "former way: pad a, b, c on the host, stage on one thread":
             lambda: stage(witness_evaluations(w, pk.n_inputs, m), threads=1),
-        "z out of Montgomery form": lambda: witness_prep.canonical(Fr, w.z),
-        "query scalars gathered": lambda: witness_prep.query_scalars(pk, z),
-        "stage the query scalars": lambda: stage(sc),
+        "stage z, query scalars made on the device (copy and kernels included)": scalars_on_device,
+        "former way: z out of Montgomery form on the host": lambda: witness_prep.canonical(Fr, w.z),
+        "former way: query scalars gathered on the host": lambda: witness_prep.query_scalars(pk, z),
+        "former way: stage the query scalars": lambda: stage(sc),
     }
     for label, fn in steps.items():
         ctx.rep.row("proof", f"  2^{log} H host: {label}", ms=med(fn))

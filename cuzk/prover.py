@@ -17,6 +17,7 @@ from cuzk.groth16.fixed_base import check_precompute, tables_for
 from cuzk.groth16.keys import ProvingKey
 from cuzk.groth16.prove import Bases, check_compatible, load_backend, prove
 from cuzk.groth16.verify import prepare_verifying_key
+from cuzk.groth16.witness_prep import query_rows
 from cuzk.kernels.cpu_threads import resolve_threads
 from cuzk.timeline import span
 
@@ -147,10 +148,13 @@ class GpuProver:
         if upload is None:
             return self.tables.bases(Bases.of(self.pk)) if self.tables is not None else Bases.of(self.pk)
         pk = self.pk
+        # the A and B queries' rows of z stay on the device too: each proof gathers its scalars there
+        rows = tuple(self._backend.upload_rows(r, pk.n_vars, self.device_id)
+                     for r in query_rows(pk.resolved_density(), pk.n_inputs))
         return Bases(a=upload(pk.a, self.device_id), b_g1=upload(pk.b_g1, self.device_id),
                      b_g2=pk.b_g2 if self._g2_backend else upload(pk.b_g2, self.device_id),
                      l=upload(pk.l, self.device_id),
-                     h=upload(pk.h, self.device_id))
+                     h=upload(pk.h, self.device_id), rows=rows)
 
     def __repr__(self) -> str:
         g2 = ", g2_msm='cpu'" if self._g2_backend else ""

@@ -10,7 +10,7 @@ import pytest
 
 from cuda_host import pyref
 from cuzk.errors import BackendUnavailableError, FieldValueError, InputError
-from cuzk.field import FQ, FR
+from cuzk.field import FQ, FR, Fr
 from cuzk.kernels import cuda, cuda_kernels, cuda_runtime
 from cuzk.curves import get as _get_curve
 BLS_CUDA = cuda.kernels_for(_get_curve("bls12_381").cuda)  # BLS12-381's CUDA kernels
@@ -205,7 +205,8 @@ def test_gpu_check_script_runs_whole_on_the_host_build(capsys, tmp_path):
     for label in ("G1 MSM 2^8, equal scalars", "G1 MSM 2^8, zero-heavy", "Fr NTT 2^10", "prove 2^10 GpuProver",
                   "G1 MSM 2^8: accumulate", "prove 2^10, MSM_B2 on the CPU beside the GPU",
                   "  2^10 H host: stage a, b, c as parts, zero rows on the device (copies included)",
-                  "  2^10 H host: former way: pad a, b, c on the host, stage on one thread"):
+                  "  2^10 H host: former way: pad a, b, c on the host, stage on one thread",
+                  "  2^10 H host: stage z, query scalars made on the device (copy and kernels included)"):
         assert label in {r["label"] for r in done}, label
     assert any("dmon skipped" in r.get("note", "") for r in rows) and rows[-1]["summary"] == "all OK"
 
@@ -254,11 +255,14 @@ def test_resident_points_give_the_same_msm(host_as_device):
 def test_full_groth16_proof_through_the_cuda_launch_plans(host_as_device):
     # The CUDA backend's NTT/MSM plans, run on the host build of the same kernels, make a proof
     # that verifies and equals the CPU backend's proof for the same (r, s). The prover stages
-    # a, b, c and the three MSM scalar arrays, H and the MSMs run on "device" arrays (no host
-    # round trip between NTTs), and each pending copy is waited on before its first use.
+    # a, b, c and z, makes the three MSM scalar arrays from z on the "device" (with the key's
+    # query rows resident or taken per proof), H and the MSMs run on "device" arrays (no host
+    # round trip between NTTs), and each pending copy is waited on before its first use. With
+    # MSM_B2 on the CPU the scalars are made on the host and staged instead: the same proof.
     from cuzk import Synthesizer
     from cuzk.circuits import Cube
     from cuzk.groth16 import Bases, create_proof, setup, verify
+    from cuzk.groth16.witness_prep import query_rows
 
     synth = Synthesizer(Cube())
     pk, vk = setup(synth.r1cs, rng=np.random.default_rng(11))
@@ -267,9 +271,15 @@ def test_full_groth16_proof_through_the_cuda_launch_plans(host_as_device):
     bases = Bases(a=up(pk.a), b_g1=up(pk.b_g1), b_g2=up(pk.b_g2), l=up(pk.l), h=up(pk.h))
     host_as_device.staged.clear()
     on_gpu_plan = create_proof(pk, w, 5, 6, backend=BLS_CUDA, bases=bases)
-    assert len(host_as_device.staged) == 6 and all(ev.waited for ev in host_as_device.staged)
+    assert len(host_as_device.staged) == 4 and all(ev.waited for ev in host_as_device.staged)
     assert verify(vk, [35], on_gpu_plan) and not verify(vk, [36], on_gpu_plan)
     assert on_gpu_plan == create_proof(pk, w, 5, 6, backend=cpu)
+    rows = tuple(BLS_CUDA.upload_rows(r, pk.n_vars) for r in query_rows(pk.resolved_density(), pk.n_inputs))
+    resident = Bases(a=bases.a, b_g1=bases.b_g1, b_g2=bases.b_g2, l=bases.l, h=bases.h, rows=rows)
+    assert create_proof(pk, w, 5, 6, backend=BLS_CUDA, bases=resident) == on_gpu_plan
+    host_as_device.staged.clear()
+    assert create_proof(pk, w, 5, 6, backend=BLS_CUDA, bases=bases, g2_backend="cpu") == on_gpu_plan
+    assert len(host_as_device.staged) == 6 and all(ev.waited for ev in host_as_device.staged)
 
 
 def test_device_arrays_flow_between_kernels_without_the_host(host_as_device):
@@ -421,6 +431,29 @@ def test_msm_size_limit_is_the_documented_one(host_as_device):
     with pytest.raises(InputError, match="268,435,456 points x 16 windows.*at most 268,435,455 points"):
         BLS_CUDA.msm_g1(pts, sc)
     assert "2^28 - 1" in BLS_CUDA.msm_g1.__doc__
+
+
+def test_query_scalars_on_the_device_equal_the_hosts(host_as_device):
+    # z staged in Montgomery form, converted and gathered by the launch plans: the same rows as
+    # the host's canonical conversion and gathers, for host or uploaded row numbers
+    rng = np.random.default_rng(5)
+    z = Fr.random(40, rng)
+    a_rows = np.sort(rng.choice(40, 25, replace=False))
+    b_rows = np.array([0, 3, 3, 39], np.int64)  # repeats are fine: a gather
+    zd, = BLS_CUDA.stage(z)
+    want = Fr.from_mont(z)
+    for rows in ((a_rows, b_rows), tuple(BLS_CUDA.upload_rows(r, 40) for r in (a_rows, b_rows))):
+        got = [np.asarray(host_as_device.wait(d)).view(np.uint64) for d in BLS_CUDA.query_scalars(zd, rows, 3)]
+        for g, w in zip(got, (want[a_rows], want[b_rows], want[3:])):
+            np.testing.assert_array_equal(g, w)
+    with pytest.raises(InputError, match="on the device"):
+        BLS_CUDA.query_scalars(z, (a_rows, b_rows), 3)
+    with pytest.raises(InputError, match="below 40"):
+        BLS_CUDA.query_scalars(zd, (a_rows, np.array([40])), 3)
+    with pytest.raises(InputError, match="below 40"):
+        BLS_CUDA.upload_rows(np.array([-1]), 40)
+    with pytest.raises(InputError, match="n_inputs"):
+        BLS_CUDA.query_scalars(zd, (a_rows, b_rows), 41)
 
 
 def test_staging_and_device_arrays_reject_bad_input(host_as_device):

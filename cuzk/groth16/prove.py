@@ -71,6 +71,9 @@ class Bases:
     b_g2: object
     l: object
     h: object
+    #: the A and B queries' rows of z, resident where the backend gathers the scalars itself
+    #: (CUDA: ``upload_rows``); None: taken from the key's density per proof
+    rows: object = None
 
     @classmethod
     def of(cls, pk: ProvingKey) -> "Bases":
@@ -168,6 +171,15 @@ def _sub_span(name: str, kern, device_id=None):
         yield
 
 
+def _scalars_on_device(kern, g2_kern, bit_msm) -> bool:
+    """Whether the query scalars are made where the MSMs run (``kern.query_scalars``: CUDA) rather
+    than on the host: the backend offers it, MSM_B2 runs there too, and no MSM wants a host
+    split of its scalars (``bit_msm`` False, or "auto" on a backend that never splits)."""
+    if not hasattr(kern, "query_scalars") or g2_kern is not kern:
+        return False
+    return bit_msm is False or (bit_msm == "auto" and getattr(kern, "AUTO_BIT_MSM", True) is False)
+
+
 def _msm(kern, group: str, points, scalars, split, threads):
     """``kern``'s MSM over ``group``: the bit-aware one where the scalars have a split (host
     scalars), else the general one (staged or host scalars)."""
@@ -218,24 +230,32 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
     # stage() starts the device copies (CUDA; the CPU backend returns its inputs), so the
     # host work between here and the first kernel that reads an array overlaps its copy.
     b2 = None
+    on_device = _scalars_on_device(kern, g2_kern, bit_msm)
     try:
         dev = getattr(bases.a, "device_id", None)  # resident bases pin the GPU (CUDA backend)
         with span("H") as h_span:
             # the domain's zero rows are the backend's: a memset on the device for CUDA
             a, b, c = kern.stage(*witness_parts(synthesized, pk.n_inputs, pk.domain_size), rows=pk.domain_size,
                                  device_id=dev, threads=threads)
-            scalars = query_scalars(pk, _prep.canonical(Fr, synthesized.z, threads), threads)  # MSMs take integers
-            splits = _bits.splits_for(bit_msm, kern, scalars, threads)  # None: the general MSM
-            if g2_kern is not kern:
-                b2_pts = bases.b_g2 if isinstance(bases.b_g2, np.ndarray) else pk.b_g2
-                b2_split = splits[1] if _bits.supports(g2_kern) else None
-                b2 = _aside(_msm_b2, g2_kern, b2_pts, scalars[1], threads, None, b2_split)
-            # a split MSM reads its host scalars (it gathers the others itself): stage the rest
-            staged = iter(kern.stage(*[sc for sc, sp in zip(scalars, splits) if sp is None], device_id=dev,
-                                     threads=threads))
-            a_sc, b_sc, l_sc = [sc if sp is not None else next(staged) for sc, sp in zip(scalars, splits)]
+            if on_device:  # z staged once (after a, b, c), converted and gathered there
+                z, = kern.stage(synthesized.z, device_id=dev, threads=threads)
+                splits = (None, None, None)
+            else:
+                scalars = query_scalars(pk, _prep.canonical(Fr, synthesized.z, threads), threads)  # integers
+                splits = _bits.splits_for(bit_msm, kern, scalars, threads)  # None: the general MSM
+                if g2_kern is not kern:
+                    b2_pts = bases.b_g2 if isinstance(bases.b_g2, np.ndarray) else pk.b_g2
+                    b2_split = splits[1] if _bits.supports(g2_kern) else None
+                    b2 = _aside(_msm_b2, g2_kern, b2_pts, scalars[1], threads, None, b2_split)
+                # a split MSM reads its host scalars (it gathers the others itself): stage the rest
+                staged = iter(kern.stage(*[sc for sc, sp in zip(scalars, splits) if sp is None], device_id=dev,
+                                         threads=threads))
+                a_sc, b_sc, l_sc = [sc if sp is not None else next(staged) for sc, sp in zip(scalars, splits)]
             with _device_time(h_span, kern, dev):  # from the first kernel: what waits for copies counts
                 h = compute_h(a, b, c, kern, threads=threads, convention=pk.convention, curve=pk.curve)
+                if on_device:  # queued after H's transforms: z's copy (behind a, b, c's) never holds them up
+                    rows = bases.rows or _prep.query_rows(pk.resolved_density(), pk.n_inputs)
+                    a_sc, b_sc, l_sc = kern.query_scalars(z, rows, pk.n_inputs)
                 h = kern.to_canonical(h)
         with _sub_span("MSM_A", kern, dev):
             a_sum = _msm(kern, "g1", bases.a, a_sc, splits[0], threads)

@@ -23,7 +23,7 @@ from cuzk.kernels.cuda_runtime import BLOCK
 from cuzk.kernels.cuda_runtime import grid_size as _grid
 from cuzk.kernels.msm_bits import affine_to_xyzz
 
-__all__ = ["run_msm_bits", "run_ones_sum", "sum_launches"]
+__all__ = ["run_msm_bits", "run_ones_sum", "sum_launches", "gather_rows"]
 
 _SUM_BLOCK = BLOCK["BLOCK_CURVE"]  # a power of two: the block tree halves it (msm_bits.cu)
 _GATHER_BLOCK = BLOCK["BLOCK_ELEMENTWISE"]
@@ -68,6 +68,18 @@ def run_ones_sum(rt, group: str, points, idx, m: int) -> np.ndarray:
     return np.ascontiguousarray(rt.asnumpy(cur)).view(np.uint64).reshape((rows,) + tail)
 
 
+def gather_rows(rt, rows, idx, words: int):
+    """``rows[idx]`` on the device: ``rows`` a uint32 ``rt`` array of ``words``-word rows (points
+    of either group, Fr values), ``idx`` a uint32 ``rt`` array of row numbers (in range: the
+    caller's, as the kernel does not check). Launched on the calling thread's compute stream
+    (in ``rt.context()``)."""
+    k = len(idx)
+    out = rt.xp.empty((k, words), dtype=np.uint32)
+    if k:
+        rt.launch("bits_gather_rows", _grid(k * words, _GATHER_BLOCK), _GATHER_BLOCK, (rows, idx, k, words, out))
+    return out
+
+
 def run_msm_bits(rt, group: str, points, split: BitSplit, scalars: np.ndarray) -> np.ndarray:
     """Σ scalars[i]·points[i] by the split: ``points`` a uint32 ``rt`` array of the n affine
     points (the resident key's words), ``scalars`` the host (n, 4) canonical rows the split is
@@ -83,9 +95,7 @@ def run_msm_bits(rt, group: str, points, split: BitSplit, scalars: np.ndarray) -
         k = len(split.others)
         other = np.zeros(tail, np.uint64)
         if k:
-            idx = rt.asarray(split.others.astype(np.uint32))
-            gathered = rt.xp.empty((k, aw), dtype=np.uint32)
-            rt.launch("bits_gather_rows", _grid(k * aw, _GATHER_BLOCK), _GATHER_BLOCK, (points, idx, k, aw, gathered))
+            gathered = gather_rows(rt, points, rt.asarray(split.others.astype(np.uint32)), aw)
             sc = rt.asarray(np.ascontiguousarray(scalars[split.others]).view(np.uint32))
             other = run_msm(rt, group, gathered, sc, k)
     rows = np.concatenate([parts, affine_to_xyzz(other, curve.fq)[None]])

@@ -21,7 +21,7 @@ from cuzk.errors import FieldValueError, InputError
 from cuzk.kernels.bit_split import split_bits
 from cuzk.kernels.checks import check_field_rows, check_points
 from cuzk.kernels.cpu_threads import resolve_threads
-from cuzk.kernels.cuda_bits import run_msm_bits
+from cuzk.kernels.cuda_bits import gather_rows, run_msm_bits
 from cuzk.kernels.cuda_curve import CudaCurve
 from cuzk.kernels.cuda_msm import check_msm_size, run_msm
 from cuzk.kernels.cuda_ntt import MAX_LOG_N, fr_const, run_ntt, scaled_by_powers
@@ -51,6 +51,16 @@ def _is_cupy(a) -> bool:
 
 def _on_device(a) -> bool:
     return isinstance(a, DeviceArray) or _is_cupy(a)
+
+
+def _row_numbers(rt, rows, n: int):
+    """Host row numbers as a uint32 ``rt`` array, each checked < n (the gather kernel does not check)."""
+    rows = np.asarray(rows)
+    if rows.ndim != 1 or not np.issubdtype(rows.dtype, np.integer) or (
+            len(rows) and (int(rows.min()) < 0 or int(rows.max()) >= n)):
+        raise InputError(f"rows must be a 1-d integer array of row numbers below {n}")
+    with rt.context():
+        return rt.asarray(rows.astype(np.uint32))
 
 
 def run_h_pointwise(rt, a, b, c, z_inv: int):
@@ -303,13 +313,53 @@ class CudaKernels:
             out = self.to_canonical(DeviceArray(rt.asarray(v.view(np.uint32)), rt))
             return rt.asnumpy(out.array).view(np.uint64).reshape(v.shape)
         rt, x = self._device_rows(values, "values")
+        out = self._from_mont(rt, x)
+        rt.synchronize()
+        return DeviceArray(out, rt)
+
+    def _from_mont(self, rt, x):
+        """Montgomery → canonical of the uint32 (n, W) device array ``x``, launched on the
+        calling thread's stream (not waited for)."""
         fr = self.curve.fr
         with rt.context():
             # x * (the element whose Montgomery form is 1) = x * R^-1: Montgomery -> canonical
             n = x.shape[0]
-            out = scaled_by_powers(rt, x, 1, pow(fr.r, -1, fr.modulus), n) if n else rt.xp.empty_like(x)
-        rt.synchronize()
-        return DeviceArray(out, rt)
+            return scaled_by_powers(rt, x, 1, pow(fr.r, -1, fr.modulus), n) if n else rt.xp.empty_like(x)
+
+    @_oom_guard
+    def query_scalars(self, z, rows, n_inputs: int) -> tuple:
+        """The A, B and L query scalars from the Montgomery assignment ``z`` already on the device
+        (a :class:`DeviceArray` from :meth:`stage`): z converted to canonical integers there and
+        the A and B rows gathered there (``bits_gather_rows``), L's a slice of it; the prover's
+        host does neither pass. ``rows``: the A and B queries' rows of z
+        (:func:`cuzk.groth16.witness_prep.query_rows`), host int arrays or uint32 device arrays
+        (a resident key's, :meth:`upload_rows`). Returns three :class:`DeviceArray` s, ordered
+        for the caller's stream and other threads' (an event).
+
+        Raises:
+            InputError: ``z`` not on the device, or row numbers outside z.
+        """
+        if not _on_device(z):
+            raise InputError("query_scalars takes z on the device: stage it first")
+        rt, x = self._device_rows(z, "z")
+        n = x.shape[0]
+        if not 0 <= n_inputs <= n:
+            raise InputError(f"n_inputs must be in 0..{n}, got {n_inputs}")
+        canon = self._from_mont(rt, x)
+        words = self.curve.fr_words
+        with rt.context():
+            out = [gather_rows(rt, canon, r if _on_device(r) else _row_numbers(rt, r, n), words) for r in rows]
+        event = rt.handoff()
+        return (*(DeviceArray(g, rt, event) for g in out), DeviceArray(canon[n_inputs:], rt, event))
+
+    @_oom_guard
+    def upload_rows(self, rows, n: int, device_id: int = 0):
+        """Row numbers (host ints, each < ``n``) as a uint32 device array: a resident key's query
+        rows for :meth:`query_scalars`."""
+        rt = self._runtime(device_id)
+        out = _row_numbers(rt, rows, n)
+        rt.synchronize()  # the proofs may run on other threads' streams
+        return out
 
     @_oom_guard
     def msm_g1(self, points, scalars, threads=None):

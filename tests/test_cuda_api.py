@@ -350,8 +350,16 @@ def test_pinned_ring_reuses_chunks_only_after_their_copy_is_done():
     assert m3 is m1 and e1.waited == 1 and len(made) == 2 and ring.allocated == 2 << 20
 
 
-def test_staging_goes_through_the_ring_in_chunks_that_overlap_the_copies():
+@pytest.mark.parametrize("threads", [1, 3])
+def test_staging_goes_through_the_ring_in_chunks_that_overlap_the_copies(threads, monkeypatch):
+    from cuzk.kernels import cuda_staging
     from cuzk.kernels.cuda_staging import PinnedRing, stage_through_ring
+
+    # with several threads each 64-byte chunk is filled in three pieces, on more than one thread
+    monkeypatch.setattr(cuda_staging, "_MIN_FILL_BYTES", 16)
+    fillers, copyto = set(), np.copyto
+    monkeypatch.setattr(cuda_staging.np, "copyto",
+                        lambda dst, src: (fillers.add(cuda_staging.threading.get_ident()), copyto(dst, src)))
 
     class Stream:
         """Copies happen when their event is waited on (a copy engine behind the host)."""
@@ -385,10 +393,11 @@ def test_staging_goes_through_the_ring_in_chunks_that_overlap_the_copies():
     ring = PinnedRing(bytearray, chunk=64, count=2)
     src = np.arange(1000, dtype=np.uint8)
     dst, stream = np.zeros(1000, np.uint8), Stream()
-    last = stage_through_ring(ring, src, Ptr(dst), stream)
+    last = stage_through_ring(ring, src, Ptr(dst), stream, threads)
     assert ring.allocated == 128  # 16 chunks through 2 pinned ones: each refilled only after its copy
     last.synchronize()
     np.testing.assert_array_equal(dst, src)
+    assert (len(fillers) > 1) == (threads > 1)
 
 
 def test_pinned_ring_out_of_host_memory_makes_do_or_names_the_problem():

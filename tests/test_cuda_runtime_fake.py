@@ -77,43 +77,6 @@ def test_staged_parts_are_padded_with_zeros_on_the_device(fake_gpu):
         BLS_CUDA.stage((x, bad), rows=8)
 
 
-def test_pinned_chunks_are_filled_on_several_threads(monkeypatch):
-    from cuzk.kernels import cuda_staging
-
-    monkeypatch.setattr(cuda_staging, "_MIN_FILL_BYTES", 16)
-    threads_seen = set()
-    real = np.copyto
-
-    def copyto(dst, src):
-        threads_seen.add(cuda_staging.threading.get_ident())
-        real(dst, src)
-
-    monkeypatch.setattr(cuda_staging.np, "copyto", copyto)
-
-    class Ptr:
-        def __init__(self, dst, off=0):
-            self.dst, self.off = dst, off
-
-        def __add__(self, k):
-            return Ptr(self.dst, self.off + k)
-
-        def copy_from_host_async(self, src, nbytes, stream):
-            import ctypes
-
-            ctypes.memmove(self.dst.ctypes.data + self.off, src, nbytes)
-
-    class Stream:
-        def record(self):
-            return None
-
-    src = np.arange(1000, dtype=np.uint8)
-    dst = np.zeros(1000, np.uint8)
-    ring = cuda_staging.PinnedRing(bytearray, chunk=256, count=2)
-    cuda_staging.stage_through_ring(ring, src, Ptr(dst), Stream(), threads=3)
-    np.testing.assert_array_equal(dst, src)
-    assert len(threads_seen) > 1  # 256-byte chunks cut in three 16+-byte pieces
-
-
 def test_gpu_prover_on_the_cupy_runtime_matches_the_cpu(fake_gpu):
     import cuzk
     from cuzk.circuits import Cube

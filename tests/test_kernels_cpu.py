@@ -5,6 +5,8 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cuzk.errors import InputError
 from cuzk.kernels import cpu_threads
@@ -90,3 +92,24 @@ def test_run_phases_reraises_the_task_error_and_stops():
         cpu_threads.run_phases(2, [[(boom, ()), (ran.append, (1,))], [(ran.append, (2,))]])
     assert 2 not in ran
     assert not [t for t in threading.enumerate() if t.name.startswith("cuzk-kernel")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=4), st.integers(0, 30), st.integers(1, 3))
+def test_staged_parts_stack_then_pad_with_zero_rows(sizes, extra, threads):
+    # stack_rows (the CPU backend's stage(..., rows=m), and the host runtime's) equals numpy's
+    # concatenate + zero padding, on any thread count, for empty parts and no padding too
+    from cuzk.kernels import staged_rows
+
+    rng = np.random.default_rng(sum(sizes) + extra)
+    parts = [rng.integers(0, 1 << 63, size=(n, 4), dtype=np.uint64) for n in sizes]
+    rows = sum(sizes) + extra
+    want = np.concatenate(parts + [np.zeros((extra, 4), np.uint64)])
+    np.testing.assert_array_equal(staged_rows.stack_rows(parts, rows, threads), want)
+    got, = cpu.stage(tuple(parts), rows=rows, threads=threads)
+    np.testing.assert_array_equal(got, want)
+    if extra:
+        with pytest.raises(InputError, match="rows must be an int >= the parts'"):
+            staged_rows.stack_rows(parts + [np.zeros((extra + 1, 4), np.uint64)], rows)
+    with pytest.raises(InputError, match="part 1 has rows of"):
+        staged_rows.stack_rows([parts[0], np.zeros((1, 3), np.uint64)], rows + 1)

@@ -37,8 +37,9 @@ _QUERIES = ("a", "b_g1", "b_g2", "l", "h")
 
 
 def key_device_bytes(pk) -> int:
-    """Bytes a :class:`~cuzk.groth16.ProvingKey` takes on a device: its five point queries."""
-    return sum(getattr(pk, q).nbytes for q in _QUERIES)
+    """Bytes a :class:`~cuzk.groth16.ProvingKey` takes on a device: its five point queries, and
+    the A and B queries' row numbers (uint32 each) that the proofs gather their scalars by."""
+    return sum(getattr(pk, q).nbytes for q in _QUERIES) + 4 * (len(pk.a) + len(pk.b_g1))
 
 
 def device_total_memory(device_id: int) -> int:

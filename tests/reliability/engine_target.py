@@ -228,7 +228,21 @@ class EngineEpisode(Episode):
         self.tally.act("submit refused after close")
 
     def _conflict(self, rec) -> None:
-        """Other inputs under the id of ``rec``: InputError while ``rec`` is unresolved."""
+        """Other inputs under the id of ``rec``: InputError while ``rec`` is unresolved. The id
+        is claimed like a reuse's while this runs: once ``rec`` resolved the submit may be
+        accepted, and until its job is recorded a reuse on another thread would still take
+        ``rec`` for the id's latest job and judge the id free."""
+        with self._lock:
+            if rec.job_id in self._reusing:  # a reuse of this id is in progress: not now
+                return
+            self._reusing.add(rec.job_id)
+        try:
+            self._conflict_claimed(rec)
+        finally:
+            with self._lock:
+                self._reusing.discard(rec.job_id)
+
+    def _conflict_claimed(self, rec) -> None:
         plan = self._extra_plan("x")
         inputs = [{"u": u} for u in plan.units]
         deadline = None if plan.deadline is None else time.time() + plan.deadline

@@ -2,12 +2,13 @@
 ``Engine.submit(...).result()`` in the same process, on the daemon's own Engine, in one run.
 
 Alternates the ways round by round (in-process; gRPC over loopback TCP and over a Unix socket;
-and a bare grpcio handler on loopback TCP that only calls ``Engine.submit(...).result()`` on the
+a bare grpcio handler on loopback TCP that only calls ``Engine.submit(...).result()`` on the
 same Engine and returns the proof's bytes: no daemon code, the daemon's and cuzk's client's
-channel options), each taking each place in the round in turn, so drift and the order hit them
-alike; then prints each way's median and p90 and the median difference and ratio against
-in-process. The bare way is grpcio's own cost for a call
-whose handler blocks while a proof runs: what the daemon adds beyond it is the daemon's.
+channel options; and the daemon's own ProveCircuit path called in process, without gRPC), each
+taking each place in the round in turn, so drift and the order hit them alike; then prints each
+way's median and p90 and the median difference and ratio against in-process. The bare way is
+grpcio's own cost for a call whose handler blocks while a proof runs: what the daemon adds
+beyond it is the daemon's, and the in-process daemon path shows how much of that is its code.
 
     .venv/bin/python benchmarks/serve_bench.py --proofs 300
 """
@@ -15,6 +16,7 @@ whose handler blocks while a proof runs: what the daemon adds beyond it is the d
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -30,6 +32,7 @@ from serve_support import config_text, cube_entry, cube_keys  # noqa: E402
 
 from cuzk.serve import Client  # noqa: E402
 from cuzk.serve.config import LATENCY_OPTION, NO_RETRIES_OPTION, parse_config  # noqa: E402
+from cuzk.serve.proto.cuzk.v1 import circuits_pb2 as cpb  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
 
@@ -41,7 +44,7 @@ def main(argv=None) -> int:
     params, _ = cube_keys(folder)
     sock = folder / "cuzk.sock"
     cfg = parse_config(config_text(folder, listen=["127.0.0.1:0", f"unix://{sock}"], circuits=cube_entry(params)))
-    times = {"in-process": [], "grpc-tcp": [], "grpc-unix": [], "bare-grpc": []}
+    times = {"in-process": [], "grpc-tcp": [], "grpc-unix": [], "bare-grpc": [], "daemon-code": []}
     transport = []
     inputs = {"x": 3, "out": 35}
     with Server(cfg) as srv, Client(srv.tcp_address, timeout=60) as tcp, Client(f"unix://{sock}", timeout=60) as unix:
@@ -53,11 +56,14 @@ def main(argv=None) -> int:
         bare.start()
         bare_channel = grpc.insecure_channel(f"127.0.0.1:{bare_port}", options=[LATENCY_OPTION, NO_RETRIES_OPTION])
         bare_prove = bare_channel.unary_unary("/bench.Bare/Prove")
+        request = cpb.ProveCircuitRequest(circuit="cube", inputs_json=json.dumps(inputs))
         ways = {
             "in-process": lambda: engine.submit("cube", inputs).result(timeout=60),
             "grpc-tcp": lambda: tcp.prove_circuit("cube", inputs),
             "grpc-unix": lambda: unix.prove_circuit("cube", inputs),
             "bare-grpc": lambda: bare_prove(b"", timeout=60),
+            # the daemon's ProveCircuit path without gRPC: parse, job table, answer texts
+            "daemon-code": lambda: srv.daemon.prove_circuit(request),
         }
         for fn in ways.values():  # warm: kernels loaded, key read, connections up
             for _ in range(5):
@@ -73,6 +79,8 @@ def main(argv=None) -> int:
                 times[name].append(time.perf_counter() - t0)
                 if name.startswith("grpc"):
                     assert r.result.status == 1, r
+                elif name == "daemon-code":
+                    assert r[0]["status"] == "COMPLETED" and r[1] is not None, r
             t0 = time.perf_counter()
             try:  # an RPC that does no work: the round trip alone (answered NOT_FOUND)
                 tcp.cancel("no-such-job")
@@ -89,6 +97,8 @@ def main(argv=None) -> int:
     bare_med = statistics.median(times["bare-grpc"])
     for name in ("grpc-tcp", "grpc-unix"):
         print(f"{name}: the daemon adds {(statistics.median(times[name]) - bare_med) * 1e3:.2f} ms beyond bare grpcio")
+    print(f"the daemon's own code without gRPC adds {(statistics.median(times['daemon-code']) - base) * 1e3:.2f} ms "
+          "to the in-process proof")
     print(f"an RPC doing no work over TCP (CancelProof, NOT_FOUND): median {statistics.median(transport) * 1e3:.2f} ms")
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     return 0

@@ -105,7 +105,9 @@ def test_staged_parts_stack_then_pad_with_zero_rows(sizes, extra, threads):
     parts = [rng.integers(0, 1 << 63, size=(n, 4), dtype=np.uint64) for n in sizes]
     rows = sum(sizes) + extra
     want = np.concatenate(parts + [np.zeros((extra, 4), np.uint64)])
-    np.testing.assert_array_equal(staged_rows.stack_rows(parts, rows, threads), want)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(staged_rows, "_TASK_ROWS", 8)  # several tasks per part, and threads, at these sizes
+        np.testing.assert_array_equal(staged_rows.stack_rows(parts, rows, threads), want)
     got, = cpu.stage(tuple(parts), rows=rows, threads=threads)
     np.testing.assert_array_equal(got, want)
     if extra:

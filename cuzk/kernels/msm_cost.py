@@ -55,8 +55,8 @@ def msm_cost(n: int, c: int, method: str, fq_bits: int, bits: int = SCALAR_BITS)
 
 
 # The choices are pure functions of small ints and are cached: a proof of a tiny circuit runs ten
-# MSMs whose plans, modelled afresh, were a tenth of its create_proof (Cube: 4.38 -> 3.89 ms,
-# 1.13x, benchmarks/tiny_prove_bench.py).
+# MSMs whose plans, modelled afresh, were a seventh of its create_proof (Cube: 3.34 -> 2.89 ms,
+# 1.16x, benchmarks/tiny_prove_bench.py).
 @functools.lru_cache(maxsize=4096)
 def choose_msm(n: int, fq_bits: int, bits: int = SCALAR_BITS,
                methods: tuple[str, ...] = METHODS) -> tuple[str, int]:

@@ -51,7 +51,10 @@ class Sizes:
         # window widths at the large sizes (default segments): does c = 16 stay best as n grows?
         self.sweep_msm_large = [(9, [6, 8])] if toy else ([] if quick else [(22, [16, 18, 20]), (24, [16, 18, 20, 22])])
         self.sweep_ntt_logs = (10,) if toy else (20, 24)
-        self.sweep_ntt = [(4, 1), (3, 2)] if toy else [(10, 1), (9, 2), (8, 4), (7, 8), (6, 8), (5, 8)]
+        # (None, None): the default plan (cuzk/kernels/cuda_ntt.py ntt_plan), timed beside the
+        # others on a GPU (on the host build its 512-thread blocks would be 512 std::threads)
+        self.sweep_ntt = ([(4, 1), (3, 2)] if toy
+                          else [(None, None), (10, 1), (9, 2), (8, 4), (7, 8), (6, 8), (5, 8)])
         self.reps = 2 if toy else 5
         default = (10,) if toy else ((16,) if quick else (18, 20))
         self.prove_logs = tuple(prove_logs) if prove_logs else default
@@ -317,7 +320,10 @@ def sweep(ctx) -> None:
                 plan = cuda.ntt_plan(log_n, stages, cols)
                 t = time_calls(rt, lambda: cuda.run_ntt(rt, x, log_n, w, None, False), sz.reps)
                 ok = bool((rt.asnumpy(cuda.run_ntt(rt, x, log_n, w, None, False)) == ref).all())
-                desc = "+".join(f"{k}" for _, k, _ in plan) + f" stages, {plan[-1][2]} columns"
+                one_width = sorted({c for _, _, c in plan}) == [plan[0][2]]
+                desc = ("+".join(f"{k}" for _, k, _ in plan) + " stages, "
+                        + (f"{plan[0][2]}" if one_width else "/".join(f"{c}" for _, _, c in plan)) + " columns"
+                        + (" (default)" if stages is None and cols is None else ""))
                 rep.row("sweep", f"Fr NTT 2^{log_n} plan {desc}", verified=ok, note=t.note(), **t.fields())
                 results.append((t.median, desc))
         finally:

@@ -80,7 +80,7 @@ def test_pass_split_does_not_change_the_result(max_stages, columns):
     assert _run(rt, vals, 6, 7) == _dft(vals, FR.root_of_unity_for(6, 7), 7)
 
 
-def test_pass_plan_is_balanced_and_strided_passes_take_eight_columns():
+def test_pass_plan_is_balanced_and_strided_passes_take_256_thread_blocks():
     for log_n in range(1, 29):
         plan = cuda.ntt_plan(log_n)
         ks = [k for _, k, _ in plan]
@@ -89,10 +89,12 @@ def test_pass_plan_is_balanced_and_strided_passes_take_eight_columns():
         if log_n <= 10:
             assert plan == [(0, log_n, 1)]  # one pass, every element of a block in shared memory
         else:
-            assert len(plan) == -(-log_n // 7) and all(c == 8 for _, _, c in plan)
+            # 8 columns, or 4 for a 7-stage pass: 256 threads per block (the H200 sweep's best)
+            assert len(plan) == -(-log_n // 7) and all(c == min(8, 256 >> (k - 1)) for _, k, c in plan)
         for _, k, c in plan:  # a block's threads and tile fit the launch bound and 32 KiB
             assert c << (k - 1) <= cuda.BLOCK["BLOCK_NTT"] and (c << k) * 32 <= 32 << 10
-    assert cuda.ntt_plan(21) == [(0, 7, 8), (7, 7, 8), (14, 7, 8)]  # was 10 + 10 + 1 stage(s)
+    assert cuda.ntt_plan(21) == [(0, 7, 4), (7, 7, 4), (14, 7, 4)]  # was 10 + 10 + 1 stage(s)
+    assert cuda.ntt_plan(20, 7, 8) == [(0, 7, 8), (7, 7, 8), (14, 6, 8)]  # an explicit width is kept
     assert cuda.ntt_plan(24, 10, 1) == [(0, 8, 1), (8, 8, 1), (16, 8, 1)]
 
 

@@ -23,6 +23,13 @@ _NTT_MAX_STAGES = BLOCK["NTT_MAX_STAGES"]  # stages of a pass with one column pe
 _NTT_BLOCK = BLOCK["BLOCK_NTT"]  # threads per ntt_stages block at most: columns x 2^(k-1)
 _NTT_COLUMNS = 8  # consecutive columns per block in passes with strided rows: 8 x 32 B = 256 B per warp load
 _NTT_WIDE_STAGES = 7  # stages per pass with 8 columns: 8 x 2^7 x 32 B = 32 KiB of shared memory
+# Default plans give a strided pass at most this many threads per block (fewer columns for a
+# 7-stage pass): the H200 sweep (docs/perf/cuda.md) found 7+7+6 stages at 2^20 best with 4
+# columns (256 threads; kernels 0.386 / 0.388 ms against 0.409 / 0.413 with 8 columns, two runs)
+# and 6+6+6+6 at 2^24 best with 8 (256 threads; 8+8+8 with 4 columns, 512 threads, was slowest).
+# The rule's own mix at 2^20 (4, 4, then 8 columns for the 6-stage pass) is inferred from those
+# two; gpu_check's sweep times it as "(default)" beside the uniform plans.
+_NTT_PREFERRED_THREADS = 256
 _POWERS_PER_THREAD = 16  # consecutive powers per thread: one pow_u32 then 15 multiplications
 _TWIDDLE_TABLES = 6  # cached (n, w) twiddle tables per runtime: forward + inverse for 3 sizes
 MAX_LOG_N = 28  # uint32 indices and twiddle exponents inside the kernels
@@ -94,11 +101,12 @@ def ntt_plan(log_n: int, max_stages: int | None = None, columns: int | None = No
 
     The stages are split evenly over ceil(log_n / max_stages) passes (larger passes first), so no
     pass is left with a handful of stages in tiny blocks. One pass does up to 10 stages with one
-    column per block; more passes do up to 7 stages each with 8 columns per block (a block's
-    threads (C x 2^(k-1) <= 512) and tile (C x 2^k x 32 B <= 32 KiB) bound C x 2^k by 1024).
+    column per block; more passes do up to 7 stages each with up to 8 columns per block (a block's
+    threads (C x 2^(k-1) <= 512) and tile (C x 2^k x 32 B <= 32 KiB) bound C x 2^k by 1024), and
+    without an explicit ``columns`` at most 256 threads per block (4 columns for 7 stages).
 
         >>> ntt_plan(20)
-        [(0, 7, 8), (7, 7, 8), (14, 6, 8)]
+        [(0, 7, 4), (7, 7, 4), (14, 6, 8)]
         >>> ntt_plan(21, 10, 1)
         [(0, 7, 1), (7, 7, 1), (14, 7, 1)]
         >>> ntt_plan(10)
@@ -108,13 +116,15 @@ def ntt_plan(log_n: int, max_stages: int | None = None, columns: int | None = No
         return []
     if max_stages is None:
         max_stages = _NTT_MAX_STAGES if log_n <= _NTT_MAX_STAGES else _NTT_WIDE_STAGES
+    threads = _NTT_BLOCK if columns is not None else _NTT_PREFERRED_THREADS  # an explicit width is kept
     columns = _NTT_COLUMNS if columns is None else columns
     passes = -(-log_n // max_stages)
     base, extra = divmod(log_n, passes)
     plan, s0 = [], 0
     for p in range(passes):
         k = base + (p < extra)
-        c = min(columns, _NTT_BLOCK >> (k - 1), 1 << (log_n - k), 1 << s0 if s0 else 1 << 31)
+        c = min(columns, max(1, threads >> (k - 1)), _NTT_BLOCK >> (k - 1), 1 << (log_n - k),
+                1 << s0 if s0 else 1 << 31)
         plan.append((s0, k, 1 << (c.bit_length() - 1)))  # a power of two
         s0 += k
     return plan

@@ -29,7 +29,10 @@ _MSM_BLOCK = BLOCK["BLOCK_CURVE"]  # G2 point kernels use ~255 registers per thr
 _SCAN_PER_THREAD = 8  # msm_scan_blocks: consecutive values summed by one thread
 _MSM_SLICE = 32  # sorted pairs per accumulation thread (the mean bucket size at 2^20, c = 16)
 _MSM_TREE_FOLD = 4  # heavy-bucket tree: slices (then nodes) summed per node
-_MSM_SEGMENT_LEN = 8  # buckets per running-sum thread: 4096 threads per window at c = 16
+# buckets per running-sum thread, by group: G1 16 (2,048 threads per window at c = 16), the best of
+# 4-32 in both H200 window sweeps at 2^20 (21.86 / 22.00 ms against 22.28 / 22.35 with 8,
+# docs/perf/cuda.md); G2 keeps 8 (4,096 threads), its sweep not run yet
+_MSM_SEGMENT_LEN = {"g1": 16, "g2": 8}
 _MSM_FOLD = 4  # window-sum entries combined per thread and fold level
 _PAIR_LIMIT = 1 << 32  # uint32 positions into the sorted pairs (msm.cu)
 
@@ -144,7 +147,7 @@ def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None, segmen
     rt.launch(f"{group}_msm_bucket_fixup", _grid(nb, _MSM_BLOCK), _MSM_BLOCK, args)
     mark("merge")
     # each window's sum_j (j+1)*bucket_j: segments of L buckets, then fold levels
-    L = min(segment_len or _MSM_SEGMENT_LEN, B)
+    L = min(segment_len or _MSM_SEGMENT_LEN[group], B)
     per = B // L
     seg = xp.empty((nw * per * 2, pw), dtype=np.uint32)
     rt.launch(f"{group}_msm_window_segments", _grid(nw * per, _MSM_BLOCK), _MSM_BLOCK, (buckets, B, nw, L, seg))

@@ -48,6 +48,8 @@ class Sizes:
         self.phase_log = {"g1": 8, "g2": 6, "ntt": 10} if toy else {"g1": 20, "g2": 20, "ntt": 20}
         self.sweep_log = 8 if toy else 20
         self.sweep_msm = ([6, 8], [8]) if toy else ([14, 15, 16, 17], [4, 8, 16, 32])
+        # G2 at the default window: which running-sum segment length (its default is G1's guess)
+        self.sweep_g2 = (6, 6, [4, 8]) if toy else (20, 16, [4, 8, 16, 32])
         # window widths at the large sizes (default segments): does c = 16 stay best as n grows?
         self.sweep_msm_large = [(9, [6, 8])] if toy else ([] if quick else [(22, [16, 18, 20]), (24, [16, 18, 20, 22])])
         self.sweep_ntt_logs = (10,) if toy else (20, 24)
@@ -306,6 +308,7 @@ def sweep(ctx) -> None:
             best = min(best or (t.median, c, seg), (t.median, c, seg))
     rep.row("sweep", f"  best MSM: c={best[1]} seg={best[2]}", ms=best[0])
     del pts, dsc
+    _sweep_g2_segments(ctx)
     for log_n, widths in sz.sweep_msm_large:
         _sweep_widths(ctx, log_n, widths)
     for log_n in sz.sweep_ntt_logs:
@@ -329,6 +332,25 @@ def sweep(ctx) -> None:
         finally:
             rt.ntt_max_stages, rt.ntt_columns = saved
         rep.row("sweep", f"  best NTT 2^{log_n} plan: {min(results)[1]}", ms=min(results)[0])
+
+
+def _sweep_g2_segments(ctx) -> None:
+    """G2 MSM at one window width over running-sum segment lengths, checked against the default."""
+    rt, rep = ctx.rt, ctx.rep
+    log_n, c, segs = ctx.sz.sweep_g2
+    n = 1 << log_n
+    host_pts, _ = tiled_points("g2", n)
+    pts = BLS_CUDA.upload_points(host_pts)
+    del host_pts
+    dsc = rt.asarray(random_scalars(n, 11).view(np.uint32))
+    want = cuda.run_msm(rt, "g2", pts.words, dsc, n)
+    best = None
+    for seg in segs:
+        t = time_calls(rt, lambda: cuda.run_msm(rt, "g2", pts.words, dsc, n, c, seg), max(1, ctx.sz.reps - 3))
+        ok = bool((cuda.run_msm(rt, "g2", pts.words, dsc, n, c, seg) == want).all())
+        rep.row("sweep", f"G2 MSM 2^{log_n} c={c} seg={seg}", verified=ok, note=t.note(), **t.fields())
+        best = min(best or (t.median, seg), (t.median, seg))
+    rep.row("sweep", f"  best G2 MSM segments at c={c}: seg={best[1]}", ms=best[0])
 
 
 def _sweep_widths(ctx, log_n: int, widths) -> None:

@@ -206,8 +206,10 @@ def test_gpu_check_script_runs_whole_on_the_host_build(capsys, tmp_path):
                   "G1 MSM 2^8: accumulate", "prove 2^10, MSM_B2 on the CPU beside the GPU",
                   "  2^10 H host: stage a, b, c as parts, zero rows on the device (copies included)",
                   "  2^10 H host: former way: pad a, b, c on the host, stage on one thread",
-                  "  2^10 H host: stage z, query scalars made on the device (copy and kernels included)"):
+                  "  2^10 H host: stage z, query scalars made on the device (copy and kernels included)",
+                  "G2 MSM 2^6 c=6 seg=4", "G2 MSM 2^6 c=6 seg=8"):
         assert label in {r["label"] for r in done}, label
+    assert any(r["label"].startswith("  best G2 MSM segments at c=6: seg=") for r in done)
     assert any("dmon skipped" in r.get("note", "") for r in rows) and rows[-1]["summary"] == "all OK"
 
 

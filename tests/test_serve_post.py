@@ -104,8 +104,10 @@ def test_submit_await_cancel_and_queue_positions(served):
     reqs = [window_request(secs, random.Random(100 + k).randrange(FR.modulus), request_id=f"q-{k}") for k in range(4)]
     subs = [client.submit(**r) for r in reqs]
     assert [s.job_id for s in subs] == ["q-0", "q-1", "q-2", "q-3"]
-    # one prove worker: q-0 runs (or is next), the rest queue behind it in submission order
-    assert [s.queue_position for s in subs[1:]] == sorted(s.queue_position for s in subs[1:])
+    # one prove worker: q-0 runs (or is next), the rest queue behind it in submission order; a
+    # position is taken at its submit, and the queue may drain between submits (a job whose
+    # synthesis started is no longer queued), so each is at most the number submitted before it
+    assert all(0 <= s.queue_position <= k for k, s in enumerate(subs))
     # q-3 waits behind what is queued; position 0 only once q-2 has started (proofs this small can
     # drain the queue while a loaded host is still making the four submits)
     assert subs[3].queue_position >= 1 or srv.daemon.jobs.get("q-2").started

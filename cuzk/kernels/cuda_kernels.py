@@ -114,8 +114,8 @@ class CudaKernels:
     def __repr__(self) -> str:
         return f"<cuzk CUDA kernels of {self.curve.name}>"
 
-    def _host_rows(self, a, what: str) -> np.ndarray:
-        return check_field_rows(a, what, self.curve.fr_tail, self.curve.fr.modulus)
+    def _host_rows(self, a, what: str, threads: int = 1) -> np.ndarray:
+        return check_field_rows(a, what, self.curve.fr_tail, self.curve.fr.modulus, threads)
 
     def _device_rows(self, a, what: str):
         """(runtime, C-contiguous uint32 (n, W) raw array) for a :class:`DeviceArray` or CuPy Fr
@@ -294,7 +294,7 @@ class CudaKernels:
         for i, entry in enumerate(arrays):
             named = ([(p, f"arrays[{i}][{j}]") for j, p in enumerate(entry)] if isinstance(entry, (tuple, list))
                      else [(entry, f"arrays[{i}]")])
-            parts = [check_field_rows(p, name, self.curve.fr_tail, self.curve.fr.modulus, t) for p, name in named]
+            parts = [self._host_rows(p, name, t) for p, name in named]
             out.append(rt.stage(*(v.view(np.uint32) for v in parts), rows=rows, threads=t))
         return out
 

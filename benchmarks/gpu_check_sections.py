@@ -293,22 +293,13 @@ def phases(ctx) -> None:
 # ---------------------------------------------------------------- (4) sweep
 def sweep(ctx) -> None:
     rt, sz, rep = ctx.rt, ctx.sz, ctx.rep
-    n = 1 << sz.sweep_log
-    host_pts, _ = tiled_points("g1", n)
-    pts = BLS_CUDA.upload_points(host_pts)
-    dsc = rt.asarray(random_scalars(n, 9).view(np.uint32))
-    want = cuda.run_msm(rt, "g1", pts.words, dsc, n)
-    best = None
     cs, segs = sz.sweep_msm
-    for c in cs:
-        for seg in segs:
-            t = time_calls(rt, lambda: cuda.run_msm(rt, "g1", pts.words, dsc, n, c, seg), max(1, sz.reps - 3))
-            ok = bool((cuda.run_msm(rt, "g1", pts.words, dsc, n, c, seg) == want).all())
-            rep.row("sweep", f"G1 MSM 2^{sz.sweep_log} c={c} seg={seg}", verified=ok, note=t.note(), **t.fields())
-            best = min(best or (t.median, c, seg), (t.median, c, seg))
+    best = _msm_sweep(ctx, "g1", sz.sweep_log, cs, segs, seed=9)
     rep.row("sweep", f"  best MSM: c={best[1]} seg={best[2]}", ms=best[0])
-    del pts, dsc
-    _sweep_g2_segments(ctx)
+    # G2 at one window width over running-sum segment lengths (its default is G1's guess)
+    log_n, c, segs = sz.sweep_g2
+    best = _msm_sweep(ctx, "g2", log_n, [c], segs, seed=11)
+    rep.row("sweep", f"  best G2 MSM segments at c={c}: seg={best[2]}", ms=best[0])
     for log_n, widths in sz.sweep_msm_large:
         _sweep_widths(ctx, log_n, widths)
     for log_n in sz.sweep_ntt_logs:
@@ -334,23 +325,24 @@ def sweep(ctx) -> None:
         rep.row("sweep", f"  best NTT 2^{log_n} plan: {min(results)[1]}", ms=min(results)[0])
 
 
-def _sweep_g2_segments(ctx) -> None:
-    """G2 MSM at one window width over running-sum segment lengths, checked against the default."""
+def _msm_sweep(ctx, group: str, log_n: int, cs, segs, seed: int) -> tuple:
+    """A row per (window width, segment length) of a 2^log_n MSM over ``group``, each checked
+    against the default configuration's result; returns the best (median ms, c, seg)."""
     rt, rep = ctx.rt, ctx.rep
-    log_n, c, segs = ctx.sz.sweep_g2
     n = 1 << log_n
-    host_pts, _ = tiled_points("g2", n)
+    host_pts, _ = tiled_points(group, n)
     pts = BLS_CUDA.upload_points(host_pts)
     del host_pts
-    dsc = rt.asarray(random_scalars(n, 11).view(np.uint32))
-    want = cuda.run_msm(rt, "g2", pts.words, dsc, n)
+    dsc = rt.asarray(random_scalars(n, seed).view(np.uint32))
+    want = cuda.run_msm(rt, group, pts.words, dsc, n)
     best = None
-    for seg in segs:
-        t = time_calls(rt, lambda: cuda.run_msm(rt, "g2", pts.words, dsc, n, c, seg), max(1, ctx.sz.reps - 3))
-        ok = bool((cuda.run_msm(rt, "g2", pts.words, dsc, n, c, seg) == want).all())
-        rep.row("sweep", f"G2 MSM 2^{log_n} c={c} seg={seg}", verified=ok, note=t.note(), **t.fields())
-        best = min(best or (t.median, seg), (t.median, seg))
-    rep.row("sweep", f"  best G2 MSM segments at c={c}: seg={best[1]}", ms=best[0])
+    for c in cs:
+        for seg in segs:
+            t = time_calls(rt, lambda: cuda.run_msm(rt, group, pts.words, dsc, n, c, seg), max(1, ctx.sz.reps - 3))
+            ok = bool((cuda.run_msm(rt, group, pts.words, dsc, n, c, seg) == want).all())
+            rep.row("sweep", f"{group.upper()} MSM 2^{log_n} c={c} seg={seg}", verified=ok, note=t.note(), **t.fields())
+            best = min(best or (t.median, c, seg), (t.median, c, seg))
+    return best
 
 
 def _sweep_widths(ctx, log_n: int, widths) -> None:

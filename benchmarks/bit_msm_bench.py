@@ -13,6 +13,13 @@ multiplication over short scalars: cheap, distinct, not a real key). Each row ti
 scalars, after a small untimed call of each (compile or cache load), checks that both give the
 same point and prints the ratio general / bit-aware. ``--sweep`` times 2^16 G1 points at bit
 fractions 0 .. 0.95 (where "auto" should switch on: cuzk.groth16.bit_msm.AUTO_MIN_FRACTION).
+
+``--block-sums`` (with ``--witness``) times nothing: it counts what a per-key table of block
+sums would save the ones' sum. With Σ P over each block of b consecutive points stored beside
+the key, a block's ones cost min(ones, 1 + zeros) additions (the block's sum, then each zero's
+point subtracted; an other row's scalar becomes s - 1), so the table pays only where a
+witness's bits are lopsided within blocks. It prints, per b, the table's points as a share of
+the key's and the ones' additions against one per one.
 """
 
 from __future__ import annotations
@@ -90,6 +97,20 @@ def run(cv, group: str, pts: np.ndarray, sc: np.ndarray, threads: int) -> str:
             f"(scan {w_scan * 1e3:.1f} ms)  ratio {w_gen / w_bits:5.2f}x{cpu}")
 
 
+def block_sums(z: np.ndarray) -> None:
+    """Print the ones' additions with a table of block sums, per block size (module doc)."""
+    small = ~(z[:, 1:] != 0).any(axis=1)
+    zero, one = small & (z[:, 0] == 0), small & (z[:, 0] == 1)
+    n, ones = len(z), int(one.sum())
+    print(f"n {n:,}: zeros {int(zero.sum()):,}, ones {ones:,}, others {n - ones - int(zero.sum()):,}")
+    for b in (2, 4, 8, 16, 32, 64, 128, 256):
+        m = n // b * b
+        per = np.minimum(one[:m].reshape(-1, b).sum(1), 1 + zero[:m].reshape(-1, b).sum(1))
+        adds = int(per.sum()) + int(one[m:].sum())
+        print(f"b = {b:3d}: table {n // b:>9,} points (+{100 / b:4.1f} % of the key's), "
+              f"ones' additions {adds:>9,} = {adds / max(ones, 1):.3f} of one per one")
+
+
 def _load_witness(path: str, montgomery: bool, cv) -> np.ndarray:
     z = np.load(path, allow_pickle=False)
     if z.ndim != 2 or z.shape[1] != 4 or z.dtype != np.uint64:
@@ -108,9 +129,16 @@ def main(argv=None) -> int:
     ap.add_argument("--witness", help="a saved (n, 4) uint64 .npy witness to take the scalars from")
     ap.add_argument("--montgomery", action="store_true", help="the witness rows are Montgomery (Synthesized.z)")
     ap.add_argument("--sweep", action="store_true", help="2^16 G1 points at bit fractions 0 .. 0.95")
+    ap.add_argument("--block-sums", action="store_true",
+                    help="with --witness: count the ones' additions with a table of block sums (no timing)")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
     cv = curves.get(args.curve)
+    if args.block_sums:
+        if not args.witness:
+            raise SystemExit("--block-sums needs --witness")
+        block_sums(_load_witness(args.witness, args.montgomery, cv))
+        return 0
     rng = np.random.default_rng(args.seed)
     threads = msm_cpu.resolve_threads(args.threads)
     small = cheap_points(cv, "g1", 4096, rng, threads)

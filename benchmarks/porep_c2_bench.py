@@ -8,6 +8,7 @@ whole C2 through a cuzk.Engine, verified.
     python benchmarks/porep_c2_bench.py --compiles 5 --runs 1 --msm-runs 1 --keys /tmp/cuzk-keys   # + the compile repeated
     python benchmarks/porep_c2_bench.py --threads 2 --bellperson   # + bellperson's CPU prover, same key
     python benchmarks/porep_c2_bench.py --count 32GiB    # only: a production partition traced and counted
+    python benchmarks/porep_c2_bench.py --save-witness z.npy   # only: seal, compile, synthesize, save z
 
 Steps: seal a sector natively (StackedDrg2KiBV1_1 or 8MiBV1_1) and build its C1; trace the partition's
 StackedCircuit (``Synthesizer``: stamped compile to a PCE) and report constraints/s of the
@@ -110,6 +111,9 @@ def main() -> None:
     ap.add_argument("--bellperson", action="store_true", help="also bellperson's prover (the Rust oracle) on the same key")
     ap.add_argument("--compiles", type=int, default=1, help="compile the partition this many times (the first apart)")
     ap.add_argument("--keys", default=None, help="a folder for the key: read if this circuit's is there, else written")
+    ap.add_argument("--save-witness", metavar="PATH", default=None,
+                    help="save partition 0's witness (Montgomery rows, for bit_msm_bench.py --witness PATH "
+                         "--montgomery) and stop before the key and the proofs")
     ap.add_argument("--count", metavar="SIZE", choices=sorted(COUNT_SIZES), default=None,
                     help="only trace and count one partition of this production sector size")
     args = ap.parse_args()
@@ -136,6 +140,10 @@ def main() -> None:
         print(f"compile again, {len(again)} times: median {med:.2f} s = {n / med / 1e6:.2f} M constraints/s "
               f"({', '.join(f'{t:.2f}' for t in again)} s)")
     w = synthesis_median(synth, circuit_inputs(c1, 0))
+    if args.save_witness:
+        np.save(args.save_witness, w.z)
+        print(f"witness: {w.z.shape[0]:,} rows (Montgomery) saved to {args.save_witness}")
+        return
     pk, how = load_or_setup(args.keys, r1cs)
     print(f"key: {how}; domain 2^{pk.domain_size.bit_length() - 1}")
 

@@ -58,7 +58,7 @@ def warm_scalars(n: int, r: int, rng) -> list[np.ndarray]:
     witness row on a cold cache (0.74x printed for a 2.65x MSM)."""
     distinct = synthetic_scalars(n, 0.9, r, rng)
     repeated = distinct.copy()
-    others = np.flatnonzero((repeated[:, 1:] != 0).any(axis=1) | (repeated[:, 0] > 1))
+    others = split_bits(distinct).others
     repeated[others] = repeated[others[rng.integers(0, 4, len(others))]]  # 4 values, each many times
     return [distinct, repeated]
 
@@ -99,10 +99,11 @@ def run(cv, group: str, pts: np.ndarray, sc: np.ndarray, threads: int) -> str:
 
 def block_sums(z: np.ndarray) -> None:
     """Print the ones' additions with a table of block sums, per block size (module doc)."""
-    small = ~(z[:, 1:] != 0).any(axis=1)
-    zero, one = small & (z[:, 0] == 0), small & (z[:, 0] == 1)
-    n, ones = len(z), int(one.sum())
-    print(f"n {n:,}: zeros {int(zero.sum()):,}, ones {ones:,}, others {n - ones - int(zero.sum()):,}")
+    split = split_bits(z)
+    n, ones = len(z), len(split.ones)
+    zero, one = np.zeros(n, np.bool_), np.zeros(n, np.bool_)
+    zero[split.zeros], one[split.ones] = True, True
+    print(f"n {n:,}: zeros {len(split.zeros):,}, ones {ones:,}, others {len(split.others):,}")
     for b in (2, 4, 8, 16, 32, 64, 128, 256):
         m = n // b * b
         per = np.minimum(one[:m].reshape(-1, b).sum(1), 1 + zero[:m].reshape(-1, b).sum(1))

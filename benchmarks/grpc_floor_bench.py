@@ -4,11 +4,11 @@ behind it, against a plain TCP round trip between the same two processes.
 A server process (grpcio's sync server, the daemon's latency option, handlers that return one
 byte at once or after sleeping 6 ms) and this client process; the ways alternate call by call:
 
-* ``tcp``: a one-byte ping-pong over a loopback TCP socket (TCP_NODELAY), Python on both ends;
-* ``grpc-noop``: a unary call whose handler returns at once, in a tight loop of its own first
-  (``tight``) and then alternated with the 6 ms calls (``between``);
-* ``grpc-6ms``: a unary call whose handler sleeps 6 ms (the length of a Cube proof through the
-  Engine), less a 6 ms sleep timed in this process.
+* tcp ping-pong: one byte over a loopback TCP socket (TCP_NODELAY), Python on both ends;
+* grpc no-op: a unary call whose handler returns at once, in a tight loop of its own first and
+  then alternated with the 6 ms calls;
+* grpc 6 ms handler: a unary call whose handler sleeps 6 ms (the length of a Cube proof through
+  the Engine), less a 6 ms sleep timed in this process.
 
 What grpcio adds over the socket is its own threads handing the call along (poll thread, pool
 thread, the reply back): on a host where that is most of a millisecond, no daemon behind grpcio
@@ -27,13 +27,10 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import grpc
 
-import grpc  # noqa: E402
-
-from cuzk.serve.config import LATENCY_OPTION, NO_RETRIES_OPTION  # noqa: E402
+from cuzk.serve.config import LATENCY_OPTION, NO_RETRIES_OPTION
 
 _SLEEP = 0.006
 

@@ -203,6 +203,29 @@ def _blocked_pipeline():
 
 
 # was a strict xfail ("wait-blind") until the fix in cuzk/pipeline/core.py
+def test_the_oracle_pairs_jobs_sharing_an_id_by_their_submit_windows():
+    # A driver's one-unit partitioned job ended at once and a callback's unpartitioned job took
+    # its int id, recorded first: the records' order is not the jobs' order in the timeline.
+    from types import SimpleNamespace as NS
+
+    from reliability.oracle import _pair
+    from cuzk.timeline.events import Event
+
+    def rec(partitioned, window):
+        return NS(plan=NS(partitioned=partitioned, units=[0]), submit_window=window)
+
+    def inc(part, t):
+        return {"units": {part: [(0, Event(t, K.JOB_SUBMIT, job_id=119, partition=part))]}}
+
+    late_driver, callback = rec(True, (100, 900)), rec(False, (400, 500))
+    first, second = inc(0, 150), inc(None, 450)
+    assert list(_pair([callback, late_driver], [first, second])) == [(late_driver, first), (callback, second)]
+    # overlapping windows: the units decide; no window at all: record order, as before
+    assert list(_pair([callback, late_driver], [inc(0, 450), inc(None, 460)]))[0][0] is late_driver
+    bare = [rec(True, None), rec(False, None)]
+    assert [r for r, _ in _pair(bare, [first, second])] == bare
+
+
 def test_concurrent_futures_wait_sees_a_cancelled_job():
     pipe, gate = _blocked_pipeline()
     try:

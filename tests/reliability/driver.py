@@ -45,7 +45,7 @@ class JobRecord:
     """One successfully submitted job, as the driver saw it."""
 
     __slots__ = ("plan", "job_id", "future", "resolutions", "cancel_requested", "origin", "explicit_id",
-                 "deadline", "resolved_at", "callback_raised_base")
+                 "deadline", "resolved_at", "callback_raised_base", "submit_window")
 
     def __init__(self, plan: JobPlan, future, origin: str, explicit_id: bool = True, deadline: float | None = None):
         self.plan, self.future, self.origin = plan, future, origin
@@ -56,6 +56,7 @@ class JobRecord:
         self.deadline = deadline  # the time.time() deadline it was submitted with (Engine targets), or None
         self.resolved_at: float | None = None  # time.time() when the counting done-callback ran
         self.callback_raised_base = False  # a done-callback of its future let a BaseException out
+        self.submit_window = None  # (start, end) of the submit call that made it, on the episode timeline's clock
 
     def count_resolution(self) -> None:
         """The counting done-callback (always the driver's first one on the future)."""
@@ -109,6 +110,7 @@ class Episode:
         self.followups_left = max(2, int(cfg.n_jobs * FOLLOWUP_BUDGET))
         self.hung = False
         self._reusing: set = set()  # job ids claimed by a reuse in progress
+        self._windows: dict = {}  # future -> (start, end) of the _submit call that returned it
         if cfg.listeners:
             self.timeline.add_listener(self._listener)
 
@@ -158,6 +160,7 @@ class Episode:
         """Track a job the target accepted (the oracle checks every record)."""
         rec = JobRecord(plan, future, origin, explicit_id, deadline)
         with self._lock:
+            rec.submit_window = self._windows.get(future)
             self.records.append(rec)
             self.by_id.setdefault(rec.job_id, []).append(rec)
         return rec
@@ -210,10 +213,18 @@ class Episode:
                                      f"{plan.key} ({origin}): the id {job_id!r} of a {outcome} job refused as in use")
 
     def _submit(self, plan, inputs, job_id, deadline=None):
+        """The target's submit; the window around the call (on the timeline's clock) is kept for
+        the record, which the oracle needs to tell apart jobs that shared an id (oracle.py, _pair)."""
         extra = {} if deadline is None else {"deadline": deadline}  # only Engine targets take one
+        start = self.timeline.now_ns()
         if plan.partitioned:
-            return self.target.submit_partitioned(inputs, priority=plan.priority, job_id=job_id, **extra)
-        return self.target.submit(inputs[0], priority=plan.priority, job_id=job_id, **extra)
+            future = self.target.submit_partitioned(inputs, priority=plan.priority, job_id=job_id, **extra)
+        else:
+            future = self.target.submit(inputs[0], priority=plan.priority, job_id=job_id, **extra)
+        window = (start, self.timeline.now_ns())
+        with self._lock:
+            self._windows.setdefault(future, window)  # a repeated request's future keeps its first window
+        return future
 
     def followup(self, origin: str, reuse_of: JobRecord | None = None):
         with self._lock:

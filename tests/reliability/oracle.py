@@ -211,17 +211,43 @@ def _check_timeline(ep) -> None:
         incs = _incarnations(ep, job_id, evs)
         if len(incs) != len(recs):
             t.violation("timeline", f"id {job_id!r}: {len(incs)} jobs in the timeline, {len(recs)} submitted")
-        for rec, inc in zip(recs, incs):
+        for rec, inc in _pair(recs, incs):
             _check_job_events(ep, rec, inc)
     missing = [j for j in ep.by_id if j not in per_id]
     if missing:
         t.violation("timeline", f"episode {ep.cfg.index}: no events for ids {missing[:5]}")
 
 
+def _units_wanted(rec) -> list:
+    return list(range(len(rec.plan.units))) if rec.plan.partitioned else [None]
+
+
+def _units_seen(inc) -> list:
+    return sorted(inc["units"], key=lambda p: -1 if p is None else p)
+
+
+def _pair(recs, incs):
+    """Each of an id's jobs in the timeline (in order) with its record. The records are in the
+    order the driver recorded them, after each submit returned: a job that ended at once could
+    give its id to another thread's submit, recorded first (a callback's job under the int id a
+    driver's job had just had). So each job takes the first unpaired record whose submit window
+    holds the job's JOB_SUBMIT and whose units match, else the first whose window holds it, else
+    the first unpaired one (a real mismatch is then reported by _check_job_events)."""
+    left = list(recs)
+    for inc in incs:
+        if not left:
+            return
+        t = min(evs[0][1].t_ns for evs in inc["units"].values())
+        held = [r for r in left if r.submit_window is not None and r.submit_window[0] <= t <= r.submit_window[1]]
+        rec = next((r for r in held if _units_wanted(r) == _units_seen(inc)), held[0] if held else left[0])
+        left.remove(rec)
+        yield rec, inc
+
+
 def _check_job_events(ep, rec, inc) -> None:
     t = ep.tally
-    want = list(range(len(rec.plan.units))) if rec.plan.partitioned else [None]
-    if sorted(inc["units"], key=lambda p: -1 if p is None else p) != want:
+    want = _units_wanted(rec)
+    if _units_seen(inc) != want:
         t.violation("timeline", f"{_label(rec)}: units {list(inc['units'])} in the timeline, expected {want}")
         return
     terminals = {}

@@ -282,6 +282,57 @@ def test_bad_splits_and_inputs_are_refused():
         cpu.msm_bits_g1(pts.astype(np.int64), sc)
 
 
+def _bit_rows(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    sc = np.zeros((n, 4), np.uint64)
+    sc[:, 0] = rng.integers(0, 3, n)  # 0, 1 and 2 (an "other" value)
+    return sc
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2), st.integers(0, 10**6), st.sampled_from(["swap", "move", "repeat", "range"]))
+def test_the_split_check_refuses_every_broken_partition_across_task_boundaries(part, where, how):
+    # parts cut into tasks of 7 indices on two threads: a break at any place, a task's first
+    # index included, is found, and the row named is the first bad one in part order
+    sc = _bit_rows(100, seed=where)
+    s = split_bits(sc)
+    old = msm_bits._CHECK_CHUNK
+    msm_bits._CHECK_CHUNK = 7
+    try:
+        assert msm_bits.check_split_of(s, sc, threads=2) is s
+        parts = [s.zeros.copy(), s.ones.copy(), s.others.copy()]
+        idx = parts[part]
+        if len(idx) < 2:
+            return
+        j = 1 + where % (len(idx) - 1)
+        if how == "swap":  # unsorted: the partition is intact but not as split_bits makes it
+            idx[j - 1], idx[j] = idx[j], idx[j - 1]
+        elif how == "move":  # a row in a part that is not its value's (a bit among the others is fine)
+            dst = 1 if part == 0 else 0
+            parts[dst] = np.sort(np.append(parts[dst], idx[j]))
+            parts[part] = np.delete(idx, j)
+        elif how == "repeat":  # a row twice, another missing: lengths still sum to n
+            idx[j] = idx[j - 1]
+        else:
+            idx[j] = 100
+        with pytest.raises(InputError, match="does not match the scalars"):
+            msm_bits.check_split_of(BitSplit(100, *parts), sc, threads=2)
+    finally:
+        msm_bits._CHECK_CHUNK = old
+
+
+def test_a_bit_left_with_the_others_passes_unless_it_is_also_a_zero_or_a_one():
+    sc = _bit_rows(50, seed=3)
+    s = split_bits(sc)
+    one = int(s.ones[0])
+    ones = s.ones[1:]  # the row moves to the others: still a partition, still the right sum
+    others = np.sort(np.append(s.others, one))
+    assert msm_bits.check_split_of(BitSplit(50, s.zeros, ones, others), sc) is not None
+    zeros = s.zeros[1:]  # ... but a one also among the others (a zero dropped to keep the length)
+    with pytest.raises(InputError, match=f"row {one}"):
+        msm_bits.check_split_of(BitSplit(50, zeros, s.ones, others), sc)
+
+
 def test_the_range_check_on_threads_names_the_first_unreduced_row(monkeypatch):
     # checks on two threads (both MSMs pass theirs): chunks of 1,000 rows, bad rows in the
     # second and fourth chunk: the first one is named, as on one thread

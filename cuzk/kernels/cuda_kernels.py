@@ -257,7 +257,7 @@ class CudaKernels:
         if _on_device(scalars):
             raise InputError("the bit-aware MSM splits its scalars on the host: pass them as an (n, 4) numpy array")
         pts, sc = self._check_msm(points, scalars, group)
-        split = split_bits(sc, threads) if split is None else check_split_of(split, sc)
+        split = split_bits(sc, threads) if split is None else check_split_of(split, sc, threads)
         if isinstance(pts, DevicePoints):
             rt, words = self._runtime(pts.device_id), pts.words
         else:

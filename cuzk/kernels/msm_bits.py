@@ -36,7 +36,7 @@ from numba import njit
 from cuzk.errors import InputError
 from cuzk.field.jit import readonly
 from cuzk.kernels import msm_cpu
-from cuzk.kernels.bit_split import BitSplit, check_split, split_bits
+from cuzk.kernels.bit_split import BitSplit, check_split, classify_range, split_bits
 from cuzk.kernels.checks import check_field_rows, check_points, modulus_limbs
 from cuzk.kernels.cpu_threads import resolve_threads, run_phases
 from cuzk.kernels.msm_cost import IFMA_MIN_POINTS
@@ -56,36 +56,71 @@ _ONES_PER_TASK = 1 << 16
 _TABLE_GROUPED = 0.8
 
 
+# Split rows checked per task: below this a helper thread costs more than the rows it reads.
+_CHECK_CHUNK = 1 << 16
+
+
 @njit(cache=True, nogil=True)
-def split_mismatch(scalars, zeros, ones, others):
-    """-1 if (zeros, ones, others) partition the rows and scalars[zeros] = 0, scalars[ones] = 1;
-    else the first offending row (or n: a wrong count, an index out of range)."""
-    n = scalars.shape[0]
-    if zeros.shape[0] + ones.shape[0] + others.shape[0] != n:
-        return n
-    seen = np.zeros(n, np.bool_)
-    for part in range(3):
-        idx = zeros if part == 0 else ones if part == 1 else others
-        for j in range(idx.shape[0]):
-            i = idx[j]
-            if i < 0 or i >= n:
-                return n
-            if seen[i]:
-                return i
-            seen[i] = True
-            if part < 2 and (scalars[i, 0] != part or scalars[i, 1] | scalars[i, 2] | scalars[i, 3]):
-                return i
-    return -1
+def part_mismatch(cls, idx, lo, hi, part, zeros, ones, bad, k):
+    """bad[k] = the first row of idx[lo:hi) that does not belong in part ``part`` (0: the zeros,
+    1: the ones, 2: the others) of a split whose rows have the classes ``cls``
+    (:func:`~cuzk.kernels.bit_split.classify_range`), or -1: every index in range and above the
+    one before it (idx[lo - 1] too), a zero or one row of that class, an other row of class
+    ZERO or ONE found in neither ``zeros`` nor ``ones``. Out-of-range indices give n.
+
+    Parts whose indices increase and whose classes differ are disjoint, so with their lengths
+    summing to n they partition the rows: no array of n flags is written, and the classes (one
+    byte a row, a sequential scan of the scalars) stay in cache while the indices stream."""
+    n = cls.shape[0]
+    prev = idx[lo - 1] if lo > 0 else -1
+    bad[k] = -1
+    for j in range(lo, hi):
+        i = idx[j]
+        if i < 0 or i >= n:
+            bad[k] = n
+            return
+        if i <= prev:  # a repeated (or unsorted) index
+            bad[k] = i
+            return
+        prev = i
+        c = cls[i]
+        if part < 2:
+            if c != part:
+                bad[k] = i
+                return
+        elif c < 2:  # a bit left with the others: fine unless it is also a zero or a one
+            near = zeros if c == 0 else ones
+            t = np.searchsorted(near, i)
+            if t < near.shape[0] and near[t] == i:
+                bad[k] = i
+                return
 
 
-def check_split_of(split, scalars: np.ndarray) -> BitSplit:
+def check_split_of(split, scalars: np.ndarray, threads=None) -> BitSplit:
     """``split`` if it is the :class:`BitSplit` of ``scalars`` (a partition whose zeros and ones
-    hold those values: a split of other scalars would give a wrong sum), else InputError."""
+    hold those values, each part's indices increasing as :func:`split_bits` makes them: a split
+    of other scalars would give a wrong sum), else InputError. The scalars' scan and the parts'
+    checks run on ``threads`` threads (None: all cores)."""
     split = check_split(split, scalars.shape[0])
-    bad = split_mismatch(scalars, *(readonly(np.ascontiguousarray(a, np.int64)) for a in
-                                    (split.zeros, split.ones, split.others)))
-    if bad >= 0:
-        raise InputError(f"the split does not match the scalars (row {bad}): make it with split_bits(scalars)")
+    n = scalars.shape[0]
+    parts = [readonly(np.ascontiguousarray(a, np.int64)) for a in (split.zeros, split.ones, split.others)]
+    bad_row = n if sum(len(a) for a in parts) != n else -1
+    if bad_row < 0:
+        threads = resolve_threads(threads)
+        sc = readonly(np.ascontiguousarray(scalars))
+        cuts = list(range(0, n, _CHECK_CHUNK)) + [n]
+        cls = np.empty(n, np.int8)
+        counts = np.zeros((len(cuts) - 1, 3), np.int64)
+        spans = [(part, lo, min(lo + _CHECK_CHUNK, len(idx))) for part, idx in enumerate(parts)
+                 for lo in range(0, len(idx), _CHECK_CHUNK)]
+        bad = np.full(max(len(spans), 1), -1, np.int64)
+        scan = [(classify_range, (sc, cuts[k], cuts[k + 1], cls, counts, k)) for k in range(len(cuts) - 1)]
+        check = [(part_mismatch, (cls, parts[part], lo, hi, part, parts[0], parts[1], bad, k))
+                 for k, (part, lo, hi) in enumerate(spans)]
+        run_phases(threads, [scan, check])
+        bad_row = next((int(b) for b in bad if b >= 0), -1)
+    if bad_row >= 0:
+        raise InputError(f"the split does not match the scalars (row {bad_row}): make it with split_bits(scalars)")
     return split
 
 
@@ -186,7 +221,7 @@ def msm_bits(group, points, scalars, threads=None, *, split: BitSplit | None = N
     n = points.shape[0]
     if scalars.shape[0] != n:
         raise InputError(f"need one scalar per point: {n} points, {scalars.shape[0]} scalars")
-    split = split_bits(scalars, threads) if split is None else check_split_of(split, scalars)
+    split = split_bits(scalars, threads) if split is None else check_split_of(split, scalars, threads)
     others = split.others
     rows, start, values = group_others(scalars, others)
     grouped = len(values) < len(others) and (table is None or len(values) <= _TABLE_GROUPED * len(others))

@@ -9,6 +9,7 @@ whole C2 through a cuzk.Engine, verified.
     python benchmarks/porep_c2_bench.py --threads 2 --bellperson   # + bellperson's CPU prover, same key
     python benchmarks/porep_c2_bench.py --count 32GiB    # only: a production partition traced and counted
     python benchmarks/porep_c2_bench.py --save-witness z.npy   # only: seal, compile, synthesize, save z
+    python benchmarks/porep_c2_bench.py --threads 2 --msm-only --msm-runs 7 --keys /tmp/cuzk-keys  # only the witness MSMs
 
 Steps: seal a sector natively (StackedDrg2KiBV1_1 or 8MiBV1_1) and build its C1; trace the partition's
 StackedCircuit (``Synthesizer``: stamped compile to a PCE) and report constraints/s of the
@@ -18,7 +19,9 @@ once per mode (the first proofs, Numba cache loads included, printed apart), the
 ``bit_msm=False`` and ``bit_msm="auto"`` alternately (medians, each verified, the same bytes for
 fixed r, s) with each sub-span's median; then the A, B1, B2 and L MSMs alone over the key's points
 and the witness's scalars, the general MSM against the bit-aware one, ``--msm-runs`` alternated
-pairs (medians; ratio = the median of general / bit-aware).
+pairs (medians; ratio = the median of general / bit-aware), and the four together (the sums of
+their medians; from the proofs too, the sums of the four sub-spans' medians per mode).
+``--msm-only`` skips the proofs and the Engine run.
 
 ``--count SIZE`` does none of that: it traces one partition of a production sector size (32 GiB:
 18 challenges of 11 layers, ~130M constraints) with ``cs.repeat`` stamping and counts its PCE
@@ -102,6 +105,65 @@ def prove_once(pk, w, mode, threads):
     return dt, proof, {s.stage: s.seconds for s in tl.spans() if s.stage in SUBS}
 
 
+def prove_modes(pk, w, sealed, c1, size: str, threads, runs: int) -> None:
+    """Prove partition 0 with ``bit_msm=False`` and ``"auto"`` alternately: medians, stage split,
+    and the four witness MSMs' share of the proofs, general against bit-aware."""
+    rows = {False: [], "auto": []}
+    proofs = {}
+    # the first proof of each mode loads its kernels from Numba's cache (the bit-aware ones: seconds);
+    # a prover that stays up pays that once (cuzk.prover.GpuProver(warm_up=True) overlaps it), so it
+    # is timed and printed here, outside the medians
+    for mode in rows:
+        dt, proofs[mode], _ = prove_once(pk, w, mode, threads)
+        print(f"first proof in this process, bit_msm={mode!r}: {dt:.2f} s (kernel loads included)")
+    for _ in range(runs):
+        for mode in rows:
+            dt, proof, subs = prove_once(pk, w, mode, threads)
+            rows[mode].append((dt, subs))
+            proofs.setdefault(mode, proof)
+            assert proof == proofs[mode]
+    public = c2.seal_public_inputs(sealed.proof, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed, 0)
+    ok = all(verify(pk.vk, public, p) for p in proofs.values()) and proofs[False] == proofs["auto"]
+    for mode, rs in rows.items():
+        med = statistics.median(r[0] for r in rs)
+        split = ", ".join(f"{s} {statistics.median(r[1].get(s, 0) for r in rs):.2f}" for s in SUBS)
+        print(f"prove {size} partition, bit_msm={mode!r}: {med:.2f} s (median of {len(rs)}; {split})")
+    base = statistics.median(r[0] for r in rows[False])
+    print(f"  bit_msm='auto' / general: {base / statistics.median(r[0] for r in rows['auto']):.2f}x; "
+          f"proofs verify and are equal: {ok}")
+    witness = ("MSM_A", "MSM_B1", "MSM_B2", "MSM_L")
+    per_mode = {mode: sum(statistics.median(r[1].get(s, 0) for r in rs) for s in witness) for mode, rs in rows.items()}
+    print(f"  the four witness MSMs in these proofs (MSM_A + B1 + B2 + L, medians): general {per_mode[False]:.3f} s, "
+          f"bit-aware {per_mode['auto']:.3f} s, {per_mode[False] / per_mode['auto']:.2f}x")
+
+
+def witness_msms(pk, w, threads, msm_runs: int) -> None:
+    """The A, B1, B2 and L MSMs alone over the key's points and the witness's scalars, general
+    against bit-aware in alternated pairs (medians), and the four together."""
+    z = cuzk.curves.get(pk.curve).Fr.from_mont(w.z)
+    a_sc, b_sc, l_sc = query_scalars(pk, z)
+    total = [0.0, 0.0]
+    for label, group, pts, sc in (("A", "g1", pk.a, a_sc), ("B1", "g1", pk.b_g1, b_sc), ("B2", "g2", pk.b_g2, b_sc),
+                                  ("L", "g1", pk.l, l_sc)):
+        general = getattr(cpu, f"msm_{group}")
+        bits = getattr(cpu, f"msm_bits_{group}")
+        general(pts[:64], sc[:64], threads), bits(pts[:64], sc[:64], threads)  # compile / cache load
+        pairs = []
+        for _ in range(msm_runs):  # alternated, so both see the same load
+            tg, want = timed(lambda: general(pts, sc, threads))
+            tb, got = timed(lambda: bits(pts, sc, threads))
+            assert np.array_equal(want, got)
+            pairs.append((tg, tb))
+        tg, tb = (statistics.median(p[k] for p in pairs) for k in (0, 1))
+        ratio = statistics.median(p[0] / p[1] for p in pairs)
+        total[0], total[1] = total[0] + tg, total[1] + tb
+        frac = split_bits(sc).bit_fraction
+        print(f"MSM_{label:<2} {len(sc):>9,} points, {frac:.3f} bits: general {tg:.3f} s, bit-aware {tb:.3f} s, "
+              f"{ratio:.2f}x" + (f" (medians of {len(pairs)})" if len(pairs) > 1 else ""))
+    print(f"the four witness MSMs alone (sums of the medians): general {total[0]:.3f} s, bit-aware {total[1]:.3f} s, "
+          f"{total[0] / total[1]:.2f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", choices=sorted(SIZES), default="2KiB")
@@ -114,6 +176,8 @@ def main() -> None:
     ap.add_argument("--save-witness", metavar="PATH", default=None,
                     help="save partition 0's witness (Montgomery rows, for bit_msm_bench.py --witness PATH "
                          "--montgomery) and stop before the key and the proofs")
+    ap.add_argument("--msm-only", action="store_true",
+                    help="skip the proofs and the Engine run: only the witness MSMs, general against bit-aware")
     ap.add_argument("--count", metavar="SIZE", choices=sorted(COUNT_SIZES), default=None,
                     help="only trace and count one partition of this production sector size")
     args = ap.parse_args()
@@ -147,48 +211,11 @@ def main() -> None:
     pk, how = load_or_setup(args.keys, r1cs)
     print(f"key: {how}; domain 2^{pk.domain_size.bit_length() - 1}")
 
-    rows = {False: [], "auto": []}
-    proofs = {}
-    # the first proof of each mode loads its kernels from Numba's cache (the bit-aware ones: seconds);
-    # a prover that stays up pays that once (cuzk.prover.GpuProver(warm_up=True) overlaps it), so it
-    # is timed and printed here, outside the medians
-    for mode in rows:
-        dt, proofs[mode], _ = prove_once(pk, w, mode, args.threads)
-        print(f"first proof in this process, bit_msm={mode!r}: {dt:.2f} s (kernel loads included)")
-    for _ in range(args.runs):
-        for mode in rows:
-            dt, proof, subs = prove_once(pk, w, mode, args.threads)
-            rows[mode].append((dt, subs))
-            proofs.setdefault(mode, proof)
-            assert proof == proofs[mode]
-    public = c2.seal_public_inputs(sealed.proof, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed, 0)
-    ok = all(verify(pk.vk, public, p) for p in proofs.values()) and proofs[False] == proofs["auto"]
-    for mode, rs in rows.items():
-        med = statistics.median(r[0] for r in rs)
-        split = ", ".join(f"{s} {statistics.median(r[1].get(s, 0) for r in rs):.2f}" for s in SUBS)
-        print(f"prove {args.size} partition, bit_msm={mode!r}: {med:.2f} s (median of {len(rs)}; {split})")
-    base = statistics.median(r[0] for r in rows[False])
-    print(f"  bit_msm='auto' / general: {base / statistics.median(r[0] for r in rows['auto']):.2f}x; "
-          f"proofs verify and are equal: {ok}")
-
-    z = cuzk.curves.get(pk.curve).Fr.from_mont(w.z)
-    a_sc, b_sc, l_sc = query_scalars(pk, z)
-    for label, group, pts, sc in (("A", "g1", pk.a, a_sc), ("B1", "g1", pk.b_g1, b_sc), ("B2", "g2", pk.b_g2, b_sc),
-                                  ("L", "g1", pk.l, l_sc)):
-        general = getattr(cpu, f"msm_{group}")
-        bits = getattr(cpu, f"msm_bits_{group}")
-        general(pts[:64], sc[:64], args.threads), bits(pts[:64], sc[:64], args.threads)  # compile / cache load
-        pairs = []
-        for _ in range(args.msm_runs):  # alternated, so both see the same load
-            tg, want = timed(lambda: general(pts, sc, args.threads))
-            tb, got = timed(lambda: bits(pts, sc, args.threads))
-            assert np.array_equal(want, got)
-            pairs.append((tg, tb))
-        tg, tb = (statistics.median(p[k] for p in pairs) for k in (0, 1))
-        ratio = statistics.median(p[0] / p[1] for p in pairs)
-        frac = split_bits(sc).bit_fraction
-        print(f"MSM_{label:<2} {len(sc):>9,} points, {frac:.3f} bits: general {tg:.3f} s, bit-aware {tb:.3f} s, "
-              f"{ratio:.2f}x" + (f" (medians of {len(pairs)})" if len(pairs) > 1 else ""))
+    if not args.msm_only:
+        prove_modes(pk, w, sealed, c1, args.size, args.threads, args.runs)
+    witness_msms(pk, w, args.threads, args.msm_runs)
+    if args.msm_only:
+        return
 
     with cuzk.Engine(device="cpu") as engine:
         engine.register("porep", synth, pk)

@@ -93,7 +93,7 @@ def _partition(ctx) -> None:
     import cuzk
     from cuzk.groth16 import prepare_verifying_key
     from cuzk.kernels.bit_split import split_bits
-    from gpu_check_sections import _proof_rows
+    from gpu_check_proofs import _proof_rows
 
     rep = ctx.rep
     pk, w, public = ctx.background.proof(PARTITION, timeout=240, task="porep")

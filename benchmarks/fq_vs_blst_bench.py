@@ -1,9 +1,10 @@
-"""cuzk's BLS12-381 Fq product and square against blst's, on this machine.
+"""cuzk's BLS12-381 Fq product and square (and Fr product) against blst's, on this machine.
 
     python3 benchmarks/fq_vs_blst_bench.py [--ops 4000000] [--rounds 5]
 
-Three shapes, each the best of ``--rounds`` rounds of ``--ops`` operations on one thread: a
-dependent chain of products (latency), four chains interleaved (throughput), a chain of squares.
+Four shapes, each the best of ``--rounds`` rounds of ``--ops`` operations on one thread: a
+dependent chain of Fq products (latency), four chains interleaved (throughput), a chain of Fq
+squares, and a chain of Fr products (the NTTs' field).
 cuzk's are timed in this process (``cuzk.curves.bls12_381.fq``: the form this CPU runs, asm or
 i128, ``cuzk.field.intrinsics``); blst's (``benchmarks/blst_ref``, blst 0.3.17 with its own
 x86-64 assembly, ADX where the CPU has it) by its Rust probe, built once with cargo and cached
@@ -26,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from cuzk.curves.bls12_381 import fq as F
+from cuzk.curves.bls12_381 import fr as R
 from cuzk.field import intrinsics
 
 ROOT = Path(__file__).resolve().parent
@@ -65,18 +67,28 @@ def _sqr_chain(a, n):
     F.store(a, 2, x)
 
 
+@njit(cache=True, nogil=True)
+def _fr_mul_chain(a, n):
+    x, y = R.load(a, 0), R.load(a, 1)
+    for _ in range(n):
+        x = R.mul(x, y)
+    R.store(a, 2, x)
+
+
 def cuzk_rows(ops: int, rounds: int) -> dict[str, float]:
     """ns per operation of each shape, best of ``rounds`` (one thread, thread CPU time)."""
     rng = np.random.default_rng(1)
     a = np.zeros((4, 6), np.uint64)
     a[:, 0] = rng.integers(1, 2**62, 4, dtype=np.uint64)  # any value below p is a Montgomery form
     out = {}
-    for name, fn in (("mul_chain", _mul_chain), ("mul_4_chains", _mul_4_chains), ("sqr_chain", _sqr_chain)):
-        fn(a.copy(), 8)  # compile or load from Numba's cache
+    shapes = (("mul_chain", _mul_chain, a), ("mul_4_chains", _mul_4_chains, a), ("sqr_chain", _sqr_chain, a),
+              ("fr_mul_chain", _fr_mul_chain, np.ascontiguousarray(a[:, :4])))  # below r as well
+    for name, fn, arr in shapes:
+        fn(arr.copy(), 8)  # compile or load from Numba's cache
         best = float("inf")
         for _ in range(rounds):
             t0 = time.thread_time()
-            fn(a.copy(), ops)
+            fn(arr.copy(), ops)
             best = min(best, (time.thread_time() - t0) / ops * 1e9)
         out[name] = best
     return out

@@ -1,7 +1,8 @@
 //! Times blst's BLS12-381 base-field product and square the way benchmarks/fq_vs_blst_bench.py
-//! times cuzk's: one dependent chain, four chains interleaved, and a chain of squares. Prints one
-//! line per shape, "name ns_per_op", the best of `rounds` rounds of `n` operations.
-use blst::{blst_fp, blst_fp_from_bendian, blst_fp_mul, blst_fp_sqr};
+//! times cuzk's: one dependent chain, four chains interleaved, and a chain of squares; and the
+//! scalar-field (Fr) product in a chain. Prints one line per shape, "name ns_per_op", the best of
+//! `rounds` rounds of `n` operations.
+use blst::{blst_fp, blst_fp_from_bendian, blst_fp_mul, blst_fp_sqr, blst_fr, blst_fr_from_uint64, blst_fr_mul};
 use std::time::Instant;
 
 fn fp(seed: u8) -> blst_fp {
@@ -55,7 +56,22 @@ fn main() {
         }
         x.l[0]
     });
+    let limbs: [[u64; 4]; 2] = [[7, 0x89ab_cdef, 0x1111, 0x0fff], [3, 0x2222, 0x3333, 0x0ffe]]; // below r
+    let (mut c, mut d) = (blst_fr::default(), blst_fr::default());
+    unsafe {
+        blst_fr_from_uint64(&mut c, limbs[0].as_ptr());
+        blst_fr_from_uint64(&mut d, limbs[1].as_ptr());
+    }
+    let fr_chain = best(rounds, n, || {
+        let mut x = c;
+        for _ in 0..n {
+            let y = x;
+            unsafe { blst_fr_mul(&mut x, &y, &d) };
+        }
+        x.l[0]
+    });
     println!("mul_chain {chain:.2}");
     println!("mul_4_chains {four:.2}");
     println!("sqr_chain {sqr:.2}");
+    println!("fr_mul_chain {fr_chain:.2}");
 }

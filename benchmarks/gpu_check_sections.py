@@ -52,6 +52,11 @@ class Sizes:
         # window widths at the large sizes (default segments): does c = 16 stay best as n grows?
         self.sweep_msm_large = [(9, [6, 8])] if toy else ([] if quick else [(22, [16, 18, 20]), (24, [16, 18, 20, 22])])
         self.sweep_ntt_logs = (10,) if toy else (20, 24)
+        # (group, log n of the full-width MSM, rows per point and bits after a split, window widths):
+        # the shape an endomorphism split would give (G1 GLV: 2n points of 128 bits; G2 GLS: 4n of 65)
+        self.glv_shape = ([("g1", 7, 2, 128, [6, 8]), ("g2", 5, 4, 65, [6])] if toy else
+                          [("g1", 20, 2, 128, [14, 16, 17]), ("g2", 20, 4, 65, [13, 15, 16])] + (
+                              [] if quick else [("g1", 24, 2, 128, [16, 18, 20, 22])]))
         # (None, None): the default plan (cuzk/kernels/cuda_ntt.py ntt_plan), timed beside the
         # others on a GPU (on the host build its 512-thread blocks would be 512 std::threads)
         self.sweep_ntt = ([(4, 1), (3, 2)] if toy
@@ -363,6 +368,51 @@ def _sweep_widths(ctx, log_n: int, widths) -> None:
             ms=min(results)[0])
 
 
+# ---------------------------------------------------------------- GLV shape
+def narrow_scalars(n: int, bits: int, seed: int) -> np.ndarray:
+    """(n, 4) canonical rows below 2^bits, uniform (below r when bits < 255)."""
+    sc = np.random.default_rng(seed).integers(0, 2**64, size=(n, 4), dtype=np.uint64)
+    full, rest = divmod(bits, 64)
+    sc[:, full + (rest > 0):] = 0
+    if rest:
+        sc[:, full] &= np.uint64((1 << rest) - 1)
+    return sc
+
+
+def glv_shape(ctx) -> None:
+    """Would an endomorphism split pay on the GPU? The MSM plan over the shape a split gives
+    (G1 GLV: twice the points at 128 bits; G2 GLS: four times at 65), timed beside the
+    full-width MSM of the unsplit size on the same points, with no split built: the split's own
+    work (decomposing the scalars, mapping the points) is not in these rows, so their ratio is
+    what a split could gain at most. Each row is checked against a CPU MSM of the folded scalars."""
+    rt, sz, rep = ctx.rt, ctx.sz, ctx.rep
+    for group, log_n, dim, bits, widths in sz.glv_shape:
+        n = 1 << log_n
+        m = dim * n  # the split's rows
+        host_pts, base = tiled_points(group, m)
+        pts = BLS_CUDA.upload_points(host_pts)  # the first n rows are tiled_points(group, n)'s
+        del host_pts
+        full = random_scalars(n, 31)
+        dfull = rt.asarray(full.view(np.uint32))
+        t = time_calls(rt, lambda: cuda.run_msm(rt, group, pts.words, dfull, n), max(1, sz.reps - 2))
+        ok = bool((cuda.run_msm(rt, group, pts.words, dfull, n) == _cpu_msm(group, base, fold_scalars(full, len(base)))).all())
+        rep.row("glv", f"{group.upper()} MSM 2^{log_n}, 255-bit scalars (c={cuda.msm_window_bits(n)})", verified=ok,
+                note=t.note(), **t.fields())
+        base_ms = t.median
+        del dfull
+        sc = narrow_scalars(m, bits, 32)
+        dsc = rt.asarray(sc.view(np.uint32))
+        want = _cpu_msm(group, base, fold_scalars(sc, len(base)))
+        for c in widths:
+            t = time_calls(rt, lambda: cuda.run_msm(rt, group, pts.words, dsc, m, c, scalar_bits=bits),
+                           max(1, sz.reps - 2))
+            ok = bool((cuda.run_msm(rt, group, pts.words, dsc, m, c, scalar_bits=bits) == want).all())
+            rep.row("glv", f"  {group.upper()} MSM {dim}x2^{log_n} points, {bits}-bit scalars, c={c}", verified=ok,
+                    note=f"{t.note()}; full-width / this: {base_ms / t.median:.2f}x (no split work included)",
+                    **t.fields())
+        del pts, dsc
+
+
 # ---------------------------------------------------------------- build facts
 def build(ctx) -> None:
     attrs = ctx.rt.kernel_attributes()
@@ -407,6 +457,7 @@ SECTIONS = [
     ("engine", engine_section, 15, 5, None),  # cuzk.Engine on the GPU: two circuits, priorities
     ("engine workers", workers_section, 15, 10, None),  # 1 vs 2 prove workers: throughput
     ("PoRep", porep_section, 45, 10, None),  # bit-aware MSMs at 2^22, a 2 KiB partition (prepared in the background)
+    ("GLV shape", glv_shape, 25, 5, None),  # would an endomorphism split pay: 2n/4n points at 128/65 bits
     ("CPU proof", cpu_proof, 45, 10, "cpu_proof"),
     ("MSM_B2 on the CPU", g2_on_cpu, 25, 10, "g2_cpu"),
     ("two workers", two_workers, 20, 5, "two_workers"),

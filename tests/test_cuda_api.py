@@ -200,14 +200,15 @@ def test_gpu_check_script_runs_whole_on_the_host_build(capsys, tmp_path):
     assert "all OK" in out and "MISMATCH" not in out and "FAILED" not in out
     rows = [json.loads(line) for line in (tmp_path / "out" / "gpu_check.jsonl").read_text().splitlines()]
     done = [r for r in rows if "label" in r]
-    assert {r["section"] for r in done} >= {"smoke", "timed", "phases", "sweep", "proof", "optional"}
+    assert {r["section"] for r in done} >= {"smoke", "timed", "phases", "sweep", "glv", "proof", "optional"}
     assert all(r["verified"] is not False for r in done) and sum(r["verified"] is True for r in done) >= 30
     for label in ("G1 MSM 2^8, equal scalars", "G1 MSM 2^8, zero-heavy", "Fr NTT 2^10", "prove 2^10 GpuProver",
                   "G1 MSM 2^8: accumulate", "prove 2^10, MSM_B2 on the CPU beside the GPU",
                   "  2^10 H host: stage a, b, c as parts, zero rows on the device (copies included)",
                   "  2^10 H host: former way: pad a, b, c on the host, stage on one thread",
                   "  2^10 H host: stage z, query scalars made on the device (copy and kernels included)",
-                  "G2 MSM 2^6 c=6 seg=4", "G2 MSM 2^6 c=6 seg=8"):
+                  "G2 MSM 2^6 c=6 seg=4", "G2 MSM 2^6 c=6 seg=8", "  G1 MSM 2x2^7 points, 128-bit scalars, c=8",
+                  "  G2 MSM 4x2^5 points, 65-bit scalars, c=6"):
         assert label in {r["label"] for r in done}, label
     assert any(r["label"].startswith("  best G2 MSM segments at c=6: seg=") for r in done)
     assert any("dmon skipped" in r.get("note", "") for r in rows) and rows[-1]["summary"] == "all OK"

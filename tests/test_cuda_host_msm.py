@@ -15,7 +15,7 @@ from cuda_host import host_runtime, pyref
 from cuzk import curves
 from cuzk.errors import InputError
 from cuzk.field import FR
-from cuzk.kernels import cuda
+from cuzk.kernels import cuda, cuda_msm
 
 pytestmark = pytest.mark.skipif(not host_runtime.shutil.which("g++"), reason="g++ is needed for the host shim")
 r = FR.modulus
@@ -74,10 +74,10 @@ def _expected(group, logs, scalars, curve: str = "bls12_381"):
     return to_array([mul(gen, k) if k else None])[0]
 
 
-def _run(rt, group, pts, scalars, c=None, segment_len=None):
+def _run(rt, group, pts, scalars, c=None, segment_len=None, **kw):
     arr = _groups(rt.curve.name)[group][3](pts)
     sc = pyref.canon_limbs(scalars)
-    return cuda.run_msm(rt, group, arr.view(np.uint32), sc.view(np.uint32), len(pts), c, segment_len)
+    return cuda.run_msm(rt, group, arr.view(np.uint32), sc.view(np.uint32), len(pts), c, segment_len, **kw)
 
 
 @pytest.mark.parametrize("group,log_n", [("g1", 6), ("g1", 8), ("g1", 10), ("g2", 6), ("g2", 8)])
@@ -96,6 +96,34 @@ def test_every_window_width_gives_the_same_sum(rt, c):
 def test_every_segment_length_gives_the_same_sum(rt, segment_len):
     pts, logs, scalars = _instance("g1", 40, seed=segment_len)
     np.testing.assert_array_equal(_run(rt, "g1", pts, scalars, 8, segment_len), _expected("g1", logs, scalars))
+
+
+@pytest.mark.parametrize("group,bits,c", [("g1", 128, 5), ("g1", 128, 8), ("g1", 128, 13), ("g1", 64, 16),
+                                          ("g1", 1, 4), ("g2", 65, 6), ("g2", 65, 13)])
+def test_scalars_below_fewer_bits_run_fewer_windows_to_the_same_sum(rt, group, bits, c, monkeypatch):
+    # the GLV shape (twice the points, half the bits): the widest scalar's last carry must still
+    # land in the top window, whether or not c divides the bits
+    pts, logs, _ = _instance(group, 40, seed=bits + c)
+    rng = random.Random(bits * c)
+    scalars = [rng.randrange(1 << bits) for _ in pts]
+    scalars[:4] = [(1 << bits) - 1, 0, 1, (1 << bits) - (1 << max(0, bits - c))]
+    launches, launch = [], rt.launch
+
+    def counting_launch(name, grid, block, args, *a, **kw):
+        if name == "msm_digit_count":
+            launches.append(args[3])  # nw
+        return launch(name, grid, block, args, *a, **kw)
+
+    monkeypatch.setattr(rt, "launch", counting_launch)
+    got = _run(rt, group, pts, scalars, c, scalar_bits=bits)
+    np.testing.assert_array_equal(got, _expected(group, logs, scalars))
+    assert launches == [bits // c + 1] and bits // c + 1 < cuda_msm.msm_windows(c)
+
+
+@pytest.mark.parametrize("bits", [0, 256, True, 12.0])
+def test_scalar_bits_out_of_range_are_refused(rt, bits):
+    with pytest.raises(InputError, match="scalar_bits"):
+        _run(rt, "g1", [None], [1], 4, scalar_bits=bits)
 
 
 def test_segment_length_must_be_a_power_of_two(rt):
@@ -133,7 +161,6 @@ def test_slice_tree_and_fold_sizes_do_not_change_the_sum(slice_len, tree_fold, f
 
 def test_exclusive_scan_across_several_block_levels(rt):
     # the host runtime scans 256 values per block: 70,000 values need three levels of blocks
-    from cuzk.kernels import cuda_msm
 
     x = np.random.default_rng(1).integers(0, 5000, size=70_000).astype(np.uint32)
     out, cursor = np.empty(70_000, np.uint32), np.empty(70_000, np.uint32)
@@ -156,7 +183,6 @@ def test_phase_marks_cover_the_plan(rt):
 
 
 def test_too_many_pairs_are_refused_before_any_launch(rt, monkeypatch):
-    from cuzk.kernels import cuda_msm
 
     monkeypatch.setattr(rt, "launch", lambda *a, **k: pytest.fail("launched"))
     n = cuda_msm.MSM_MAX_POINTS + 1

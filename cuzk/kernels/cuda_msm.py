@@ -22,7 +22,8 @@ from cuzk.errors import InputError
 from cuzk.kernels.cuda_runtime import BLOCK
 from cuzk.kernels.cuda_runtime import grid_size as _grid
 
-__all__ = ["msm_window_bits", "msm_windows", "check_msm_size", "run_msm", "MSM_MAX_POINTS", "MSM_PHASES"]
+__all__ = ["msm_window_bits", "msm_windows", "check_msm_size", "run_msm", "MSM_MAX_POINTS", "MSM_PHASES",
+           "SCALAR_BITS"]
 
 _BLOCK = BLOCK["BLOCK_ELEMENTWISE"]  # digit and scan kernels; cu/launch.cuh: the kernels' __launch_bounds__
 _MSM_BLOCK = BLOCK["BLOCK_CURVE"]  # G2 point kernels use ~255 registers per thread
@@ -45,9 +46,15 @@ def msm_window_bits(n: int) -> int:
     return max(4, min(16, n.bit_length() - 4))
 
 
-def msm_windows(c: int) -> int:
-    """Signed-digit windows of width c over a 255-bit scalar (room for the last carry)."""
-    return 255 // c + 1
+#: Scalar width the kernels assume unless told less: canonical Fr (r < 2^255 on every curve the
+#: generator takes, scripts/cuzk_codegen/cuda_params.py).
+SCALAR_BITS = 255
+
+
+def msm_windows(c: int, bits: int = SCALAR_BITS) -> int:
+    """Signed-digit windows of width c over scalars below 2^bits (room for the last carry: the top
+    window's raw digit is below 2^(c-1) when c does not divide bits, else one more window)."""
+    return bits // c + 1
 
 
 #: The most points one CUDA MSM takes at its default window width: nw·n (bucket, point) pairs
@@ -55,14 +62,14 @@ def msm_windows(c: int) -> int:
 MSM_MAX_POINTS = (_PAIR_LIMIT - 1) // msm_windows(16)
 
 
-def check_msm_size(n: int, c: int | None = None) -> None:
+def check_msm_size(n: int, c: int | None = None, bits: int = SCALAR_BITS) -> None:
     """Refuse an MSM whose (bucket, point) pairs would overflow the kernels' uint32 positions.
 
     Raises:
         InputError: nw·n ≥ 2^32 (n > ``MSM_MAX_POINTS`` at the default window width).
     """
     c = c or msm_window_bits(n)
-    nw = msm_windows(c)
+    nw = msm_windows(c, bits)
     if nw * n >= _PAIR_LIMIT:
         raise InputError(f"MSM of {n:,} points x {nw} windows (c={c}) exceeds the 2^32 (bucket, point) pairs the "
                          f"CUDA kernels index: at most {(_PAIR_LIMIT - 1) // nw:,} points; split the MSM")
@@ -98,14 +105,14 @@ def _tree_size(nslices: int, fold: int, levels: int) -> int:
 
 
 def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None, segment_len: int | None,
-                  marks: list | None) -> np.ndarray:
+                  marks: list | None, bits: int) -> np.ndarray:
     curve = rt.curve
     fw = curve.coord_words(group)  # 32-bit words per coordinate
     pw = 4 * fw  # XYZZ point
     xp = rt.xp
     c = c or msm_window_bits(n)
-    check_msm_size(n, c)
-    nw = msm_windows(c)
+    check_msm_size(n, c, bits)
+    nw = msm_windows(c, bits)
     B = 1 << (c - 1)
     nb = nw * B
 
@@ -169,7 +176,7 @@ def _run_msm_body(rt, group: str, points, scalars, n: int, c: int | None, segmen
 
 
 def run_msm(rt, group: str, points, scalars, n: int, c: int | None = None, segment_len: int | None = None,
-            marks: list | None = None) -> np.ndarray:
+            marks: list | None = None, scalar_bits: int = SCALAR_BITS) -> np.ndarray:
     """Launch plan of the MSM on ``rt`` (``points``/``scalars`` uint32 ``rt`` arrays of the runtime's
     curve); returns the affine result as host uint64 ``(2, L)`` / ``(2, 2, L)`` (L = the Fq limbs;
     zeros = infinity).
@@ -177,12 +184,19 @@ def run_msm(rt, group: str, points, scalars, n: int, c: int | None = None, segme
     ``c`` (window width) and ``segment_len`` (buckets per running-sum thread, a power of two)
     override the defaults; the tests and ``benchmarks/gpu_check.py``'s sweep use them. ``marks``,
     a list, receives ``(phase, rt.mark())`` at the start and after each of :data:`MSM_PHASES`
-    (``rt.elapsed_ms(a, b)`` turns two marks into milliseconds).
+    (``rt.elapsed_ms(a, b)`` turns two marks into milliseconds). ``scalar_bits``: the caller's
+    promise that every scalar is below 2^scalar_bits, so the plan runs only the windows those bits
+    need (scalars above it sum wrongly: the checked entry points never pass it). It is the shape
+    an endomorphism split would give, twice the points at half the bits, which the GPU script
+    times (``benchmarks/gpu_check_sections.py``, section "GLV shape") before any split is built.
 
     Raises:
-        InputError: ``segment_len`` not a power of two; nw·n ≥ 2^32 (:func:`check_msm_size`).
+        InputError: ``segment_len`` not a power of two; ``scalar_bits`` outside 1..255; nw·n ≥
+            2^32 (:func:`check_msm_size`).
     """
     if segment_len is not None and (segment_len < 1 or segment_len & (segment_len - 1)):
         raise InputError(f"segment_len must be a power of two, got {segment_len}")
+    if isinstance(scalar_bits, bool) or not isinstance(scalar_bits, int) or not 1 <= scalar_bits <= SCALAR_BITS:
+        raise InputError(f"scalar_bits must be an int in 1..{SCALAR_BITS}, got {scalar_bits!r}")
     with rt.context():
-        return _run_msm_body(rt, group, points, scalars, n, c, segment_len, marks)
+        return _run_msm_body(rt, group, points, scalars, n, c, segment_len, marks, scalar_bits)

@@ -33,18 +33,11 @@ from cuzk.field import intrinsics
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent / "tests" / "oracles"))
 from oracle_cache import OracleBuildError, build_once, cache_root, file_digest  # noqa: E402
+from field_bench import _binary_chain, _unary_chain  # noqa: E402 - benchmarks/ is sys.path[0] when run
 
 __all__ = ["main", "cuzk_rows", "blst_rows"]
 
 _PROBE = ROOT / "blst_ref"
-
-
-@njit(cache=True, nogil=True)
-def _mul_chain(a, n):
-    x, y = F.load(a, 0), F.load(a, 1)
-    for _ in range(n):
-        x = F.mul(x, y)
-    F.store(a, 2, x)
 
 
 @njit(cache=True, nogil=True)
@@ -59,30 +52,18 @@ def _mul_4_chains(a, n):
     F.store(a, 0, F.add(F.add(x0, x1), F.add(x2, x3)))
 
 
-@njit(cache=True, nogil=True)
-def _sqr_chain(a, n):
-    x = F.load(a, 0)
-    for _ in range(n):
-        x = F.sqr(x)
-    F.store(a, 2, x)
-
-
-@njit(cache=True, nogil=True)
-def _fr_mul_chain(a, n):
-    x, y = R.load(a, 0), R.load(a, 1)
-    for _ in range(n):
-        x = R.mul(x, y)
-    R.store(a, 2, x)
-
-
 def cuzk_rows(ops: int, rounds: int) -> dict[str, float]:
     """ns per operation of each shape, best of ``rounds`` (one thread, thread CPU time)."""
     rng = np.random.default_rng(1)
     a = np.zeros((4, 6), np.uint64)
     a[:, 0] = rng.integers(1, 2**62, 4, dtype=np.uint64)  # any value below p is a Montgomery form
     out = {}
-    shapes = (("mul_chain", _mul_chain, a), ("mul_4_chains", _mul_4_chains, a), ("sqr_chain", _sqr_chain, a),
-              ("fr_mul_chain", _fr_mul_chain, np.ascontiguousarray(a[:, :4])))  # below r as well
+    # the one-chain shapes are benchmarks/field_bench.py's chains, the op passed in
+    shapes = (("mul_chain", lambda x, k: _binary_chain(F.mul, F.load, F.store, x, k), a),
+              ("mul_4_chains", _mul_4_chains, a),
+              ("sqr_chain", lambda x, k: _unary_chain(F.sqr, F.load, F.store, x, k), a),
+              ("fr_mul_chain", lambda x, k: _binary_chain(R.mul, R.load, R.store, x, k),
+               np.ascontiguousarray(a[:, :4])))  # below r as well
     for name, fn, arr in shapes:
         fn(arr.copy(), 8)  # compile or load from Numba's cache
         best = float("inf")

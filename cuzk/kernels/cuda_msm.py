@@ -21,9 +21,9 @@ import numpy as np
 from cuzk.errors import InputError
 from cuzk.kernels.cuda_runtime import BLOCK
 from cuzk.kernels.cuda_runtime import grid_size as _grid
+from cuzk.kernels.scalar_digits import SCALAR_BITS, num_windows
 
-__all__ = ["msm_window_bits", "msm_windows", "check_msm_size", "run_msm", "MSM_MAX_POINTS", "MSM_PHASES",
-           "SCALAR_BITS"]
+__all__ = ["msm_window_bits", "msm_windows", "check_msm_size", "run_msm", "MSM_MAX_POINTS", "MSM_PHASES"]
 
 _BLOCK = BLOCK["BLOCK_ELEMENTWISE"]  # digit and scan kernels; cu/launch.cuh: the kernels' __launch_bounds__
 _MSM_BLOCK = BLOCK["BLOCK_CURVE"]  # G2 point kernels use ~255 registers per thread
@@ -46,15 +46,12 @@ def msm_window_bits(n: int) -> int:
     return max(4, min(16, n.bit_length() - 4))
 
 
-#: Scalar width the kernels assume unless told less: canonical Fr (r < 2^255 on every curve the
-#: generator takes, scripts/cuzk_codegen/cuda_params.py).
-SCALAR_BITS = 255
-
-
 def msm_windows(c: int, bits: int = SCALAR_BITS) -> int:
-    """Signed-digit windows of width c over scalars below 2^bits (room for the last carry: the top
-    window's raw digit is below 2^(c-1) when c does not divide bits, else one more window)."""
-    return bits // c + 1
+    """Signed-digit windows of width c over scalars below 2^bits, room for the last carry
+    included: the CPU MSM's count (:func:`cuzk.kernels.scalar_digits.num_windows`), which the
+    digit kernels of msm.cu follow (r < 2^255 on every curve the generator takes,
+    scripts/cuzk_codegen/cuda_params.py)."""
+    return num_windows(c, bits)
 
 
 #: The most points one CUDA MSM takes at its default window width: nw·n (bucket, point) pairs

@@ -24,7 +24,7 @@ from cuzk.errors import InputError
 from cuzk.field.jit import readonly
 from cuzk.kernels.cpu_threads import resolve_threads, run_phases
 
-__all__ = ["BitSplit", "split_bits", "check_split", "ZERO", "ONE", "OTHER"]
+__all__ = ["BitSplit", "split_bits", "classify", "check_split", "ZERO", "ONE", "OTHER"]
 
 ZERO, ONE, OTHER = 0, 1, 2  # the classes, as the scan writes them (int8)
 # Rows per scan task: below this a helper thread costs more than the rows it reads (~30 ns each).
@@ -92,6 +92,21 @@ def fill_range(cls, lo, hi, offsets, k, out):
         pr += c == 2
 
 
+def classify(scalars: np.ndarray, threads: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """(cls, counts, cuts): each row's class (int8 ZERO, ONE or OTHER) of (n, 4) uint64 canonical
+    rows, scanned in chunks [cuts[k], cuts[k + 1]) over ``threads`` threads, and each chunk's count
+    of each class. The scan :func:`split_bits` places its rows by, and the MSMs check a given
+    split against (:func:`cuzk.kernels.msm_bits.check_split_of`)."""
+    sc = readonly(np.ascontiguousarray(scalars))
+    n = sc.shape[0]
+    chunks = max(1, min(4 * threads, n // _SCAN_CHUNK)) if threads > 1 else 1
+    cuts = [k * n // chunks for k in range(chunks + 1)]
+    cls = np.empty(n, np.int8)
+    counts = np.zeros((chunks, 3), np.int64)
+    run_phases(threads, [[(classify_range, (sc, cuts[k], cuts[k + 1], cls, counts, k)) for k in range(chunks)]])
+    return cls, counts, cuts
+
+
 def split_bits(scalars, threads=None) -> BitSplit:
     """The :class:`BitSplit` of an (n, 4) uint64 array of canonical scalars (MSM scalars: not
     Montgomery; a Montgomery 1 is not a bit). Only the classes are computed here; that every
@@ -108,19 +123,14 @@ def split_bits(scalars, threads=None) -> BitSplit:
         got = f"{scalars.shape} {scalars.dtype}" if isinstance(scalars, np.ndarray) else type(scalars).__name__
         raise InputError(f"scalars must be an (n, 4) uint64 numpy array of canonical Fr integers, got {got}")
     threads = resolve_threads(threads)
-    sc = readonly(np.ascontiguousarray(scalars))
-    n = sc.shape[0]
-    chunks = max(1, min(4 * threads, n // _SCAN_CHUNK)) if threads > 1 else 1
-    cuts = [k * n // chunks for k in range(chunks + 1)]
-    cls = np.empty(n, np.int8)
-    counts = np.zeros((chunks, 3), np.int64)
-    run_phases(threads, [[(classify_range, (sc, cuts[k], cuts[k + 1], cls, counts, k)) for k in range(chunks)]])
+    n = scalars.shape[0]
+    cls, counts, cuts = classify(scalars, threads)
     total = counts.sum(axis=0)
     base = np.concatenate([[0], np.cumsum(total)[:-1]])  # where each class starts in the one index array
     offsets = base + np.cumsum(counts, axis=0) - counts  # chunk k's first place of each class
     out = np.empty(n, np.int64)
     cls = readonly(cls)
-    run_phases(threads, [[(fill_range, (cls, cuts[k], cuts[k + 1], offsets, k, out)) for k in range(chunks)]])
+    run_phases(threads, [[(fill_range, (cls, cuts[k], cuts[k + 1], offsets, k, out)) for k in range(len(cuts) - 1)]])
     z, o = int(total[0]), int(total[1])
     return BitSplit(n, out[:z], out[z:z + o], out[z + o:])
 

@@ -36,7 +36,7 @@ from numba import njit
 from cuzk.errors import InputError
 from cuzk.field.jit import readonly
 from cuzk.kernels import msm_cpu
-from cuzk.kernels.bit_split import BitSplit, check_split, classify_range, split_bits
+from cuzk.kernels.bit_split import BitSplit, check_split, classify, split_bits
 from cuzk.kernels.checks import check_field_rows, check_points, modulus_limbs
 from cuzk.kernels.cpu_threads import resolve_threads, run_phases
 from cuzk.kernels.msm_cost import IFMA_MIN_POINTS
@@ -64,7 +64,7 @@ _CHECK_CHUNK = 1 << 16
 def part_mismatch(cls, idx, lo, hi, part, zeros, ones, bad, k):
     """bad[k] = the first row of idx[lo:hi) that does not belong in part ``part`` (0: the zeros,
     1: the ones, 2: the others) of a split whose rows have the classes ``cls``
-    (:func:`~cuzk.kernels.bit_split.classify_range`), or -1: every index in range and above the
+    (:func:`~cuzk.kernels.bit_split.classify`), or -1: every index in range and above the
     one before it (idx[lo - 1] too), a zero or one row of that class, an other row of class
     ZERO or ONE found in neither ``zeros`` nor ``ones``. Out-of-range indices give n.
 
@@ -107,17 +107,12 @@ def check_split_of(split, scalars: np.ndarray, threads=None) -> BitSplit:
     bad_row = n if sum(len(a) for a in parts) != n else -1
     if bad_row < 0:
         threads = resolve_threads(threads)
-        sc = readonly(np.ascontiguousarray(scalars))
-        cuts = list(range(0, n, _CHECK_CHUNK)) + [n]
-        cls = np.empty(n, np.int8)
-        counts = np.zeros((len(cuts) - 1, 3), np.int64)
+        cls = readonly(classify(scalars, threads)[0])
         spans = [(part, lo, min(lo + _CHECK_CHUNK, len(idx))) for part, idx in enumerate(parts)
                  for lo in range(0, len(idx), _CHECK_CHUNK)]
         bad = np.full(max(len(spans), 1), -1, np.int64)
-        scan = [(classify_range, (sc, cuts[k], cuts[k + 1], cls, counts, k)) for k in range(len(cuts) - 1)]
-        check = [(part_mismatch, (cls, parts[part], lo, hi, part, parts[0], parts[1], bad, k))
-                 for k, (part, lo, hi) in enumerate(spans)]
-        run_phases(threads, [scan, check])
+        run_phases(threads, [[(part_mismatch, (cls, parts[part], lo, hi, part, parts[0], parts[1], bad, k))
+                              for k, (part, lo, hi) in enumerate(spans)]])
         bad_row = next((int(b) for b in bad if b >= 0), -1)
     if bad_row >= 0:
         raise InputError(f"the split does not match the scalars (row {bad_row}): make it with split_bits(scalars)")

@@ -137,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     from cuzk.cli_serve import add_serve_parser  # `cuzk serve`, the proving daemon
 
     add_serve_parser(sub)
+    from cuzk.cli_porep import add_porep_parser  # `cuzk porep seal|c2|verify`, Filecoin's sealing proof on files
+
+    add_porep_parser(sub)
     sub.add_parser("info", help="versions, Numba threading layer, cache dir, CUDA, CPUs").set_defaults(fn=_cmd_info)
 
     w = sub.add_parser("waterfall", help="render a timeline saved with Timeline.save()")
@@ -193,6 +196,6 @@ def _run(argv):
         return args.fn(args), args
     # a cuzk error; a malformed --simulate (ValueError); an output path that cannot be written
     except (CuzkError, ValueError, OSError) as e:
-        sub = getattr(args, "groth16_command", None)  # same prefix as the groth16 file errors
+        sub = getattr(args, "groth16_command", None) or getattr(args, "porep_command", None)  # as the file errors
         print(f"cuzk {args.command}{' ' + sub if sub else ''}: error: {e}", file=sys.stderr)
         return (2 if isinstance(e, ValueError) and not isinstance(e, CuzkError) else 1), args

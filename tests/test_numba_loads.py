@@ -87,8 +87,11 @@ def test_exit_process_flushes_and_keeps_the_status(tmp_path):
     (["demo"], False),  # an Engine: its close and multiprocessing's clean-up run at exit
     (["info"], False),
     (["keys", "list"], False),
+    (["porep", "c2", "c1.json", "proof.bin"], True),  # a direct proof: no engine, files renamed in place
+    (["porep", "seal", "d", "c1.json", "--registered-proof", "5", "--prover-id", "0", "--sector-id", "1",
+      "--ticket", "0", "--seed", "0"], True),
 ])
-def test_only_groth16_commands_exit_fast(argv, fast):
+def test_only_commands_without_a_tear_down_exit_fast(argv, fast):
     from cuzk.cli import build_parser
 
     assert getattr(build_parser().parse_args(argv), "fast_exit", False) is fast

@@ -21,9 +21,6 @@ No grpc here: a request is any object with the proto's field names, and a refusa
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from typing import Callable
 
 import attrs
@@ -31,7 +28,7 @@ import attrs
 from cuzk.circuits.filecoin.vanilla.merkle import domain_int
 from cuzk.errors import InputError
 from cuzk.serve.filecoin import FilecoinCircuit, circuit_id, post_proof
-from cuzk.serve.validate import invalid
+from cuzk.serve.validate import RequestError, invalid
 
 __all__ = ["Work", "post_work", "porep_work", "check_unused", "circuit_of_request", "KIND_PRIORITY"]
 
@@ -179,26 +176,15 @@ def post_work(req) -> Work:
 
 
 def _envelope(req) -> tuple[dict, bytes]:
-    raw = req.vanilla_proof
-    if not raw:
+    from cuzk.circuits.filecoin.porep.c1 import curio_envelope
+    from cuzk.errors import VanillaFormatError
+
+    if not req.vanilla_proof:
         raise invalid("vanilla_proof", "is empty: POREP_SEAL_COMMIT takes Curio's C1 envelope (JSON)")
     try:
-        doc = json.loads(raw)
-    except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise invalid("vanilla_proof", f"is not JSON: {e}") from None
-    if not isinstance(doc, dict) or set(doc) != {"SectorNum", "Phase1Out", "SectorSize"}:
-        keys = sorted(doc) if isinstance(doc, dict) else type(doc).__name__
-        raise invalid("vanilla_proof", f"must be the object {{SectorNum, Phase1Out, SectorSize}}, got {keys}")
-    for key in ("SectorNum", "SectorSize"):
-        if isinstance(doc[key], bool) or not isinstance(doc[key], int) or not 0 <= doc[key] < 1 << 64:
-            raise invalid(f"vanilla_proof.{key}", f"must be an unsigned 64-bit integer, got {doc[key]!r:.40}")
-    if not isinstance(doc["Phase1Out"], str):
-        raise invalid("vanilla_proof.Phase1Out", "must be a base64 string")
-    try:
-        c1 = base64.b64decode(doc["Phase1Out"], validate=True)
-    except (binascii.Error, ValueError) as e:
-        raise invalid("vanilla_proof.Phase1Out", f"is not base64: {e}") from None
-    return doc, c1
+        return curio_envelope(req.vanilla_proof, "vanilla_proof")
+    except VanillaFormatError as e:  # its message is "field: problem", as invalid() writes one
+        raise RequestError("INVALID_ARGUMENT", str(e)) from None
 
 
 def porep_work(req, vk_loader: Callable) -> Work:

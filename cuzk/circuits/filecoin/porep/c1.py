@@ -29,6 +29,9 @@ bincode (:meth:`SealCommitPhase1Output.to_bincode`).
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import operator
 
 import attrs
@@ -47,7 +50,7 @@ from cuzk.errors import InputError, VanillaFormatError
 
 __all__ = [
     "SealCommitPhase1Output", "commit_phase1", "check", "partition_challenges", "circuit_inputs", "C1_OUTPUT", "C1_OUTPUT_V1", "REGISTERED_SEAL_PROOF", "VANILLA_SEAL_PROOF",
-    "vanilla_variant", "MAX_C1_JSON_BYTES", "MAX_PARTITIONS", "MAX_CHALLENGES",
+    "vanilla_variant", "MAX_C1_JSON_BYTES", "MAX_PARTITIONS", "MAX_CHALLENGES", "curio_envelope",
 ]
 
 #: Most partitions a document may hold: above the 126 of a non-interactive 32/64 GiB proof.
@@ -318,3 +321,35 @@ def circuit_inputs(out: SealCommitPhase1Output, partition: int = 0) -> dict:
         "comm_r_last_path": [flat(p.comm_r_last_proof) for p in proofs],
         "comm_c_path": [flat(c.c_x.inclusion_proof) for c in cols],
     }
+
+
+def curio_envelope(raw: bytes, where: str = "envelope") -> tuple[dict, bytes]:
+    """(the envelope, the C1 JSON bytes) of Curio's C1 envelope: Go's ``json.Marshal`` of
+    ``{SectorNum, Phase1Out []byte, SectorSize}``, the C1 JSON base64-encoded in ``Phase1Out``.
+
+    >>> doc, c1 = curio_envelope(b'{"SectorNum": 7, "Phase1Out": "e30=", "SectorSize": 2048}')
+    >>> doc["SectorNum"], c1
+    (7, b'{}')
+
+    Raises:
+        VanillaFormatError: not that object, or a field of it wrong (``where.SectorNum`` ...).
+    """
+    try:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise VanillaFormatError(f"{where}: is not JSON: {e}", path=where) from None
+    if not isinstance(doc, dict) or set(doc) != {"SectorNum", "Phase1Out", "SectorSize"}:
+        keys = sorted(doc) if isinstance(doc, dict) else type(doc).__name__
+        raise VanillaFormatError(f"{where}: must be the object {{SectorNum, Phase1Out, SectorSize}}, got {keys}",
+                                 path=where)
+    for key in ("SectorNum", "SectorSize"):
+        if isinstance(doc[key], bool) or not isinstance(doc[key], int) or not 0 <= doc[key] < 1 << 64:
+            raise VanillaFormatError(f"{where}.{key}: must be an unsigned 64-bit integer, got {doc[key]!r:.40}",
+                                     path=f"{where}.{key}")
+    if not isinstance(doc["Phase1Out"], str):
+        raise VanillaFormatError(f"{where}.Phase1Out: must be a base64 string", path=f"{where}.Phase1Out")
+    try:
+        c1 = base64.b64decode(doc["Phase1Out"], validate=True)
+    except (binascii.Error, ValueError) as e:
+        raise VanillaFormatError(f"{where}.Phase1Out: is not base64: {e}", path=f"{where}.Phase1Out") from None
+    return doc, c1

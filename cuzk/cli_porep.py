@@ -1,0 +1,219 @@
+"""``cuzk porep seal|c2|verify``: Filecoin's sealing proof from the shell, on files.
+
+For a storage provider who wants to try cuzk on a sector without Curio: ``c2`` reads the C1
+output filecoin-ffi writes (filecoin-proofs-api's ``SealCommitPhase1Output`` JSON, or Curio's
+envelope around it) and the partition circuit's ``.params`` file under the name filecoin-proofs
+looks for in its parameter cache, proves every partition and writes filecoin-proofs' proof bytes
+(partitions × 192). ``seal`` makes such a C1 file with cuzk's native sealer, ``verify`` checks a
+proof as the chain would (public inputs recomputed from the sector's statement)::
+
+    cuzk porep seal sector.dat c1.json --registered-proof 5 --prover-id 00..01 --sector-id 7 \\
+        --ticket 0909..09 --seed 6464..83
+    cuzk porep c2 c1.json proof.bin --param-cache /var/tmp/filecoin-proof-parameters
+    cuzk porep verify c1.json proof.bin --param-cache /var/tmp/filecoin-proof-parameters
+
+The parameter cache defaults to ``$FIL_PROOFS_PARAMETER_CACHE``, else rust-fil-proofs' own
+default ``/var/tmp/filecoin-proof-parameters`` (as ``cuzk serve``'s ``[srs] param_cache``).
+``c2`` reads the ``.params`` file through the key cache, as ``cuzk groth16 prove`` reads a zkey:
+the first read checks every point, later ones map the cached key. The proof is checked against
+the statement before it is written (with the ``.vk`` file beside the parameters where there is
+one, else the key's own), so a proof file on disk is one ``verify`` accepts.
+
+    >>> build = __import__("argparse").ArgumentParser(prog="cuzk").add_subparsers(dest="command")
+    >>> add_porep_parser(build).prog
+    'cuzk porep'
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from cuzk.errors import InputError
+
+__all__ = ["add_porep_parser", "read_c1", "params_paths"]
+
+
+def read_c1(path):
+    """The :class:`~cuzk.circuits.filecoin.porep.c1.SealCommitPhase1Output` in ``path``: C1 JSON
+    as filecoin-ffi writes it, or Curio's envelope ``{"SectorNum", "Phase1Out", "SectorSize"}``
+    around it, checked (``VanillaFormatError`` naming the field that is wrong)."""
+    from cuzk.circuits.filecoin.porep.c1 import SealCommitPhase1Output, curio_envelope
+
+    with open(path, "rb") as f:
+        head = f.read(64)
+    if head.lstrip().startswith(b"{") and b'"registered_proof"' not in head:  # not a C1 document's start
+        _, text = curio_envelope(Path(path).read_bytes(), str(path))
+        c1 = SealCommitPhase1Output.from_json(text, f"{path}: Phase1Out")
+    else:
+        c1 = SealCommitPhase1Output.read(path)  # refused before reading when over the C1 bound
+    c1.check()
+    return c1
+
+
+def params_paths(c1, args) -> tuple[Path, Path]:
+    """(the ``.params`` file, its ``.vk``) of ``c1``'s partition circuit: ``--params`` / ``--vk``
+    where given, else Filecoin's v28 names in the parameter cache."""
+    from cuzk.serve.filecoin import FilecoinCircuit
+
+    fc = FilecoinCircuit("porep", c1.seal_proof.sector_size)
+    cache = Path(args.param_cache or os.environ.get("FIL_PROOFS_PARAMETER_CACHE")
+                 or "/var/tmp/filecoin-proof-parameters")
+    params = Path(args.params) if getattr(args, "params", None) else cache / fc.params_name
+    vk = Path(args.vk) if args.vk else (params.with_suffix(".vk") if getattr(args, "params", None)
+                                        else cache / fc.vk_name)
+    return params, vk
+
+
+def _vk_of(path: Path, fallback=None):
+    from cuzk.formats.bellperson import vk_from_bytes
+
+    if path.is_file():
+        return vk_from_bytes(path.read_bytes())
+    if fallback is None:
+        raise InputError(f"no verifying key {path} (pass --vk, or --param-cache with Filecoin's .vk file)")
+    return fallback
+
+
+def _bytes32(text: str, what: str) -> bytes:
+    try:
+        raw = bytes.fromhex(text.removeprefix("0x"))
+    except ValueError:
+        raise InputError(f"--{what}: not hex: {text!r:.70}") from None
+    if len(raw) != 32:
+        raise InputError(f"--{what}: needs 32 bytes (64 hex digits), got {len(raw)}")
+    return raw
+
+
+def _cmd_seal(args) -> int:
+    import numpy as np
+
+    from cuzk.atomic_file import atomic_write
+    from cuzk.circuits.filecoin.porep import commit_phase1, fr32_pad, registered_seal_proof, seal
+
+    proof = registered_seal_proof(args.registered_proof)
+    ids = {k: _bytes32(getattr(args, k), k.replace("_", "-")) for k in ("prover_id", "ticket", "seed")}
+    if args.raw:  # payload bytes: Fr32-padded here (127 payload bytes per 128)
+        raw = Path(args.data).read_bytes()
+        want = proof.sector_size // 128 * 127
+        if len(raw) != want:
+            raise InputError(f"{args.data}: {len(raw)} bytes; a {proof.sector_size}-byte sector holds {want} "
+                             f"unpadded bytes")
+        data = fr32_pad(raw)
+    else:  # already padded, as a sector's staged file: mapped, not read into memory
+        data = np.memmap(args.data, dtype=np.uint8, mode="r")
+    t0 = time.perf_counter()
+    sealed = seal(data, registered_proof=proof, prover_id=ids["prover_id"], sector_id=args.sector_id,
+                  ticket=ids["ticket"], cache_dir=args.cache_dir)
+    t1 = time.perf_counter()
+    c1 = commit_phase1(sealed, ids["seed"])
+    with atomic_write(args.c1) as f:
+        f.write(c1.to_json().encode())
+    print(f"comm_d {sealed.comm_d.hex()}\ncomm_r {sealed.comm_r.hex()}")
+    if args.verbose:
+        print(f"sealed in {t1 - t0:.2f} s, C1 in {time.perf_counter() - t1:.2f} s ({proof.name})", file=sys.stderr)
+    return 0
+
+
+def _cmd_c2(args) -> int:
+    from cuzk.atomic_file import atomic_write
+    from cuzk.circuits.filecoin.porep import c2
+    from cuzk.engine.keycache import KeyCache
+
+    t0 = time.perf_counter()
+    c1 = read_c1(args.c1)
+    params, vk_path = params_paths(c1, args)
+    if not params.is_file():
+        raise InputError(f"no parameter file {params} for {c1.seal_proof.name} (fetch Filecoin's parameters, "
+                         f"or pass --params / --param-cache)")
+    pk, info = KeyCache(args.key_cache).load(params, kind="params")
+    vk = _vk_of(vk_path, fallback=pk.vk)
+    backend = _device(args.device, pk.curve)
+    t1 = time.perf_counter()
+    data = c2.commit_phase2(c1, pk, backend=backend, threads=args.threads)  # each partition verified
+    c2.check_commit_phase2(c1, vk, data)  # and the whole against the statement: never a bad file
+    t2 = time.perf_counter()
+    with atomic_write(args.proof) as f:
+        f.write(data)
+    print(f"{args.proof}: {len(data)} bytes, {len(data) // c2.PROOF_BYTES} partition(s) of {c1.seal_proof.name}, "
+          f"verified")
+    if args.verbose:
+        how = "key cache hit" if info.hit else "checked read, cached"
+        print(f"C1 + key ({how}) {t1 - t0:.2f} s, C2 {t2 - t1:.2f} s ({backend})", file=sys.stderr)
+    return 0
+
+
+def _device(name: str, curve: str) -> str:
+    """The prover backend for ``--device``: "auto" is CUDA where it is usable, as GpuProver decides."""
+    from cuzk.prover import auto_device
+
+    if name not in ("auto", "cpu", "cuda"):
+        raise InputError(f"--device must be auto, cpu or cuda, got {name!r}")
+    return name if name != "auto" else auto_device(curve)
+
+
+def _cmd_verify(args) -> int:
+    from cuzk.circuits.filecoin.porep import c2
+
+    c1 = read_c1(args.c1)
+    _, vk_path = params_paths(c1, args)
+    vk = _vk_of(vk_path)
+    data = Path(args.proof).read_bytes()
+    if c2.verify_commit_phase2(c1, vk, data):
+        print("OK!")
+        return 0
+    print("Invalid proof")
+    return 1
+
+
+def _files(fn):
+    """A missing or unreadable file is one line and exit status 1."""
+    def run(args) -> int:
+        try:
+            return fn(args)
+        except OSError as e:
+            print(f"cuzk porep {args.porep_command}: error: {e}", file=sys.stderr)
+            return 1
+    return run
+
+
+def add_porep_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the ``porep`` command (``seal``, ``c2``, ``verify``) to an argparse subparsers object."""
+    g = subparsers.add_parser("porep", help="Filecoin PoRep from files: seal a sector and write its C1, prove C2 "
+                                            "from a C1 file, verify a C2 proof")
+    sub = g.add_subparsers(dest="porep_command", required=True)
+
+    s = sub.add_parser("seal", help="seal a sector with cuzk's native sealer and write its C1 JSON")
+    s.add_argument("data", help="the sector's Fr32-padded bytes (exactly the sector size), or with --raw its payload")
+    s.add_argument("c1", help="output: the C1 JSON (filecoin-proofs-api's SealCommitPhase1Output)")
+    s.add_argument("--registered-proof", type=int, required=True, help="RegisteredSealProof id, 0..19 (5: 2 KiB V1_1)")
+    s.add_argument("--prover-id", required=True, help="32 bytes, hex")
+    s.add_argument("--sector-id", type=int, required=True)
+    s.add_argument("--ticket", required=True, help="32 bytes, hex")
+    s.add_argument("--seed", required=True, help="the interactive seed, 32 bytes, hex")
+    s.add_argument("--raw", action="store_true", help="DATA is unpadded payload (127 bytes per 128 of the sector)")
+    s.add_argument("--cache-dir", default=None, help="write the layers and trees there, as rust-fil-proofs does")
+    s.add_argument("-v", "--verbose", action="store_true")
+    s.set_defaults(fn=_files(_cmd_seal), fast_exit=True)  # no engine, no threads left: cuzk/cli_exit.py
+
+    for name, helptext in [("c2", "prove every partition of a C1 file; write the proof bytes (partitions x 192)"),
+                           ("verify", "verify a C2 proof for a C1 file's sector (prints OK! or Invalid proof)")]:
+        c = sub.add_parser(name, help=helptext)
+        c.add_argument("c1", help="C1 JSON, or Curio's envelope around it")
+        c.add_argument("proof", help="the proof bytes (output of c2, input of verify)")
+        c.add_argument("--param-cache", default=None,
+                       help="Filecoin's parameter folder (default: $FIL_PROOFS_PARAMETER_CACHE or "
+                            "/var/tmp/filecoin-proof-parameters)")
+        c.add_argument("--vk", default=None, help="the verifying key (.vk), instead of the one in the cache")
+        if name == "c2":
+            c.add_argument("--params", default=None, help="the .params file, instead of the one in the cache")
+            c.add_argument("--device", default="auto", help="auto, cuda or cpu")
+            c.add_argument("--threads", type=int, default=None, help="CPU threads (default: all)")
+            c.add_argument("--key-cache", default=None,
+                           help="key-cache directory (default: $CUZK_CACHE_DIR/keys or the user's cache dir)")
+            c.add_argument("-v", "--verbose", action="store_true", help="print stage times to stderr")
+        c.set_defaults(fn=_files(_cmd_c2 if name == "c2" else _cmd_verify), fast_exit=True)
+    return g

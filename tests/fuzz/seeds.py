@@ -8,7 +8,11 @@ folder once per run; workers read the same folder.
 
 Layout: ``<dir>/<kind>/<circuit>.bin`` for each seed kind in :data:`KINDS` (one file per circuit,
 whatever the format; readers never look at the extension) plus ``<dir>/statement/<circuit>.json``:
-the statement (public inputs, the circuit inputs) the oracles check against.
+the statement (public inputs, the circuit inputs) the oracles check against. The Filecoin kinds
+(:data:`FILECOIN_KINDS`: what ``cuzk serve`` and ``cuzk porep`` read from storage providers) have
+two seeds each in the same two slots: a 2 KiB sector's C1 JSON sealed with the v1.1 and with the
+v1.0 parent order, two SnapDeals partition proofs, two WindowPoSt sector proofs (bincode), with
+``<dir>/statement/snap_<circuit>.json`` for the SnapDeals check.
 
     >>> d = make_seeds(tempfile.mkdtemp())          # doctest: +SKIP
     >>> sorted(os.listdir(d))[:3]                   # doctest: +SKIP
@@ -23,11 +27,13 @@ import tempfile  # noqa: F401  (the docstring example)
 
 import numpy as np
 
-__all__ = ["make_seeds", "KINDS", "CIRCUITS", "seed_files", "statement"]
+__all__ = ["make_seeds", "KINDS", "FILECOIN_KINDS", "CIRCUITS", "seed_files", "statement", "snap_statement"]
 
 #: every seed kind written per circuit
 KINDS = ("bp_params", "bp_vk", "bp_vk_json", "bp_proof", "bp_proof_json", "zkey", "wtns", "r1cs",
          "sj_proof", "sj_public", "sj_vk", "pce", "timeline", "g1c", "g1u", "g2c", "g2u", "kc_record", "kc_table")
+#: Filecoin's documents, two seeds each in the circuits' two slots
+FILECOIN_KINDS = ("porep_c1", "snap_vanilla", "post_vanilla")
 #: the circuits seeds are made from
 CIRCUITS = ("cube", "pair")
 
@@ -84,7 +90,7 @@ def make_seeds(folder) -> str:
     from cuzk.timeline import storage
 
     folder = os.fspath(folder)
-    for kind in KINDS + ("statement",):
+    for kind in KINDS + FILECOIN_KINDS + ("statement",):
         os.makedirs(os.path.join(folder, kind), exist_ok=True)
     path = lambda kind, name: os.path.join(folder, kind, f"{name}.bin")  # noqa: E731
     for i, (name, (circuit, inputs)) in enumerate(_circuits().items()):
@@ -120,7 +126,37 @@ def make_seeds(folder) -> str:
         _keycache_seeds(path("bp_params", name), path("zkey", name), path("kc_record", name), path("kc_table", name))
         with open(os.path.join(folder, "statement", f"{name}.json"), "w") as f:
             json.dump({"public": [str(x) for x in w.public_inputs], "inputs": {k: str(v) for k, v in inputs.items()}}, f)
+    _filecoin_seeds(folder)
     return folder
+
+
+def _filecoin_seeds(folder: str) -> None:
+    """The Filecoin kinds' seeds, from cuzk's own sealer, updater and PoSt prover (~1 s)."""
+    import random
+
+    from cuzk.circuits.filecoin import PostSector, build_tree
+    from cuzk.circuits.filecoin.porep import commit_phase1, fr32_pad, seal
+    from cuzk.circuits.filecoin.update import partition_proof, update
+    from cuzk.circuits.filecoin.vanilla import FALLBACK_POST_SECTOR_PROOF, sector_proof, to_bincode
+    from cuzk.field import FR
+
+    path = lambda kind, name: os.path.join(folder, kind, f"{name}.bin")  # noqa: E731
+    for i, (name, registered) in enumerate(zip(CIRCUITS, (5, 0))):  # v1.1, then v1.0 parents
+        rng = random.Random(40 + i)
+        sealed = seal(fr32_pad(rng.randbytes(2032)), registered_proof=registered, prover_id=rng.randbytes(32),
+                      sector_id=7 + i, ticket=rng.randbytes(32))
+        with open(path("porep_c1", name), "w") as f:
+            f.write(commit_phase1(sealed, rng.randbytes(32)).to_json())
+        data = np.frombuffer(fr32_pad(rng.randbytes(2032)), np.uint8).reshape(-1, 32)
+        updated = update(sealed, data)
+        with open(path("snap_vanilla", name), "wb") as f:
+            f.write(partition_proof(updated, 0).to_bincode())
+        with open(os.path.join(folder, "statement", f"snap_{name}.json"), "w") as f:
+            json.dump({k: getattr(updated, k).hex() for k in ("comm_r_old", "comm_d_new", "comm_r_new")}, f)
+        replica = b"".join(rng.randrange(FR.modulus).to_bytes(32, "little") for _ in range(64))
+        sector = PostSector(sector_id=100 + i, comm_c=rng.randrange(FR.modulus), tree=build_tree(replica))
+        with open(path("post_vanilla", name), "wb") as f:
+            f.write(to_bincode(FALLBACK_POST_SECTOR_PROOF, sector_proof(sector, [3 * i + 1, 17, 40 + i])))
 
 
 def _keycache_seeds(params: str, zkey: str, record_out: str, table_out: str) -> None:
@@ -151,6 +187,12 @@ def _keycache_seeds(params: str, zkey: str, record_out: str, table_out: str) -> 
 def seed_files(folder, kind: str) -> list[str]:
     """The seed paths of one kind, in circuit order."""
     return [os.path.join(os.fspath(folder), kind, f"{c}.bin") for c in CIRCUITS]
+
+
+def snap_statement(folder, circuit: str) -> dict:
+    """``{"comm_r_old", "comm_d_new", "comm_r_new"}`` (32 bytes each) of a SnapDeals seed."""
+    with open(os.path.join(os.fspath(folder), "statement", f"snap_{circuit}.json")) as f:
+        return {k: bytes.fromhex(v) for k, v in json.load(f).items()}
 
 
 def statement(folder, circuit: str) -> dict:

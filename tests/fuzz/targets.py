@@ -102,6 +102,26 @@ class Context:
     def statements(self, conv: str):
         return self.bp if conv == "bp" else self.sj
 
+    last_input: bytes = b""  #: the bytes being read (the worker sets it): the bincode oracles compare with it
+
+    @functools.cached_property
+    def c1_seeds(self) -> list:
+        from cuzk.circuits.filecoin.porep.c1 import SealCommitPhase1Output
+
+        return [SealCommitPhase1Output.read(p) for p in S.seed_files(self.seed_dir, "porep_c1")]
+
+    @functools.cached_property
+    def snap_seeds(self) -> list:
+        """(proof, params, statement) of each SnapDeals seed."""
+        from cuzk.circuits.filecoin.update import PartitionProof, update_params
+
+        params = update_params(2048)
+        out = []
+        for c, p in zip(S.CIRCUITS, S.seed_files(self.seed_dir, "snap_vanilla")):
+            with open(p, "rb") as f:
+                out.append((PartitionProof.from_bincode(f.read()), params, S.snap_statement(self.seed_dir, c)))
+        return out
+
     # -- oracles shared by several targets ----------------------------------------------
     def proof_oracle(self, proof, conv: str) -> str | None:
         """A mutated proof may verify only for a seed's own statement: never for other public
@@ -292,6 +312,55 @@ def _register_all() -> None:
         for suffix, comp in (("c", True), ("u", False)):
             register(Target(f"{tag}{suffix}", f"{tag}{suffix}", "raw", _read_points(group, comp),
                             _points_canonical(group, comp), from_file=False))
+    _register_filecoin()
+
+
+def _register_filecoin() -> None:
+    """What storage providers send: a C1 output (``cuzk serve``'s PoRep payload, ``cuzk porep c2``),
+    SnapDeals partition proofs and WindowPoSt sector proofs (bincode)."""
+    from cuzk.circuits.filecoin.porep.c1 import SealCommitPhase1Output
+    from cuzk.circuits.filecoin.update import PartitionProof
+    from cuzk.circuits.filecoin.vanilla import FALLBACK_POST_SECTOR_PROOF, from_bincode, to_bincode
+
+    register(Target("porep_c1", "porep_c1", "json", SealCommitPhase1Output.from_json, _c1_oracle, from_file=False))
+    register(Target("snap_vanilla", "snap_vanilla", "raw", PartitionProof.from_bincode, _snap_oracle, from_file=False))
+    register(Target("post_vanilla", "post_vanilla", "raw", lambda d: from_bincode(FALLBACK_POST_SECTOR_PROOF, d),
+                    lambda p, ctx: _canonical(to_bincode(FALLBACK_POST_SECTOR_PROOF, p), ctx.last_input),
+                    from_file=False))
+
+
+def _canonical(again: bytes, data: bytes) -> str | None:
+    """bincode has one encoding per value: an accepted input re-encodes to itself."""
+    return None if again == data else f"an accepted input re-encodes to other bytes ({len(again)} vs {len(data)})"
+
+
+def _c1_oracle(c1, ctx) -> str | None:
+    """A C1 that passes ``check()`` (every path, label and encoding recomputed) must be a seed's,
+    up to its ticket (which only the replica id, not in the document, binds)."""
+    import attrs
+
+    from cuzk.circuits.filecoin.porep.c1 import SealCommitPhase1Output
+
+    if SealCommitPhase1Output.from_json(c1.to_json()) != c1:
+        return "an accepted C1 does not survive its own JSON round trip"
+    c1.check()  # a VanillaFormatError here is a clean refusal
+    if not any(attrs.evolve(c1, ticket=seed.ticket) == seed for seed in ctx.c1_seeds):
+        return "a C1 unlike either seed passed check()"
+    return None
+
+
+def _snap_oracle(proof, ctx) -> str | None:
+    """Canonical bincode, and a proof that passes the vanilla check of a seed's statement is that
+    seed's proof."""
+    from cuzk.circuits.filecoin.update import verify_partition_proof
+
+    bad = _canonical(proof.to_bincode(), ctx.last_input)
+    if bad:
+        return bad
+    for seed, params, st in ctx.snap_seeds:
+        if verify_partition_proof(params, proof, k=0, **st) and proof != seed:
+            return "a mutated SnapDeals proof passes the vanilla check of a seed's statement"
+    return None
 
 
 _register_all()

@@ -64,6 +64,7 @@ def run_one(target, ctx, payload: bytes, path: str) -> dict:
         arg = path
     else:
         arg = payload
+    ctx.last_input = payload
     try:
         obj = target.read(arg)
     except CuzkError as e:

@@ -25,18 +25,24 @@ from typing import Sequence
 
 from cuzk.errors import CuzkError
 
-__all__ = ["add_groth16_parser", "main"]
+__all__ = ["add_groth16_parser", "main", "file_errors"]
 
 
-def _files(fn):
-    """Report a missing/unreadable file as one line and exit status 1 (also under ``cuzk``'s own main)."""
-    def run(args) -> int:
-        try:
-            return fn(args)
-        except OSError as e:
-            print(f"cuzk groth16 {args.groth16_command}: error: {e}", file=sys.stderr)
-            return 1
-    return run
+def file_errors(command: str):
+    """A decorator for ``cuzk <command> <sub-command>`` functions: a missing or unreadable file is
+    reported as one line and exit status 1 (also under ``cuzk``'s own main)."""
+    def wrap(fn):
+        def run(args) -> int:
+            try:
+                return fn(args)
+            except OSError as e:
+                print(f"cuzk {command} {getattr(args, command + '_command')}: error: {e}", file=sys.stderr)
+                return 1
+        return run
+    return wrap
+
+
+_files = file_errors("groth16")
 
 
 @_files

@@ -32,6 +32,7 @@ import sys
 import time
 from pathlib import Path
 
+from cuzk.cli_groth16 import file_errors
 from cuzk.errors import InputError
 
 __all__ = ["add_porep_parser", "read_c1", "params_paths"]
@@ -169,15 +170,7 @@ def _cmd_verify(args) -> int:
     return 1
 
 
-def _files(fn):
-    """A missing or unreadable file is one line and exit status 1."""
-    def run(args) -> int:
-        try:
-            return fn(args)
-        except OSError as e:
-            print(f"cuzk porep {args.porep_command}: error: {e}", file=sys.stderr)
-            return 1
-    return run
+_files = file_errors("porep")  # a missing or unreadable file: one line, exit status 1
 
 
 def add_porep_parser(subparsers) -> argparse.ArgumentParser:

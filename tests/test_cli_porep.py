@@ -106,6 +106,8 @@ def test_c2_without_parameters_names_the_file_it_looked_for(tmp_path, c1_file, c
     assert f"no parameter file {tmp_path / FilecoinCircuit('porep', 2048).params_name}" in err
     assert cli.main(["porep", "verify", str(c1_file), str(tmp_path / "proof.bin"), "--param-cache", str(tmp_path)]) == 1
     assert f"no verifying key {tmp_path / FilecoinCircuit('porep', 2048).vk_name}" in capsys.readouterr().err
+    assert cli.main(["porep", "c2", str(tmp_path / "missing.json"), str(tmp_path / "proof.bin")]) == 1
+    assert capsys.readouterr().err.startswith("cuzk porep c2: error: [Errno 2] No such file or directory")
 
 
 @pytest.mark.slow  # a 2.7M-constraint partition: ~1 min to trace and prove, minutes more where no dev key exists yet

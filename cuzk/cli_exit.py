@@ -1,8 +1,8 @@
 """How a ``cuzk`` command-line process ends.
 
 A command that starts nothing needing a tear-down (``groth16 prove``/``verify``, ``porep
-seal``/``c2``/``verify``: no engine, no worker processes, no threads left once it returns; its
-output files are in place, renamed, before it returns) marks itself with ``fast_exit=True`` in its parser defaults. Such a process then ends
+seal``/``verify``: no engine, no worker processes, no threads left once it returns; its output
+files are in place, renamed, before it returns) marks itself with ``fast_exit=True`` in its parser defaults. Such a process then ends
 with ``os._exit`` once logging and the standard streams are flushed, instead of going through the
 interpreter's finalization: with Numba and the kernel modules loaded, that finalization (module
 clean-up and the garbage collections over Numba's type and dispatcher objects) measured ~0.5 s,

@@ -15,7 +15,9 @@ proof as the chain would (public inputs recomputed from the sector's statement):
 The parameter cache defaults to ``$FIL_PROOFS_PARAMETER_CACHE``, else rust-fil-proofs' own
 default ``/var/tmp/filecoin-proof-parameters`` (as ``cuzk serve``'s ``[srs] param_cache``).
 ``c2`` reads the ``.params`` file through the key cache, as ``cuzk groth16 prove`` reads a zkey:
-the first read checks every point, later ones map the cached key. The proof is checked against
+the first read checks every point, later ones map the cached key. The partitions run as one
+:class:`cuzk.Engine` job (a unit each, ``--concurrency`` syntheses at once), so a 32 GiB
+sector's ten partitions synthesize while earlier ones prove. The proof is checked against
 the statement before it is written (with the ``.vk`` file beside the parameters where there is
 one, else the key's own), so a proof file on disk is one ``verify`` accepts.
 
@@ -122,7 +124,9 @@ def _cmd_seal(args) -> int:
 def _cmd_c2(args) -> int:
     from cuzk.atomic_file import atomic_write
     from cuzk.circuits.filecoin.porep import c2
+    from cuzk.engine.engine import Engine
     from cuzk.engine.keycache import KeyCache
+    from cuzk.synth import Synthesizer
 
     t0 = time.perf_counter()
     c1 = read_c1(args.c1)
@@ -134,7 +138,12 @@ def _cmd_c2(args) -> int:
     vk = _vk_of(vk_path, fallback=pk.vk)
     backend = _device(args.device, pk.curve)
     t1 = time.perf_counter()
-    data = c2.commit_phase2(c1, pk, backend=backend, threads=args.threads)  # each partition verified
+    # one Engine job of a unit per partition: a 32 GiB sector's ten partitions synthesize while
+    # earlier ones prove (the idle gap of docs/pipeline.md), each proof verified by the prover
+    with Engine(device=backend) as engine:
+        name = c1.seal_proof.name
+        engine.register(name, Synthesizer(c2.circuit_for(c1.seal_proof)), pk, concurrency=args.concurrency)
+        data = c2.commit_phase2(c1, None, engine=engine, name=name)
     c2.check_commit_phase2(c1, vk, data)  # and the whole against the statement: never a bad file
     t2 = time.perf_counter()
     with atomic_write(args.proof) as f:
@@ -143,7 +152,8 @@ def _cmd_c2(args) -> int:
           f"verified")
     if args.verbose:
         how = "key cache hit" if info.hit else "checked read, cached"
-        print(f"C1 + key ({how}) {t1 - t0:.2f} s, C2 {t2 - t1:.2f} s ({backend})", file=sys.stderr)
+        print(f"C1 + key ({how}) {t1 - t0:.2f} s, C2 {t2 - t1:.2f} s ({backend}); the Engine's timeline:\n"
+              f"{engine.timeline.summary()}", file=sys.stderr)
     return 0
 
 
@@ -204,9 +214,11 @@ def add_porep_parser(subparsers) -> argparse.ArgumentParser:
         if name == "c2":
             c.add_argument("--params", default=None, help="the .params file, instead of the one in the cache")
             c.add_argument("--device", default="auto", help="auto, cuda or cpu")
-            c.add_argument("--threads", type=int, default=None, help="CPU threads (default: all)")
+            c.add_argument("--concurrency", type=int, default=2,
+                           help="partitions synthesized at once while others prove (default 2)")
             c.add_argument("--key-cache", default=None,
                            help="key-cache directory (default: $CUZK_CACHE_DIR/keys or the user's cache dir)")
             c.add_argument("-v", "--verbose", action="store_true", help="print stage times to stderr")
-        c.set_defaults(fn=_files(_cmd_c2 if name == "c2" else _cmd_verify), fast_exit=True)
+        # c2 runs an Engine: its process exits normally (cuzk/cli_exit.py)
+        c.set_defaults(fn=_files(_cmd_c2 if name == "c2" else _cmd_verify), fast_exit=name == "verify")
     return g

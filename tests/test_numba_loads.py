@@ -87,7 +87,8 @@ def test_exit_process_flushes_and_keeps_the_status(tmp_path):
     (["demo"], False),  # an Engine: its close and multiprocessing's clean-up run at exit
     (["info"], False),
     (["keys", "list"], False),
-    (["porep", "c2", "c1.json", "proof.bin"], True),  # a direct proof: no engine, files renamed in place
+    (["porep", "c2", "c1.json", "proof.bin"], False),  # an Engine job of the partitions
+    (["porep", "verify", "c1.json", "proof.bin"], True),
     (["porep", "seal", "d", "c1.json", "--registered-proof", "5", "--prover-id", "0", "--sector-id", "1",
       "--ticket", "0", "--seed", "0"], True),
 ])

@@ -47,8 +47,8 @@ def read_c1(path):
     from cuzk.circuits.filecoin.porep.c1 import SealCommitPhase1Output, curio_envelope
 
     with open(path, "rb") as f:
-        head = f.read(64)
-    if head.lstrip().startswith(b"{") and b'"registered_proof"' not in head:  # not a C1 document's start
+        head = f.read(256)
+    if b'"Phase1Out"' in head:  # Go's json.Marshal writes SectorNum, then Phase1Out: near the start
         _, text = curio_envelope(Path(path).read_bytes(), str(path))
         c1 = SealCommitPhase1Output.from_json(text, f"{path}: Phase1Out")
     else:

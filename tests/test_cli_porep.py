@@ -100,10 +100,14 @@ def test_c2_refuses_a_broken_c1_naming_its_field(tmp_path, c1, capsys):
     assert not (tmp_path / "proof.bin").exists()
 
 
-def test_c2_without_parameters_names_the_file_it_looked_for(tmp_path, c1_file, capsys):
-    assert cli.main(["porep", "c2", str(c1_file), str(tmp_path / "proof.bin"), "--param-cache", str(tmp_path)]) == 1
-    err = capsys.readouterr().err
-    assert f"no parameter file {tmp_path / FilecoinCircuit('porep', 2048).params_name}" in err
+def test_c2_without_parameters_names_the_file_it_looked_for(tmp_path, c1, c1_file, capsys):
+    reordered = tmp_path / "reordered.json"  # another writer's field order is still a C1, not an envelope
+    doc = json.loads(c1.to_json())
+    reordered.write_text(json.dumps({k: doc[k] for k in reversed(list(doc))}))
+    for path in (c1_file, reordered):
+        assert cli.main(["porep", "c2", str(path), str(tmp_path / "proof.bin"), "--param-cache", str(tmp_path)]) == 1
+        err = capsys.readouterr().err
+        assert f"no parameter file {tmp_path / FilecoinCircuit('porep', 2048).params_name}" in err
     assert cli.main(["porep", "verify", str(c1_file), str(tmp_path / "proof.bin"), "--param-cache", str(tmp_path)]) == 1
     assert f"no verifying key {tmp_path / FilecoinCircuit('porep', 2048).vk_name}" in capsys.readouterr().err
     assert cli.main(["porep", "c2", str(tmp_path / "missing.json"), str(tmp_path / "proof.bin")]) == 1

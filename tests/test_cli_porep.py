@@ -138,3 +138,14 @@ def test_c2_from_files_verifies_and_verify_rejects_another_proof(tmp_path, c1, c
     assert capsys.readouterr().out == "Invalid proof\n"
     assert cli.main(["porep", "verify", str(c1_file), str(tmp_path / "c1.json"), *common]) == 1
     assert "a C2 proof of 1 partitions is 192 bytes" in capsys.readouterr().err
+
+
+def test_an_envelope_too_large_for_any_c1_is_refused_before_it_is_read(tmp_path, c1, capsys, monkeypatch):
+    import cuzk.circuits.filecoin.porep.c1 as c1_module
+
+    envelope = tmp_path / "envelope.json"
+    envelope.write_bytes(_envelope(c1))
+    monkeypatch.setattr(c1_module, "MAX_C1_JSON_BYTES", 3 * 1024)  # the bound scales with the C1's
+    assert cli.main(["porep", "verify", str(envelope), str(tmp_path / "proof.bin"), "--param-cache", str(tmp_path)]) == 1
+    assert "more than an envelope of the largest C1 output" in capsys.readouterr().err
+

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
-import time
 
 import numpy as np
+from csr_bounds_bench import _median  # noqa: E402 - benchmarks/ is sys.path[0] when run
 
 import cuzk
 from cuzk import curves
@@ -29,15 +28,6 @@ from cuzk.circuits.filecoin.porep import c2, commit_phase1, fr32_pad, seal
 from cuzk.field.jit import readonly
 from cuzk.kernels import msm_bits
 from cuzk.kernels.bit_split import split_bits
-
-
-def _median(fn, runs: int = 3) -> float:
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main(argv=None) -> None:
@@ -59,7 +49,7 @@ def main(argv=None) -> None:
     print(f"2 KiB PoRep partition: {n:,} variables; ones per witness {min(m.sum() for m in masks):,}"
           f"-{max(m.sum() for m in masks):,}")
     print("witnesses  union of ones   of the rows  separate sums  union / separate")
-    for k in sorted({1, 2, 4, args.witnesses}):
+    for k in sorted(k for k in {1, 2, 4, args.witnesses} if k <= args.witnesses):
         union = np.logical_or.reduce(masks[:k]).sum()
         separate = sum(int(m.sum()) for m in masks[:k])
         print(f"{k:>9}  {union:>13,}  {union / n:>11.3f}  {separate:>13,}  {union / separate:>16.3f}")
@@ -82,8 +72,8 @@ def main(argv=None) -> None:
     out = np.empty((len(count), 2, 6), np.uint64)
     msm_bits.ones_sum(g, pts, ones[:4096], 1)  # compile / cache loads
     g.kernels.group_sums(pts, rows[:4096], np.array([0]), np.array([4096]), out[:1])
-    t_rows = _median(lambda: msm_bits.ones_sum(g, pts, ones, 1))
-    t_groups = _median(lambda: g.kernels.group_sums(pts, rows, start, count, out))
+    t_rows = _median(lambda: msm_bits.ones_sum(g, pts, ones, 1), 3)
+    t_groups = _median(lambda: g.kernels.group_sums(pts, rows, start, count, out), 3)
     print(f"one thread: sum_rows over one witness's {len(ones):,} ones {t_rows * 1e3:.0f} ms "
           f"({t_rows / len(ones) * 1e9:.0f} ns per addition); group_sums over the union of {k} in "
           f"{len(count):,} groups {t_groups * 1e3:.0f} ms ({t_groups / len(rows) * 1e9:.0f} ns per addition)")

@@ -65,11 +65,11 @@ def read_c1(path):
 def params_paths(c1, args) -> tuple[Path, Path]:
     """(the ``.params`` file, its ``.vk``) of ``c1``'s partition circuit: ``--params`` / ``--vk``
     where given, else Filecoin's v28 names in the parameter cache."""
+    from cuzk.serve.config import default_param_cache
     from cuzk.serve.filecoin import FilecoinCircuit
 
     fc = FilecoinCircuit("porep", c1.seal_proof.sector_size)
-    cache = Path(args.param_cache or os.environ.get("FIL_PROOFS_PARAMETER_CACHE")
-                 or "/var/tmp/filecoin-proof-parameters")
+    cache = Path(args.param_cache) if args.param_cache else default_param_cache()
     params = Path(args.params) if getattr(args, "params", None) else cache / fc.params_name
     vk = Path(args.vk) if args.vk else (params.with_suffix(".vk") if getattr(args, "params", None)
                                         else cache / fc.vk_name)
@@ -141,11 +141,10 @@ def _cmd_c2(args) -> int:
                          f"or pass --params / --param-cache)")
     pk, info = KeyCache(args.key_cache).load(params, kind="params")
     vk = _vk_of(vk_path, fallback=pk.vk)
-    backend = _device(args.device, pk.curve)
     t1 = time.perf_counter()
     # one Engine job of a unit per partition: a 32 GiB sector's ten partitions synthesize while
     # earlier ones prove (the idle gap of docs/pipeline.md), each proof verified by the prover
-    with Engine(device=backend) as engine:
+    with Engine(device=args.device) as engine:  # "auto": CUDA where it is usable
         name = c1.seal_proof.name
         engine.register(name, Synthesizer(c2.circuit_for(c1.seal_proof)), pk, concurrency=args.concurrency)
         data = c2.commit_phase2(c1, None, engine=engine, name=name)
@@ -157,18 +156,9 @@ def _cmd_c2(args) -> int:
           f"verified")
     if args.verbose:
         how = "key cache hit" if info.hit else "checked read, cached"
-        print(f"C1 + key ({how}) {t1 - t0:.2f} s, C2 {t2 - t1:.2f} s ({backend}); the Engine's timeline:\n"
+        print(f"C1 + key ({how}) {t1 - t0:.2f} s, C2 {t2 - t1:.2f} s ({engine.backend}); the Engine's timeline:\n"
               f"{engine.timeline.summary()}", file=sys.stderr)
     return 0
-
-
-def _device(name: str, curve: str) -> str:
-    """The prover backend for ``--device``: "auto" is CUDA where it is usable, as GpuProver decides."""
-    from cuzk.prover import auto_device
-
-    if name not in ("auto", "cpu", "cuda"):
-        raise InputError(f"--device must be auto, cpu or cuda, got {name!r}")
-    return name if name != "auto" else auto_device(curve)
 
 
 def _cmd_verify(args) -> int:

@@ -21,7 +21,7 @@ from cuzk.groth16.witness_prep import query_rows
 from cuzk.kernels.cpu_threads import resolve_threads
 from cuzk.timeline import span
 
-__all__ = ["GpuProver", "cuda_status", "auto_device"]
+__all__ = ["GpuProver", "cuda_status"]
 
 _DEVICES = ("auto", "cpu", "cuda")
 _G2_PLACES = ("device", "cpu")
@@ -42,12 +42,6 @@ def _cuda_builds(curve: str) -> bool:
     from cuzk.kernels import cuda
 
     return curve in cuda.CURVES
-
-
-def auto_device(curve: str) -> str:
-    """What ``device="auto"`` picks for a key of ``curve``: "cuda" where CUDA is usable here and
-    its kernels are built for the curve, else "cpu"."""
-    return "cuda" if cuda_status()[0] and _cuda_builds(curve) else "cpu"
 
 
 class GpuProver:
@@ -120,7 +114,7 @@ class GpuProver:
         check_precompute(precompute)
         self.bit_msm = _check_bit_msm(bit_msm)
         if device == "auto":
-            device = auto_device(pk.curve)
+            device = "cuda" if cuda_status()[0] and _cuda_builds(pk.curve) else "cpu"
         elif device == "cuda":
             ok, why = cuda_status()
             if not ok:

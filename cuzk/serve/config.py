@@ -36,7 +36,7 @@ except ModuleNotFoundError:  # Python 3.10: the same parser as a package (extra 
     import tomli as tomllib
 
 __all__ = ["ServeConfig", "CircuitConfig", "Listen", "parse_config", "load_config", "default_config",
-           "DEFAULT_TOML", "runtime_dir", "parse_duration", "MAX_MESSAGE_BYTES"]
+           "DEFAULT_TOML", "runtime_dir", "default_param_cache", "parse_duration", "MAX_MESSAGE_BYTES"]
 
 #: Largest request or reply by default. Curio's own client caps its messages at 256 MiB; a 32 GiB
 #: sector's C1 output is ~40 MB of JSON (~53 MB once base64'd into Curio's envelope), and a
@@ -55,6 +55,12 @@ NO_RETRIES_OPTION = ("grpc.enable_retries", 0)
 _PRIORITIES = ("low", "normal", "high", "critical")
 _DEVICES = ("auto", "cpu", "cuda")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+def default_param_cache() -> Path:
+    """Filecoin's parameter folder where none is configured: ``$FIL_PROOFS_PARAMETER_CACHE``, else
+    rust-fil-proofs' own default ``/var/tmp/filecoin-proof-parameters``."""
+    return Path(os.environ.get("FIL_PROOFS_PARAMETER_CACHE") or "/var/tmp/filecoin-proof-parameters")
 
 
 def runtime_dir() -> Path:
@@ -387,8 +393,7 @@ def parse_config(text: str, *, source: str = "config") -> ServeConfig:
         raise ConfigError("config: [tls] needs both cert and key")
     if tls["client_ca"] is not None and tls["cert"] is None:
         raise ConfigError("config: [tls] client_ca needs the server's cert and key too")
-    param_cache = srs["param_cache"] or Path(os.environ.get("FIL_PROOFS_PARAMETER_CACHE")
-                                             or "/var/tmp/filecoin-proof-parameters")
+    param_cache = srs["param_cache"] or default_param_cache()
     concurrency = s["pipeline"]["synthesis_concurrency"] or s["synthesis"]["concurrency"]
     return ServeConfig(
         listen=listen, status_listen=d["status_listen"], max_message_bytes=d["max_message_bytes"],

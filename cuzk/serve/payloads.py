@@ -26,7 +26,7 @@ from typing import Callable
 import attrs
 
 from cuzk.circuits.filecoin.vanilla.merkle import domain_int
-from cuzk.errors import InputError
+from cuzk.errors import InputError, VanillaFormatError
 from cuzk.serve.filecoin import FilecoinCircuit, circuit_id, post_proof
 from cuzk.serve.validate import RequestError, invalid
 
@@ -177,7 +177,6 @@ def post_work(req) -> Work:
 
 def _envelope(req) -> tuple[dict, bytes]:
     from cuzk.circuits.filecoin.porep.c1 import curio_envelope
-    from cuzk.errors import VanillaFormatError
 
     if not req.vanilla_proof:
         raise invalid("vanilla_proof", "is empty: POREP_SEAL_COMMIT takes Curio's C1 envelope (JSON)")

@@ -97,3 +97,21 @@ def test_a_bit_left_with_the_others_passes_unless_it_is_also_a_zero_or_a_one():
     zeros = s.zeros[1:]  # ... but a one also among the others (a zero dropped to keep the length)
     with pytest.raises(InputError, match=f"row {one}"):
         msm_bits.check_split_of(BitSplit(50, zeros, s.ones, others), sc)
+
+
+def test_a_split_of_frozen_scalars_holds_without_its_check_while_they_cannot_change(monkeypatch):
+    sc = _bit_rows(60, seed=5)
+    assert not split_bits(sc).is_of(sc)  # writable scalars: a split of them is always checked
+    sc.flags.writeable = False
+    s = split_bits(sc)
+    assert s.is_of(sc) and not s.is_of(sc.copy())
+    with pytest.raises(ValueError):
+        s.zeros[0] = 1  # its parts are frozen with it
+    monkeypatch.setattr(msm_bits, "classify", lambda *a: pytest.fail("a split of these very scalars was re-checked"))
+    assert msm_bits.check_split_of(s, sc) is s
+    monkeypatch.undo()
+    sc.flags.writeable = True  # writable again: checked again, and the change found
+    sc[s.zeros[0], 0] = 1
+    assert not s.is_of(sc)
+    with pytest.raises(InputError, match=f"row {int(s.zeros[0])}"):
+        msm_bits.check_split_of(s, sc)

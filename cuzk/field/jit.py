@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import typeof_impl
 
-__all__ = ["JitKernel", "jit_kernel", "readonly", "I0", "I1", "I2", "I3"]
+__all__ = ["JitKernel", "jit_kernel", "readonly", "frozen", "I0", "I1", "I2", "I3"]
 
 # Row and coefficient indices for kernel calls, typed int64. A literal ``0`` passed to a kernel
 # types as ``Literal[int](0)``, and every literal value compiles a specialization of its own
@@ -139,3 +139,25 @@ def readonly(arr: np.ndarray) -> np.ndarray:
     view = arr.view()
     view.flags.writeable = False
     return view
+
+
+def frozen(arr: np.ndarray) -> bool:
+    """Whether no numpy array can write ``arr``'s memory unless its owner is first made writable
+    again: ``arr`` and every array it views are read-only, and the memory belongs to one of them
+    or to a read-only buffer (bytes, a read-only mapping). A proving key's queries are, a
+    read-only view of a writable array is not. What is checked of a frozen array stays true.
+
+    >>> a = np.zeros(3); a.flags.writeable = False
+    >>> frozen(a), frozen(readonly(np.zeros(3))), frozen(np.frombuffer(bytes(8), np.uint8))
+    (True, False, True)
+    """
+    while isinstance(arr, np.ndarray):
+        if arr.flags.writeable:
+            return False
+        arr = arr.base
+    if arr is None:
+        return True
+    try:
+        return memoryview(arr).readonly
+    except TypeError:  # a base numpy cannot tell the mutability of
+        return False

@@ -67,6 +67,7 @@ def canonical(fr, z: np.ndarray, threads=None) -> np.ndarray:
         out[lo:hi] = fr.from_mont(z[lo:hi])
 
     run_phases(t, [[(task, span) for span in _spans(z.shape[0], t)]])
+    out.flags.writeable = False  # the query scalars are views and gathers of it (query_scalars)
     return out
 
 
@@ -94,6 +95,10 @@ def query_rows(density, n_inputs: int) -> tuple[np.ndarray, np.ndarray]:
 
 def query_scalars(pk, z: np.ndarray, threads=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The A, B and L query scalars from the canonical assignment ``z`` (as
-    :func:`cuzk.groth16.prove.query_scalars`), gathered on threads; L's is a view of z."""
+    :func:`cuzk.groth16.prove.query_scalars`), gathered on threads; L's is a view of z. The
+    gathers are read-only, so with a read-only z (:func:`canonical`'s) all three are frozen
+    (``cuzk.field.jit.frozen``): their bit splits hold without the MSMs' check of them."""
     a_rows, b_rows = query_rows(pk.resolved_density(), pk.n_inputs)
-    return gather(z, a_rows, threads), gather(z, b_rows, threads), z[pk.n_inputs:]
+    a_sc, b_sc = gather(z, a_rows, threads), gather(z, b_rows, threads)
+    a_sc.flags.writeable = b_sc.flags.writeable = False
+    return a_sc, b_sc, z[pk.n_inputs:]

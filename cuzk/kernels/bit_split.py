@@ -16,12 +16,14 @@ CPU kernels; ~a memory read of the scalars).
 
 from __future__ import annotations
 
+import weakref
+
 import attrs
 import numpy as np
 from numba import njit
 
 from cuzk.errors import InputError
-from cuzk.field.jit import readonly
+from cuzk.field.jit import frozen, readonly
 from cuzk.kernels.cpu_threads import resolve_threads, run_phases
 
 __all__ = ["BitSplit", "split_bits", "classify", "check_split", "ZERO", "ONE", "OTHER"]
@@ -46,6 +48,14 @@ class BitSplit:
     zeros: np.ndarray
     ones: np.ndarray
     others: np.ndarray
+    # a weak reference to the frozen scalar array split_bits made this split from, else None
+    _source: object = attrs.field(init=False, default=None, repr=False)
+
+    def is_of(self, scalars) -> bool:
+        """Whether :func:`split_bits` made this split from ``scalars`` itself, an array nothing can
+        have written since (``cuzk.field.jit.frozen``): then the split holds for it without a
+        check (a prover's own splits of its own read-only query scalars)."""
+        return self._source is not None and self._source() is scalars and frozen(scalars)
 
     @property
     def bit_fraction(self) -> float:
@@ -132,7 +142,11 @@ def split_bits(scalars, threads=None) -> BitSplit:
     cls = readonly(cls)
     run_phases(threads, [[(fill_range, (cls, cuts[k], cuts[k + 1], offsets, k, out)) for k in range(len(cuts) - 1)]])
     z, o = int(total[0]), int(total[1])
-    return BitSplit(n, out[:z], out[z:z + o], out[z + o:])
+    out.flags.writeable = False  # the parts are views of it: frozen, as is_of relies on
+    split = BitSplit(n, out[:z], out[z:z + o], out[z + o:])
+    if frozen(scalars):
+        object.__setattr__(split, "_source", weakref.ref(scalars))
+    return split
 
 
 def check_split(split, n: int) -> BitSplit:

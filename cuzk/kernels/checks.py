@@ -12,11 +12,13 @@ turns a silently wrong MSM/NTT into an error that names the offending row.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from numba import njit
 
 from cuzk.errors import FieldValueError, InputError
-from cuzk.field.jit import readonly
+from cuzk.field.jit import frozen, readonly
 from cuzk.kernels.cpu_threads import run_phases
 
 __all__ = ["check_field_rows", "check_points", "first_unreduced", "modulus_limbs"]
@@ -77,6 +79,36 @@ def _first_unreduced(rows: np.ndarray, mod: np.ndarray, threads: int) -> int:
     return int(hits.min()) if len(hits) else -1
 
 
+# Frozen arrays (cuzk.field.jit.frozen) already found reduced, by id while they live: a key's
+# read-only queries are range-checked by the first MSM over them, not again by every proof's
+# (a 2 KiB PoRep partition's A, B and L points: ~25 ms a proof on two threads). The entry's weak
+# reference is dropped with its array, so a new array at the same address is checked anew, and
+# an array whose owner is made writable again is checked again; numpy keeps no record of writes,
+# so one made writable, changed and made read-only again behind the check's back is not.
+_REDUCED: dict[int, tuple] = {}
+
+
+def _known_reduced(arr: np.ndarray, modulus: int) -> bool:
+    hit = _REDUCED.get(id(arr))
+    return hit is not None and hit[0]() is arr and modulus in hit[1] and frozen(arr)
+
+
+def _remember_reduced(arr: np.ndarray, modulus: int) -> None:
+    if not frozen(arr):
+        return
+    key = id(arr)
+    hit = _REDUCED.get(key)
+    if hit is not None and hit[0]() is arr:
+        hit[1].add(modulus)
+        return
+
+    def forget(ref, key=key):
+        if _REDUCED.get(key, (None,))[0] is ref:
+            del _REDUCED[key]
+
+    _REDUCED[key] = (weakref.ref(arr, forget), {modulus})
+
+
 def check_field_rows(arr, name: str, tail: tuple, modulus: int, threads: int = 1) -> np.ndarray:
     """Validate an (n, *tail) uint64 array whose last axis holds limbs of elements < modulus.
 
@@ -89,11 +121,14 @@ def check_field_rows(arr, name: str, tail: tuple, modulus: int, threads: int = 1
         FieldValueError: wrong type, dtype or shape, or a limb row >= modulus.
     """
     arr = readonly(_check_dtype_shape(arr, name, tail, FieldValueError))
+    if _known_reduced(arr, modulus):
+        return arr
     L = tail[-1]
     bad = _first_unreduced(arr.reshape(-1, L), modulus_limbs(modulus, L), threads)
     if bad >= 0:
         per_item = int(np.prod(tail[:-1], dtype=np.int64))
         raise FieldValueError(f"{name}[{bad // per_item}] holds a value >= the field modulus (not reduced)")
+    _remember_reduced(arr, modulus)
     return arr
 
 

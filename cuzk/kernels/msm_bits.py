@@ -100,8 +100,11 @@ def check_split_of(split, scalars: np.ndarray, threads=None) -> BitSplit:
     """``split`` if it is the :class:`BitSplit` of ``scalars`` (a partition whose zeros and ones
     hold those values, each part's indices increasing as :func:`split_bits` makes them: a split
     of other scalars would give a wrong sum), else InputError. The scalars' scan and the parts'
-    checks run on ``threads`` threads (None: all cores)."""
+    checks run on ``threads`` threads (None: all cores); a split that ``split_bits`` made from
+    these very frozen scalars (``BitSplit.is_of``) holds without them."""
     split = check_split(split, scalars.shape[0])
+    if split.is_of(scalars):
+        return split
     n = scalars.shape[0]
     parts = [readonly(np.ascontiguousarray(a, np.int64)) for a in (split.zeros, split.ones, split.others)]
     bad_row = n if sum(len(a) for a in parts) != n else -1

@@ -1,7 +1,9 @@
 """Input checks shared by the CPU kernels: dtype, shape, and "every limb row is < modulus".
 
 The range check is a Numba loop (a few ns per row), cheap next to any kernel it guards, and it
-turns a silently wrong MSM/NTT into an error that names the offending row.
+turns a silently wrong MSM/NTT into an error that names the offending row. A frozen array
+(``cuzk.field.jit.frozen``: a proving key's read-only queries) found reduced is not scanned
+again while it lives.
 
     >>> import numpy as np
     >>> from cuzk.curves import BLS12_381

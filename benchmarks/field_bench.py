@@ -60,6 +60,16 @@ def _fq_sqr_by_mul_i128(x):  # fq.sqr before the dedicated square (A/B baseline)
 
 
 @njit(cache=True, nogil=True)
+def _fr_inv_fermat(x):  # fr.inv before safegcd (A/B baseline)
+    return fr.pow_(x, fr.P_MINUS_2)
+
+
+@njit(cache=True, nogil=True)
+def _fq_inv_fermat(x):  # fq.inv before safegcd (A/B baseline)
+    return fq.pow_(x, fq.P_MINUS_2)
+
+
+@njit(cache=True, nogil=True)
 def _fq_sqr_x4(x):  # four call sites: LLVM calls the square instead of inlining it (as in pow_)
     return fq.sqr(fq.sqr(fq.sqr(fq.sqr(x))))
 
@@ -126,8 +136,10 @@ CASES = [
     ("fq2.sqr (dependent chain)", _kernel(fq2.sqr, fq2, unary=True), 500_000),
     ("fr.add (dependent chain)", _kernel(fr.add, fr, Fr), 5_000_000),
     ("fq.add (dependent chain)", _kernel(fq.add, fq, Fq), 5_000_000),
-    ("fr.inv (Fermat)", _kernel(fr.inv, fr, Fr, unary=True), 2_000),
-    ("fq.inv (Fermat)", _kernel(fq.inv, fq, Fq, unary=True), 1_000),
+    ("fr.inv (safegcd)", _kernel(fr.inv, fr, Fr, unary=True), 5_000),
+    ("fr.inv by Fermat, before", _kernel(_fr_inv_fermat, fr, Fr, unary=True), 2_000),
+    ("fq.inv (safegcd)", _kernel(fq.inv, fq, Fq, unary=True), 3_000),
+    ("fq.inv by Fermat, before", _kernel(_fq_inv_fermat, fq, Fq, unary=True), 1_000),
     ("Fr.mul array (1024/call, per element)", _array_op(Fr, Fr.mul), 1_024_000),
     ("Fq.mul array (1024/call, per element)", _array_op(Fq, Fq.mul), 1_024_000),
     ("Fr.batch_inverse (1024/call, per element)", _array_op(Fr, lambda a, b: Fr.batch_inverse(a)), 204_800),
@@ -150,6 +162,8 @@ BASELINES = [
     ("fq.sqr called, 4 sites (dependent chain)", "fq.sqr as mul(a, a) called, 4 sites (dependent chain)"),
     ("fq.mul asm _mul_adx (dependent chain)", "fq.mul (dependent chain)"),
     ("fq.sqr asm _sqr_adx (dependent chain)", "fq.sqr (dependent chain)"),
+    ("fr.inv (safegcd)", "fr.inv by Fermat, before"),
+    ("fq.inv (safegcd)", "fq.inv by Fermat, before"),
     ("fr.mul (dependent chain)", "python int a*b % r"),
     ("fq.mul (dependent chain)", "python int a*b % p"),
 ]

@@ -237,7 +237,7 @@ class PrimeField:
         return self._v.vneg(self._reduced(a))
 
     def inv(self, a) -> np.ndarray:
-        """a^-1 elementwise, one exponentiation each; zeros map to zero. Prefer batch_inverse.
+        """a^-1 elementwise, one inversion each (cuzk.field.safegcd); zeros map to zero. Prefer batch_inverse.
 
         >>> from cuzk.field import Fr
         >>> Fr.to_ints(Fr.inv(Fr.from_ints([0, 1])))

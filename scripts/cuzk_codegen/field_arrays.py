@@ -77,7 +77,7 @@ def vneg(a):
 
 {jit}
 def vinv(a):
-    """Elementwise inverse, one exponentiation each (zero maps to zero)."""
+    """Elementwise inverse, one safegcd inversion each (zero maps to zero)."""
     out = np.empty_like(a)
     for i in range(a.shape[0]):
         F.store(out, i, F.inv(F.load(a, i)))

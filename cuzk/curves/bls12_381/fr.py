@@ -21,6 +21,7 @@ import numpy as np
 from cuzk.field.intrinsics import HAVE_ADX, adc, mac, sbb
 from cuzk.field.jit import I1, jit_kernel
 from cuzk.field.mont_asm import mont_mul_adx, mont_sqr_adx
+from cuzk.field.safegcd import invert, modulus_limbs30
 from cuzk.field.wide import wide_kernels
 from cuzk.curves.bls12_381.params import FR as _F
 
@@ -43,7 +44,9 @@ U63 = np.uint64(63)
 U60 = np.uint64(60)
 U4 = np.uint64(4)
 # exponents for pow_ (little-endian uint64 limbs of canonical integers)
-P_MINUS_2 = np.array(_limbs(_F.modulus - 2), dtype=np.uint64)  # Fermat inverse
+P_MINUS_2 = np.array(_limbs(_F.modulus - 2), dtype=np.uint64)  # Fermat's exponent
+SG_M, SG_MINV = modulus_limbs30(_F.modulus)  # inv's modulus for cuzk.field.safegcd
+R3_0, R3_1, R3_2, R3_3 = _limbs(_F.r * _F.r2 % _F.modulus)  # R^3 mod p: inv's Montgomery fix-up
 _MONT = mont_mul_adx(_F.modulus, _F.inv, 4)  # asm product t < 2p, before the final subtraction
 _MONT_SQR = mont_sqr_adx(_F.modulus, _F.inv, 4)  # asm square t < 2p, likewise
 # Tonelli-Shanks: p - 1 = Q * 2^S with Q odd; z = generator^Q has order exactly 2^S
@@ -408,8 +411,17 @@ def pow_(a, e):
 
 @jit_kernel(cache=True, nogil=True)
 def inv(a):
-    """a^-1 by Fermat (a^(p-2)); inv(zero()) == zero()."""
-    return pow_(a, P_MINUS_2)
+    """a^-1 by safegcd (variable time, cuzk/field/safegcd.py: ~2x faster than a^(p-2) here);
+    inv(zero()) == zero(). The integer inverse of the Montgomery aR times R^3 (Montgomery
+    product) is a^-1 in Montgomery form."""
+    buf = np.empty(4, dtype=np.uint64)
+    (a0, a1, a2, a3) = a
+    buf[0] = a0
+    buf[1] = a1
+    buf[2] = a2
+    buf[3] = a3
+    invert(buf, SG_M, SG_MINV)
+    return mul((buf[0], buf[1], buf[2], buf[3]), (R3_0, R3_1, R3_2, R3_3))
 
 
 @jit_kernel(cache=True, nogil=True)

@@ -278,7 +278,7 @@ def test_kernels_release_the_gil():
     for f in (K.run_witness, K.csr_matvec, K.csr_matvec_parallel, K.first_unsatisfied, K.synthesize_serial):
         assert f.targetoptions.get("nogil") is True, f
     # dynamic: the main thread keeps running Python while a long witness program runs elsewhere
-    n_ops = 20000  # OP_INV r1 <- r1, ~10 µs each
+    n_ops = 200000  # OP_INV r1 <- r1, ~2 µs each
     code = np.tile(np.array([K.OP_INV, 1, 1], dtype=np.int64), n_ops)
     consts = Fr.from_ints([1])
     K.run_witness(code[:3], consts, np.zeros((0, 4), np.uint64), 2)  # compiled/loaded before timing

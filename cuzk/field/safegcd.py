@@ -32,16 +32,20 @@ __all__ = ["BITS", "modulus_limbs30", "invert"]
 
 BITS = 30  # bits per limb
 _MASK = (1 << BITS) - 1
+# int64 constants for kernel arguments: a Python int argument types as a literal, and every
+# literal value is a kernel specialization of its own (tests/test_cold_start.py)
+_PLUS, _MINUS, _DELTA0 = np.int64(1), np.int64(-1), np.int64(1)
 
 
-def modulus_limbs30(modulus: int) -> tuple[np.ndarray, int]:
+def modulus_limbs30(modulus: int) -> tuple[np.ndarray, np.int64]:
     """(limbs, inv): an odd ``modulus`` in signed 30-bit limbs (int64, with room for the sign and
-    the range (-2M, M) of d and e) and modulus^-1 mod 2^30."""
+    the range (-2M, M) of d and e) and modulus^-1 mod 2^30 (an np.int64: a Python int constant
+    would type as a literal, one kernel specialization per value)."""
     if modulus < 3 or modulus % 2 == 0:
         raise ValueError(f"safegcd needs an odd modulus >= 3, got {modulus}")
     k = (modulus.bit_length() + 2) // BITS + 1
     return (np.array([(modulus >> (BITS * i)) & _MASK for i in range(k)], np.int64),
-            pow(modulus, -1, 1 << BITS))
+            np.int64(pow(modulus, -1, 1 << BITS)))
 
 
 @jit_kernel(cache=True, nogil=True)
@@ -172,7 +176,7 @@ def invert(x, m, minv):
     d = np.zeros(k, np.int64)
     e = np.zeros(k, np.int64)
     e[0] = 1
-    delta = 1
+    delta = _DELTA0
     while True:
         delta, u, v, q, r = _divsteps(delta, f[0], g[0])
         _update_de(d, e, u, v, q, r, m, minv)
@@ -185,9 +189,9 @@ def invert(x, m, minv):
             d[i] = -d[i]
         _carry(d)
     while d[k - 1] < 0:
-        _add_scaled(d, m, 1)
+        _add_scaled(d, m, _PLUS)
     while _at_least(d, m):
-        _add_scaled(d, m, -1)
+        _add_scaled(d, m, _MINUS)
     for w in range(nx):  # 30-bit limbs -> 64-bit limbs
         x[w] = np.uint64(0)
     for i in range(k):

@@ -34,7 +34,7 @@ BITS = 30  # bits per limb
 _MASK = (1 << BITS) - 1
 # int64 constants for kernel arguments: a Python int argument types as a literal, and every
 # literal value is a kernel specialization of its own (tests/test_cold_start.py)
-_PLUS, _MINUS, _DELTA0 = np.int64(1), np.int64(-1), np.int64(1)
+_PLUS, _MINUS, _DELTA0, _ZERO = np.int64(1), np.int64(-1), np.int64(1), np.int64(0)
 
 
 def modulus_limbs30(modulus: int) -> tuple[np.ndarray, np.int64]:
@@ -71,22 +71,20 @@ def _divsteps(delta, f, g):
 
 
 @jit_kernel(cache=True, nogil=True)
-def _update_fg(f, g, u, v, q, r):
-    """(f, g) <- (u·f + v·g, q·f + r·g) / 2^30, exact."""
-    k = f.shape[0]
-    cf = u * f[0] + v * g[0]
-    cg = q * f[0] + r * g[0]
-    cf >>= BITS
-    cg >>= BITS
+def _apply(a, b, u, v, q, r, m, ma, mb):
+    """(a, b) <- (u·a + v·b + ma·m, q·a + r·b + mb·m) / 2^30, the sums divisible by 2^30."""
+    k = a.shape[0]
+    ca = (u * a[0] + v * b[0] + m[0] * ma) >> BITS
+    cb = (q * a[0] + r * b[0] + m[0] * mb) >> BITS
     for i in range(1, k):
-        cf += u * f[i] + v * g[i]
-        cg += q * f[i] + r * g[i]
-        f[i - 1] = cf & _MASK
-        g[i - 1] = cg & _MASK
-        cf >>= BITS
-        cg >>= BITS
-    f[k - 1] = cf
-    g[k - 1] = cg
+        ca += u * a[i] + v * b[i] + m[i] * ma
+        cb += q * a[i] + r * b[i] + m[i] * mb
+        a[i - 1] = ca & _MASK
+        b[i - 1] = cb & _MASK
+        ca >>= BITS
+        cb >>= BITS
+    a[k - 1] = ca
+    b[k - 1] = cb
 
 
 @jit_kernel(cache=True, nogil=True)
@@ -98,23 +96,9 @@ def _update_de(d, e, u, v, q, r, m, minv):
     se = e[k - 1] >> 63
     md = (u & sd) + (v & se)
     me = (q & sd) + (r & se)
-    cd = u * d[0] + v * e[0]
-    ce = q * d[0] + r * e[0]
-    md -= (minv * (cd & _MASK) + md) & _MASK
-    me -= (minv * (ce & _MASK) + me) & _MASK
-    cd += m[0] * md
-    ce += m[0] * me
-    cd >>= BITS
-    ce >>= BITS
-    for i in range(1, k):
-        cd += u * d[i] + v * e[i] + m[i] * md
-        ce += q * d[i] + r * e[i] + m[i] * me
-        d[i - 1] = cd & _MASK
-        e[i - 1] = ce & _MASK
-        cd >>= BITS
-        ce >>= BITS
-    d[k - 1] = cd
-    e[k - 1] = ce
+    md -= (minv * ((u * d[0] + v * e[0]) & _MASK) + md) & _MASK
+    me -= (minv * ((q * d[0] + r * e[0]) & _MASK) + me) & _MASK
+    _apply(d, e, u, v, q, r, m, md, me)
 
 
 @jit_kernel(cache=True, nogil=True)
@@ -180,7 +164,7 @@ def invert(x, m, minv):
     while True:
         delta, u, v, q, r = _divsteps(delta, f[0], g[0])
         _update_de(d, e, u, v, q, r, m, minv)
-        _update_fg(f, g, u, v, q, r)
+        _apply(f, g, u, v, q, r, m, _ZERO, _ZERO)  # exact: no multiple of m
         if _is_zero(g):
             break
     _carry(d)

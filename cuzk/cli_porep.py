@@ -29,7 +29,6 @@ one, else the key's own), so a proof file on disk is one ``verify`` accepts.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -44,17 +43,16 @@ def read_c1(path):
     """The :class:`~cuzk.circuits.filecoin.porep.c1.SealCommitPhase1Output` in ``path``: C1 JSON
     as filecoin-ffi writes it, or Curio's envelope ``{"SectorNum", "Phase1Out", "SectorSize"}``
     around it, checked (``VanillaFormatError`` naming the field that is wrong)."""
-    from cuzk.circuits.filecoin.porep.c1 import MAX_C1_JSON_BYTES, SealCommitPhase1Output, curio_envelope
+    from cuzk.bounded_json import read_json_file
+    from cuzk.circuits.filecoin.porep.c1 import MAX_C1_JSON_BYTES, SealCommitPhase1Output, curio_envelope_doc
     from cuzk.errors import VanillaFormatError
 
     with open(path, "rb") as f:
         head = f.read(256)
     if b'"Phase1Out"' in head:  # Go's json.Marshal writes SectorNum, then Phase1Out: near the start
-        size, bound = os.path.getsize(path), MAX_C1_JSON_BYTES // 3 * 4 + 4096  # base64 of the largest C1
-        if size > bound:
-            raise VanillaFormatError(f"{path}: {size} bytes, more than an envelope of the largest C1 output "
-                                     f"({bound})", path=str(path))
-        _, text = curio_envelope(Path(path).read_bytes(), str(path))
+        doc = read_json_file(path, VanillaFormatError, max_bytes=MAX_C1_JSON_BYTES // 3 * 4 + 4096,  # base64 of it
+                             why="more than an envelope of the largest C1 output can be")
+        _, text = curio_envelope_doc(doc, str(path))
         c1 = SealCommitPhase1Output.from_json(text, f"{path}: Phase1Out")
     else:
         c1 = SealCommitPhase1Output.read(path)  # refused before reading when over the C1 bound

@@ -50,7 +50,7 @@ from cuzk.errors import InputError, VanillaFormatError
 
 __all__ = [
     "SealCommitPhase1Output", "commit_phase1", "check", "partition_challenges", "circuit_inputs", "C1_OUTPUT", "C1_OUTPUT_V1", "REGISTERED_SEAL_PROOF", "VANILLA_SEAL_PROOF",
-    "vanilla_variant", "MAX_C1_JSON_BYTES", "MAX_PARTITIONS", "MAX_CHALLENGES", "curio_envelope",
+    "vanilla_variant", "MAX_C1_JSON_BYTES", "MAX_PARTITIONS", "MAX_CHALLENGES", "curio_envelope", "curio_envelope_doc",
 ]
 
 #: Most partitions a document may hold: above the 126 of a non-interactive 32/64 GiB proof.
@@ -338,6 +338,12 @@ def curio_envelope(raw: bytes, where: str = "envelope") -> tuple[dict, bytes]:
         doc = json.loads(raw)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise VanillaFormatError(f"{where}: is not JSON: {e}", path=where) from None
+    return curio_envelope_doc(doc, where)
+
+
+def curio_envelope_doc(doc, where: str = "envelope") -> tuple[dict, bytes]:
+    """As :func:`curio_envelope` for an envelope already parsed (a file read with
+    ``cuzk.bounded_json.read_json_file``, refused before reading when too large)."""
     if not isinstance(doc, dict) or set(doc) != {"SectorNum", "Phase1Out", "SectorSize"}:
         keys = sorted(doc) if isinstance(doc, dict) else type(doc).__name__
         raise VanillaFormatError(f"{where}: must be the object {{SectorNum, Phase1Out, SectorSize}}, got {keys}",

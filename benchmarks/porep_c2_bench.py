@@ -10,6 +10,7 @@ whole C2 through a cuzk.Engine, verified.
     python benchmarks/porep_c2_bench.py --count 32GiB    # only: a production partition traced and counted
     python benchmarks/porep_c2_bench.py --save-witness z.npy   # only: seal, compile, synthesize, save z
     python benchmarks/porep_c2_bench.py --threads 2 --msm-only --msm-runs 7 --keys /tmp/cuzk-keys  # only the witness MSMs
+    python benchmarks/porep_c2_bench.py --threads 2 --ones-blocks 4 --keys /tmp/cuzk-keys  # + with the key's block sums
 
 Steps: seal a sector natively (StackedDrg2KiBV1_1 or 8MiBV1_1) and build its C1; trace the partition's
 StackedCircuit (``Synthesizer``: stamped compile to a PCE) and report constraints/s of the
@@ -21,7 +22,9 @@ fixed r, s) with each sub-span's median; then the A, B1, B2 and L MSMs alone ove
 and the witness's scalars, the general MSM against the bit-aware one, ``--msm-runs`` alternated
 pairs (medians; ratio = the median of general / bit-aware), and the four together (the sums of
 their medians; from the proofs too, the sums of the four sub-spans' medians per mode).
-``--msm-only`` skips the proofs and the Engine run.
+``--ones-blocks B`` adds a third mode to both: the bit-aware MSMs with the key's block sums
+(``cuzk.groth16.bit_msm.blocks_for``, built once and timed). ``--msm-only`` skips the proofs and
+the Engine run.
 
 ``--count SIZE`` does none of that: it traces one partition of a production sector size (32 GiB:
 18 challenges of 11 layers, ~130M constraints) with ``cs.repeat`` stamping and counts its PCE
@@ -38,6 +41,7 @@ import random
 import statistics
 import time
 
+import attrs
 import numpy as np
 
 import cuzk
@@ -45,7 +49,8 @@ from cuzk.circuits.filecoin.porep import c2, commit_phase1, fr32_pad, seal
 from cuzk.circuits.filecoin.porep.c1 import circuit_inputs
 from cuzk.engine.circuit import pce_bytes
 from cuzk.groth16 import create_proof, setup, verify
-from cuzk.groth16.prove import query_scalars
+from cuzk.groth16.bit_msm import blocks_for
+from cuzk.groth16.prove import Bases, query_scalars
 from cuzk.curves import get as _get_curve
 cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
 from cuzk.kernels.bit_split import split_bits
@@ -98,70 +103,97 @@ def synthesis_median(synth, inputs):
     return w
 
 
-def prove_once(pk, w, mode, threads):
+def prove_once(pk, w, mode, threads, blocks=None):
+    """One proof with ``bit_msm=mode`` (``"blocks"``: "auto" with the key's block sums)."""
     tl = Timeline()
+    bases = attrs.evolve(Bases.of(pk), blocks=blocks) if mode == "blocks" else None
+    bit_msm = "auto" if mode == "blocks" else mode
     with stage_context(tl, job_id=0):
-        dt, proof = timed(lambda: create_proof(pk, w, 5, 6, backend="cpu", threads=threads, bit_msm=mode))
+        dt, proof = timed(lambda: create_proof(pk, w, 5, 6, backend="cpu", threads=threads, bit_msm=bit_msm,
+                                               bases=bases))
     return dt, proof, {s.stage: s.seconds for s in tl.spans() if s.stage in SUBS}
 
 
-def prove_modes(pk, w, sealed, c1, size: str, threads, runs: int) -> None:
-    """Prove partition 0 with ``bit_msm=False`` and ``"auto"`` alternately: medians, stage split,
-    and the four witness MSMs' share of the proofs, general against bit-aware."""
-    rows = {False: [], "auto": []}
+def _label(mode) -> str:
+    return "bit_msm='auto' with block sums" if mode == "blocks" else f"bit_msm={mode!r}"
+
+
+def prove_modes(pk, w, sealed, c1, size: str, threads, runs: int, blocks=None) -> None:
+    """Prove partition 0 with ``bit_msm=False`` and ``"auto"`` (and with the key's block sums,
+    given ``blocks``) alternately: medians, stage split, and the four witness MSMs' share of the
+    proofs, general against bit-aware."""
+    rows = {False: [], "auto": []} | ({"blocks": []} if blocks else {})
     proofs = {}
     # the first proof of each mode loads its kernels from Numba's cache (the bit-aware ones: seconds);
     # a prover that stays up pays that once (cuzk.prover.GpuProver(warm_up=True) overlaps it), so it
     # is timed and printed here, outside the medians
     for mode in rows:
-        dt, proofs[mode], _ = prove_once(pk, w, mode, threads)
-        print(f"first proof in this process, bit_msm={mode!r}: {dt:.2f} s (kernel loads included)")
+        dt, proofs[mode], _ = prove_once(pk, w, mode, threads, blocks)
+        print(f"first proof in this process, {_label(mode)}: {dt:.2f} s (kernel loads included)")
     for _ in range(runs):
         for mode in rows:
-            dt, proof, subs = prove_once(pk, w, mode, threads)
+            dt, proof, subs = prove_once(pk, w, mode, threads, blocks)
             rows[mode].append((dt, subs))
-            proofs.setdefault(mode, proof)
             assert proof == proofs[mode]
     public = c2.seal_public_inputs(sealed.proof, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed, 0)
-    ok = all(verify(pk.vk, public, p) for p in proofs.values()) and proofs[False] == proofs["auto"]
+    ok = all(verify(pk.vk, public, p) and p == proofs[False] for p in proofs.values())
     for mode, rs in rows.items():
         med = statistics.median(r[0] for r in rs)
         split = ", ".join(f"{s} {statistics.median(r[1].get(s, 0) for r in rs):.2f}" for s in SUBS)
-        print(f"prove {size} partition, bit_msm={mode!r}: {med:.2f} s (median of {len(rs)}; {split})")
+        print(f"prove {size} partition, {_label(mode)}: {med:.2f} s (median of {len(rs)}; {split})")
     base = statistics.median(r[0] for r in rows[False])
     print(f"  bit_msm='auto' / general: {base / statistics.median(r[0] for r in rows['auto']):.2f}x; "
           f"proofs verify and are equal: {ok}")
     witness = ("MSM_A", "MSM_B1", "MSM_B2", "MSM_L")
     per_mode = {mode: sum(statistics.median(r[1].get(s, 0) for r in rs) for s in witness) for mode, rs in rows.items()}
     print(f"  the four witness MSMs in these proofs (MSM_A + B1 + B2 + L, medians): general {per_mode[False]:.3f} s, "
-          f"bit-aware {per_mode['auto']:.3f} s, {per_mode[False] / per_mode['auto']:.2f}x")
+          f"bit-aware {per_mode['auto']:.3f} s, {per_mode[False] / per_mode['auto']:.2f}x"
+          + (f"; with block sums {per_mode['blocks']:.3f} s, {per_mode[False] / per_mode['blocks']:.2f}x"
+             if blocks else ""))
 
 
-def witness_msms(pk, w, threads, msm_runs: int) -> None:
+def witness_msms(pk, w, threads, msm_runs: int, blocks=None) -> None:
     """The A, B1, B2 and L MSMs alone over the key's points and the witness's scalars, general
-    against bit-aware in alternated pairs (medians), and the four together."""
+    against bit-aware (and bit-aware with the key's block sums, given ``blocks``) in alternated
+    runs (medians), and the four together."""
     z = cuzk.curves.get(pk.curve).Fr.from_mont(w.z)
     a_sc, b_sc, l_sc = query_scalars(pk, z)
-    total = [0.0, 0.0]
-    for label, group, pts, sc in (("A", "g1", pk.a, a_sc), ("B1", "g1", pk.b_g1, b_sc), ("B2", "g2", pk.b_g2, b_sc),
-                                  ("L", "g1", pk.l, l_sc)):
-        general = getattr(cpu, f"msm_{group}")
+    kinds = ("general", "bit-aware") + (("with block sums",) if blocks else ())
+    total = dict.fromkeys(kinds, 0.0)
+    for label, q, group, sc in (("A", "a", "g1", a_sc), ("B1", "b_g1", "g1", b_sc), ("B2", "b_g2", "g2", b_sc),
+                                ("L", "l", "g1", l_sc)):
+        pts = getattr(pk, q)
         bits = getattr(cpu, f"msm_bits_{group}")
-        general(pts[:64], sc[:64], threads), bits(pts[:64], sc[:64], threads)  # compile / cache load
-        pairs = []
-        for _ in range(msm_runs):  # alternated, so both see the same load
-            tg, want = timed(lambda: general(pts, sc, threads))
-            tb, got = timed(lambda: bits(pts, sc, threads))
-            assert np.array_equal(want, got)
-            pairs.append((tg, tb))
-        tg, tb = (statistics.median(p[k] for p in pairs) for k in (0, 1))
-        ratio = statistics.median(p[0] / p[1] for p in pairs)
-        total[0], total[1] = total[0] + tg, total[1] + tb
+        run = {"general": lambda: getattr(cpu, f"msm_{group}")(pts, sc, threads),
+               "bit-aware": lambda: bits(pts, sc, threads),
+               "with block sums": lambda: bits(pts, sc, threads, blocks=blocks[q])}
+        want = run["general"]()  # compile / cache load
+        for k in kinds[1:]:
+            assert np.array_equal(run[k](), want)
+        times = {k: [] for k in kinds}
+        for _ in range(msm_runs):  # alternated, so all see the same load
+            for k in kinds:
+                times[k].append(timed(run[k])[0])
+        med = {k: statistics.median(v) for k, v in times.items()}
+        ratio = {k: statistics.median(g / t for g, t in zip(times["general"], times[k])) for k in kinds[1:]}
+        for k in kinds:
+            total[k] += med[k]
         frac = split_bits(sc).bit_fraction
-        print(f"MSM_{label:<2} {len(sc):>9,} points, {frac:.3f} bits: general {tg:.3f} s, bit-aware {tb:.3f} s, "
-              f"{ratio:.2f}x" + (f" (medians of {len(pairs)})" if len(pairs) > 1 else ""))
-    print(f"the four witness MSMs alone (sums of the medians): general {total[0]:.3f} s, bit-aware {total[1]:.3f} s, "
-          f"{total[0] / total[1]:.2f}x")
+        print(f"MSM_{label:<2} {len(sc):>9,} points, {frac:.3f} bits: general {med['general']:.3f} s, "
+              + ", ".join(f"{k} {med[k]:.3f} s ({ratio[k]:.2f}x)" for k in kinds[1:])
+              + (f" (medians of {msm_runs})" if msm_runs > 1 else ""))
+    print("the four witness MSMs alone (sums of the medians): general {:.3f} s, ".format(total["general"])
+          + ", ".join(f"{k} {total[k]:.3f} s, {total['general'] / total[k]:.2f}x" for k in kinds[1:]))
+
+
+def key_blocks(pk, block: int, threads):
+    """The key's block sums for the bit-aware MSMs, built once (time and bytes printed)."""
+    dt, blocks = timed(lambda: blocks_for(pk, block, threads))
+    nbytes = sum(b.nbytes for b in blocks.values())
+    qbytes = sum(getattr(pk, q).nbytes for q in blocks)
+    print(f"block sums of {block} rows for {', '.join(blocks)}: {nbytes / 2**20:.0f} MiB "
+          f"({nbytes / qbytes:.2f} of those queries' points), built in {dt:.2f} s")
+    return blocks
 
 
 def main() -> None:
@@ -176,6 +208,8 @@ def main() -> None:
     ap.add_argument("--save-witness", metavar="PATH", default=None,
                     help="save partition 0's witness (Montgomery rows, for bit_msm_bench.py --witness PATH "
                          "--montgomery) and stop before the key and the proofs")
+    ap.add_argument("--ones-blocks", metavar="B", type=int, default=None,
+                    help="also the bit-aware MSMs with the key's block sums of B rows (2, 4 or 8)")
     ap.add_argument("--msm-only", action="store_true",
                     help="skip the proofs and the Engine run: only the witness MSMs, general against bit-aware")
     ap.add_argument("--count", metavar="SIZE", choices=sorted(COUNT_SIZES), default=None,
@@ -211,9 +245,10 @@ def main() -> None:
     pk, how = load_or_setup(args.keys, r1cs)
     print(f"key: {how}; domain 2^{pk.domain_size.bit_length() - 1}")
 
+    blocks = key_blocks(pk, args.ones_blocks, args.threads) if args.ones_blocks else None
     if not args.msm_only:
-        prove_modes(pk, w, sealed, c1, args.size, args.threads, args.runs)
-    witness_msms(pk, w, args.threads, args.msm_runs)
+        prove_modes(pk, w, sealed, c1, args.size, args.threads, args.runs, blocks)
+    witness_msms(pk, w, args.threads, args.msm_runs, blocks)
     if args.msm_only:
         return
 

@@ -10,9 +10,10 @@ CUDA) across proofs, and verifies each proof before returning it.
 from __future__ import annotations
 
 import logging
+import attrs
 
 from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError, InputError
-from cuzk.groth16.bit_msm import check_mode as _check_bit_msm
+from cuzk.groth16.bit_msm import blocks_for, check_mode as _check_bit_msm, check_ones_blocks
 from cuzk.groth16.fixed_base import check_precompute, tables_for
 from cuzk.groth16.keys import ProvingKey
 from cuzk.groth16.prove import Bases, check_compatible, load_backend, prove
@@ -88,6 +89,14 @@ class GpuProver:
             rest through the general MSM, on either backend. ``False`` (default), ``True``, or
             ``"auto"`` (a query whose scalars are at least ``AUTO_MIN_FRACTION`` 0/1: a
             SHA-256-heavy witness such as PoRep's). The same proof bytes either way.
+        ones_blocks: CPU backend, with ``bit_msm``: keep the sums of the A, B and L queries'
+            points in blocks of this many rows (2, 4 or 8; :mod:`cuzk.kernels.ones_blocks`), so a
+            block of ones and zeros costs its sum less its zeros' points where that is fewer
+            additions. Memory buys time: 1/``ones_blocks`` of those queries' bytes
+            (``prover.ones_blocks_bytes``), built here once (~0.4 s per 2.7M G1 points on 2
+            cores); the bit-aware MSMs of a PoRep witness then run ~1.1x faster (blocks of 4:
+            docs/perf/kernels.md). None (default): none. The same proof bytes either way. The
+            CUDA backend ignores it.
 
     Raises:
         InputError: a bad argument (``precompute`` included).
@@ -98,7 +107,7 @@ class GpuProver:
 
     def __init__(self, pk: ProvingKey, device: str = "auto", *, device_id: int = 0, threads=None,
                  verify: bool = True, check: bool = True, g2_msm: str = "device", on_oom: str = "cpu",
-                 precompute=None, warm_up: bool = False, bit_msm=False):
+                 precompute=None, warm_up: bool = False, bit_msm=False, ones_blocks=None):
         if not isinstance(pk, ProvingKey):
             raise InputError(f"GpuProver needs a cuzk.groth16.ProvingKey, got {type(pk).__name__}")
         if device not in _DEVICES:
@@ -113,6 +122,7 @@ class GpuProver:
             raise InputError(f"g2_msm must be one of {_G2_PLACES}, got {g2_msm!r}")
         check_precompute(precompute)
         self.bit_msm = _check_bit_msm(bit_msm)
+        ones_blocks = check_ones_blocks(ones_blocks, bit_msm)
         if device == "auto":
             device = "cuda" if cuda_status()[0] and _cuda_builds(pk.curve) else "cpu"
         elif device == "cuda":
@@ -138,6 +148,8 @@ class GpuProver:
         self._pvk = prepare_verifying_key(pk.vk)
         #: the fixed-base tables the CPU MSMs use (None: plain MSMs)
         self.tables = tables_for(pk, precompute, threads) if device == "cpu" else None
+        #: query -> the key's block sums for the bit-aware MSMs (None: none)
+        self.blocks = blocks_for(pk, ones_blocks, threads) if device == "cpu" and ones_blocks else None
         self._bases = self._resident_bases()
         warm_up = getattr(self._backend, "warm_up", None)
         if warm_up is not None:  # load every kernel and the host combine now, not in the first proof
@@ -146,7 +158,8 @@ class GpuProver:
     def _resident_bases(self) -> Bases:
         upload = getattr(self._backend, "upload_points", None)
         if upload is None:
-            return self.tables.bases(Bases.of(self.pk)) if self.tables is not None else Bases.of(self.pk)
+            bases = self.tables.bases(Bases.of(self.pk)) if self.tables is not None else Bases.of(self.pk)
+            return attrs.evolve(bases, blocks=self.blocks) if self.blocks else bases
         pk = self.pk
         # the A and B queries' rows of z stay on the device too: each proof gathers its scalars there
         rows = tuple(self._backend.upload_rows(r, pk.n_vars, self.device_id)
@@ -160,8 +173,14 @@ class GpuProver:
         g2 = ", g2_msm='cpu'" if self._g2_backend else ""
         g2 += f", tables={self.tables.nbytes}B" if self.tables is not None else ""
         g2 += f", bit_msm={self.bit_msm!r}" if self.bit_msm is not False else ""
+        g2 += f", ones_blocks={self.ones_blocks_bytes}B" if self.blocks else ""
         return (f"GpuProver(device={self.device!r}{g2}, curve={self.pk.curve!r}, vars={self.pk.n_vars}, "
                 f"domain={self.pk.domain_size})")
+
+    @property
+    def ones_blocks_bytes(self) -> int:
+        """Bytes of the key's block sums (0: none)."""
+        return sum(b.nbytes for b in (self.blocks or {}).values())
 
     def check_compatible(self, synthesized) -> None:
         """Raise :class:`~cuzk.errors.KeyMismatchError` if ``synthesized`` is not for this key."""

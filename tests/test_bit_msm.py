@@ -15,6 +15,7 @@ import pytest
 
 from cuzk import curves
 from cuzk.errors import InputError
+from cuzk.field.jit import readonly
 from cuzk.kernels import bit_split, msm_bits, msm_cpu
 from cuzk.curves import get as _get_curve
 cpu = _get_curve("bls12_381").kernels  # BLS12-381's CPU kernels
@@ -124,11 +125,12 @@ def test_sum_rows_over_several_steps_with_doublings_cancellations_and_identities
         logs[j] = 0
     pts, G = _multiples(curve, group, logs)
     rows = msm_bits._rows(np.arange(n))
+    none = readonly(np.empty((0, 2) + g.coord, np.uint64))  # no block sums: the rows themselves
     sums = np.zeros((2, 4) + g.coord, np.uint64)
-    g.kernels.sum_rows(pts, rows, 0, n - 100, sums, 0)  # an uneven cut: a short last step
-    g.kernels.sum_rows(pts, rows, n - 100, n, sums, 1)
+    g.kernels.sum_rows(pts, none, rows, 0, n - 100, sums, 0)  # an uneven cut: a short last step
+    g.kernels.sum_rows(pts, none, rows, n - 100, n, sums, 1)
     assert G.eq(g.kernels.combine_slices(sums, 0, 2), G.mul(G.generator(), sum(logs) % cv.Fr.modulus))
-    g.kernels.sum_rows(pts, rows, 7, 7, sums, 0)  # no rows: the identity
+    g.kernels.sum_rows(pts, none, rows, 7, 7, sums, 0)  # no rows: the identity
     assert not g.kernels.combine_slices(sums[:1], 0, 1).any()
 
 

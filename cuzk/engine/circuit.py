@@ -32,7 +32,7 @@ from cuzk.engine.budget import physical_memory
 from cuzk.engine.devices import key_device_bytes
 from cuzk.engine.keycache_cap import pin
 from cuzk.errors import DeviceOutOfMemoryError, InputError, KeyMismatchError
-from cuzk.groth16 import fixed_base
+from cuzk.groth16 import bit_msm, fixed_base
 from cuzk.groth16.keys import ProvingKey
 from cuzk.pipeline.core import Route
 from cuzk.pipeline.scheduler import Priority, estimate_synthesized_bytes
@@ -110,7 +110,7 @@ class CircuitRoute(Route):
     """A registered circuit (see the module docstring). Created by :meth:`cuzk.Engine.register`."""
 
     def __init__(self, engine, name: str, synthesizer, executor, key, *, priority: Priority, synthesis: str,
-                 concurrency: int, precompute=None):
+                 concurrency: int, precompute=None, ones_blocks=None):
         super().__init__(synthesizer, None, name)
         self.engine, self.executor, self.key = engine, executor, key
         self.kind = key_kind(key)
@@ -134,6 +134,7 @@ class CircuitRoute(Route):
         self.tables_info = None  # how they were loaded (cuzk.engine.keytables.TablesInfo)
         self._plans: dict | None = None  # planned tables of the loaded key
         self._tables_unpin = None
+        self.ones_blocks = _check_ones_blocks(name, ones_blocks, self.kind)  # block sums (CPU backend)
         if self.kind == "object":
             check_key_fits(name, synthesizer, key)
 
@@ -161,9 +162,19 @@ class CircuitRoute(Route):
         if self.kind == "custom":
             return 0
         if self._pk is not None:
-            return _key_nbytes(self._pk) + self.table_bytes()
+            return _key_nbytes(self._pk) + self.table_bytes() + self.blocks_bytes()
         size = os.path.getsize(self.key)
-        return size + self._table_cap(size)
+        return size + self._table_cap(size) + self.blocks_bytes(size)
+
+    def blocks_bytes(self, file_bytes: int = 0) -> int:
+        """Bytes of the key's block sums (``ones_blocks``; CPU backend): exact once the key is
+        loaded, else at most 1/block of its file."""
+        if not self.ones_blocks or self.engine.backend != "cpu":
+            return 0
+        if self._pk is None:
+            return file_bytes // self.ones_blocks
+        return sum(getattr(self._pk, q)[:1].nbytes * (getattr(self._pk, q).shape[0] // self.ones_blocks)
+                   for q in bit_msm.BIT_QUERIES if getattr(self._pk, q).shape[0] >= bit_msm.AUTO_MIN_POINTS)
 
     def _table_cap(self, query_bytes: int) -> int:
         """The bytes this key's tables may take: the ``precompute`` figure, or for ``"auto"``
@@ -254,7 +265,8 @@ class CircuitRoute(Route):
         if device is None:  # the CPU backend: the "device" tier is the host arrays and a prepared vk
             # "auto": a witness of bits (PoRep, SnapDeals: SHA-256) skips its 0s and adds its 1s in the
             # A, B and L MSMs; any other keeps the general MSMs (cuzk/groth16/bit_msm.py), same bytes
-            return GpuProver(self._pk, device=self.engine.backend, precompute=self._load_tables(), bit_msm="auto")
+            return GpuProver(self._pk, device=self.engine.backend, precompute=self._load_tables(), bit_msm="auto",
+                             ones_blocks=self.ones_blocks if self.engine.backend == "cpu" else None)
         return self._make_resident(GpuProver, device)
 
     def _load_tables(self):
@@ -359,6 +371,19 @@ class CircuitRoute(Route):
                 "tables": None if self.tables is None else {
                     "bytes": self.tables.nbytes, "queries": self.tables.describe(), "hit": self.tables_info.hit,
                     "build_s": round(self.tables_info.build_seconds, 6), "path": self.tables_info.path}}
+
+
+def _check_ones_blocks(name: str, value, kind: str):
+    """Register's ``ones_blocks``: None or a block size, and only with a key."""
+    if value is None:
+        return None
+    try:
+        block = bit_msm.check_ones_blocks(value, "auto")  # the Engine's provers run bit_msm="auto"
+    except InputError as e:
+        raise InputError(f"circuit {name!r}: ones_blocks: {e}") from None
+    if kind == "custom":
+        raise InputError(f"circuit {name!r}: ones_blocks needs a proving key; a custom prover keeps its own bases")
+    return block
 
 
 def _check_precompute(name: str, value, kind: str):

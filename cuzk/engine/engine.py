@@ -182,7 +182,8 @@ class Engine(EngineKeys):
 
     # -- registering --------------------------------------------------------------------------
     def register(self, name: str, synthesizer, key, *, priority: Priority | int | str = "normal",
-                 synthesis: str = "threads", concurrency: int = 1, precompute: int | str | None = None) -> None:
+                 synthesis: str = "threads", concurrency: int = 1, precompute: int | str | None = None,
+                 ones_blocks: int | None = None) -> None:
         """Register a circuit: its synthesizer and its key (loads nothing).
 
         Args:
@@ -199,6 +200,11 @@ class Engine(EngineKeys):
             precompute: fixed-base tables for the key's MSMs, CPU backend only: None, ``"auto"``
                 or an int of bytes; counted in the budget and evicted with the key, stored
                 beside its cache entry (docs/engine.md, "Fixed-base tables").
+            ones_blocks: CPU backend only: block sums of the key's A, B and L query points in
+                blocks of this many rows (2, 4 or 8), for the bit-aware MSMs of witnesses of
+                bits (PoRep, SnapDeals): 1/``ones_blocks`` of those queries' bytes, counted in
+                the budget, built when the key loads and evicted with it
+                (:class:`cuzk.GpuProver`'s ``ones_blocks``). None (default): none.
 
         Raises:
             cuzk.errors.InputError: a bad argument or a name already registered;
@@ -219,7 +225,8 @@ class Engine(EngineKeys):
             if name in self._routes:
                 raise InputError(f"circuit {name!r} is already registered")
             route = CircuitRoute(self, name, synthesizer, synthesizer, key, priority=priority,
-                                 synthesis=synthesis, concurrency=concurrency, precompute=precompute)
+                                 synthesis=synthesis, concurrency=concurrency, precompute=precompute,
+                                 ones_blocks=ones_blocks)
             if self.memory_budget is not None and route.pce_bytes > self.memory_budget:
                 raise MemoryBudgetError(f"circuit {name!r}: its PCE takes {route.pce_bytes} bytes, over the "
                                         f"whole memory budget of {self.memory_budget} bytes")

@@ -13,6 +13,11 @@ rows; measured by ``benchmarks/bit_msm_bench.py``, docs/kernel-contracts.md) on 
 ``AUTO_BIT_MSM`` is not False: the CUDA backend's is (its general MSM already skips the empty
 digits of 0/1 scalars, and the host scan costs more than the ones' sum saves: docs/perf/cuda.md).
 
+A resident key can also keep the sums of its bit-aware queries' points in blocks
+(:func:`blocks_for`, :mod:`cuzk.kernels.ones_blocks`): a block of ones and zeros is then added as
+its sum less its zeros' points where that is fewer additions (~0.79 of the ones' additions on a
+PoRep witness for a table of a quarter of the query's points).
+
     >>> import numpy as np
     >>> from cuzk.curves import get
     >>> cpu = get("bls12_381").kernels
@@ -23,10 +28,13 @@ digits of 0/1 scalars, and the host scan costs more than the ones' sum saves: do
 
 from __future__ import annotations
 
+from cuzk import curves
 from cuzk.errors import InputError
 from cuzk.kernels.bit_split import split_bits
+from cuzk.kernels.ones_blocks import check_block
 
-__all__ = ["MODES", "AUTO_MIN_FRACTION", "AUTO_MIN_POINTS", "check_mode", "supports", "splits_for"]
+__all__ = ["MODES", "AUTO_MIN_FRACTION", "AUTO_MIN_POINTS", "BIT_QUERIES", "check_mode", "supports", "splits_for",
+           "check_ones_blocks", "blocks_for"]
 
 MODES = (False, True, "auto")
 #: "auto" runs a query bit-aware from this share of 0/1 scalars on (benchmarks/bit_msm_bench.py
@@ -35,6 +43,8 @@ MODES = (False, True, "auto")
 AUTO_MIN_FRACTION = 0.5
 #: ... and from this many rows (below it the MSM costs too little for the scan to matter either way)
 AUTO_MIN_POINTS = 1024
+#: the queries whose MSMs may run bit-aware (H's never does), and their groups
+BIT_QUERIES = {"a": "g1", "b_g1": "g1", "b_g2": "g2", "l": "g1"}
 
 
 def check_mode(mode) -> object:
@@ -74,3 +84,27 @@ def splits_for(mode, kern, scalars, threads=None) -> tuple:
         split = split_bits(sc, threads)
         out.append(split if mode is True or split.bit_fraction >= AUTO_MIN_FRACTION else None)
     return tuple(out)
+
+
+def check_ones_blocks(block, mode) -> int | None:
+    """A prover's ``ones_blocks``: None, or a block size (``cuzk.kernels.ones_blocks.BLOCK_SIZES``)
+    with a bit-aware ``mode`` (the tables serve only the bit-aware MSMs).
+
+    Raises:
+        InputError: another value, or block sums with ``bit_msm=False``.
+    """
+    if block is None:
+        return None
+    block = check_block(block)
+    if check_mode(mode) is False:
+        raise InputError("ones_blocks needs bit_msm=True or 'auto': the block sums serve only the bit-aware MSMs")
+    return block
+
+
+def blocks_for(pk, block: int, threads=None) -> dict:
+    """query -> :class:`~cuzk.kernels.ones_blocks.OnesBlocks` of ``pk``'s bit-aware queries with at
+    least :data:`AUTO_MIN_POINTS` points, in blocks of ``block`` (~(block - 1)/block batch-affine
+    additions per point, once; 1/block of the query's bytes)."""
+    kern = curves.get(pk.curve).kernels
+    return {q: kern.ones_blocks(g, getattr(pk, q), block, threads)
+            for q, g in BIT_QUERIES.items() if getattr(pk, q).shape[0] >= AUTO_MIN_POINTS}

@@ -74,6 +74,8 @@ class Bases:
     #: the A and B queries' rows of z, resident where the backend gathers the scalars itself
     #: (CUDA: ``upload_rows``); None: taken from the key's density per proof
     rows: object = None
+    #: query -> the key's block sums for its bit-aware MSM (CPU: ``bit_msm.blocks_for``); None: none
+    blocks: object = None
 
     @classmethod
     def of(cls, pk: ProvingKey) -> "Bases":
@@ -180,17 +182,19 @@ def _scalars_on_device(kern, g2_kern, bit_msm) -> bool:
     return bit_msm is False or (bit_msm == "auto" and getattr(kern, "AUTO_BIT_MSM", True) is False)
 
 
-def _msm(kern, group: str, points, scalars, split, threads):
+def _msm(kern, group: str, points, scalars, split, threads, blocks=None):
     """``kern``'s MSM over ``group``: the bit-aware one where the scalars have a split (host
-    scalars), else the general one (staged or host scalars)."""
+    scalars; with the points' block sums where the key has them), else the general one (staged
+    or host scalars)."""
     if split is not None:
-        return getattr(kern, f"msm_bits_{group}")(points, scalars, threads=threads, split=split)
+        more = {} if blocks is None else {"blocks": blocks}
+        return getattr(kern, f"msm_bits_{group}")(points, scalars, threads=threads, split=split, **more)
     return getattr(kern, f"msm_{group}")(points, scalars, threads=threads)
 
 
-def _msm_b2(kern, points, scalars, threads, device_id=None, split=None):
+def _msm_b2(kern, points, scalars, threads, device_id=None, split=None, blocks=None):
     with _sub_span("MSM_B2", kern, device_id):
-        return _msm(kern, "g2", points, scalars, split, threads)
+        return _msm(kern, "g2", points, scalars, split, threads, blocks)
 
 
 def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", bases: Bases | None = None,
@@ -225,6 +229,7 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
     kern = load_backend(backend, pk.curve)
     g2_kern = kern if g2_backend is None else load_backend(g2_backend, pk.curve)
     bases = bases or Bases.of(pk)
+    blocks = bases.blocks or {}
     vk = pk.vk
 
     # stage() starts the device copies (CUDA; the CPU backend returns its inputs), so the
@@ -258,13 +263,13 @@ def create_proof(pk: ProvingKey, synthesized, r: int, s: int, *, backend="cpu", 
                     a_sc, b_sc, l_sc = kern.query_scalars(z, rows, pk.n_inputs)
                 h = kern.to_canonical(h)
         with _sub_span("MSM_A", kern, dev):
-            a_sum = _msm(kern, "g1", bases.a, a_sc, splits[0], threads)
+            a_sum = _msm(kern, "g1", bases.a, a_sc, splits[0], threads, blocks.get("a"))
         with _sub_span("MSM_B1", kern, dev):
-            b1_sum = _msm(kern, "g1", bases.b_g1, b_sc, splits[1], threads)
+            b1_sum = _msm(kern, "g1", bases.b_g1, b_sc, splits[1], threads, blocks.get("b_g1"))
         if b2 is None:
-            b2_sum = _msm_b2(kern, bases.b_g2, b_sc, threads, dev, splits[1])
+            b2_sum = _msm_b2(kern, bases.b_g2, b_sc, threads, dev, splits[1], blocks.get("b_g2"))
         with _sub_span("MSM_L", kern, dev):
-            l_sum = _msm(kern, "g1", bases.l, l_sc, splits[2], threads)
+            l_sum = _msm(kern, "g1", bases.l, l_sc, splits[2], threads, blocks.get("l"))
         with _sub_span("MSM_H", kern, dev):
             h_sum = kern.msm_g1(bases.h, h, threads=threads)
     finally:

@@ -31,6 +31,7 @@ from cuzk.kernels.msm_cpu import MsmGroup, msm
 from cuzk.kernels.msm_fixed import (FixedBasePlan, FixedBaseTable, msm_precomputed, plain_cost, plan_for_bytes,
                                     precompute, table_from_arrays, trade_off)
 from cuzk.kernels.ntt_cpu import CpuNtt
+from cuzk.kernels.ones_blocks import DEFAULT_BLOCK, OnesBlocks, ones_blocks
 from cuzk.kernels.staged_rows import stack_rows
 
 __all__ = ["msm", "split_bits", "BitSplit", "stage", "device_timer", "CpuKernels", "precompute", "msm_precomputed",
@@ -174,15 +175,22 @@ class CpuKernels:
         """As :meth:`msm_g1` over G2: points (n, 2, 2, L), result (2, 2, L)."""
         return msm_cpu.msm(self._g2, points, scalars, threads)
 
-    def msm_bits_g1(self, points, scalars, threads=None, *, split=None):
+    def msm_bits_g1(self, points, scalars, threads=None, *, split=None, blocks=None):
         """As :meth:`msm_g1`, the scalars 0 skipped and the scalars 1 adding their points directly
         (:mod:`cuzk.kernels.msm_bits`); ``split`` is ``split_bits(scalars)`` made earlier (None:
-        made here). The same result as :meth:`msm_g1`."""
-        return _msm_bits.msm_bits(self._g1, points, scalars, threads, split=split)
+        made here), ``blocks`` the points' :meth:`ones_blocks` (fewer additions for the ones).
+        The same result as :meth:`msm_g1`."""
+        return _msm_bits.msm_bits(self._g1, points, scalars, threads, split=split, blocks=blocks)
 
-    def msm_bits_g2(self, points, scalars, threads=None, *, split=None):
+    def msm_bits_g2(self, points, scalars, threads=None, *, split=None, blocks=None):
         """As :meth:`msm_bits_g1` over the curve's G2."""
-        return _msm_bits.msm_bits(self._g2, points, scalars, threads, split=split)
+        return _msm_bits.msm_bits(self._g2, points, scalars, threads, split=split, blocks=blocks)
+
+    def ones_blocks(self, group: str, points, block: int = DEFAULT_BLOCK, threads=None) -> OnesBlocks:
+        """The block sums of ``points`` of ``group`` ("g1" or "g2") that :meth:`msm_bits_g1` /
+        :meth:`msm_bits_g2` take as ``blocks`` (:mod:`cuzk.kernels.ones_blocks`: a table of
+        1/``block`` of the points' bytes)."""
+        return ones_blocks(self.group(group), points, block, threads)
 
     split_bits = staticmethod(split_bits)
     BitSplit = BitSplit

@@ -27,6 +27,7 @@ from cuzk.kernels.cuda_msm import check_msm_size, run_msm
 from cuzk.kernels.cuda_ntt import MAX_LOG_N, fr_const, run_ntt, scaled_by_powers
 from cuzk.kernels.cuda_runtime import BLOCK, DeviceArray, _oom_guard, grid_size
 from cuzk.kernels.msm_bits import check_split_of
+from cuzk.kernels.ones_blocks import OnesBlocks
 
 __all__ = ["CudaKernels", "DevicePoints", "run_h_pointwise"]
 
@@ -266,13 +267,18 @@ class CudaKernels:
         return run_msm_bits(rt, group, words, split, sc)
 
     @_oom_guard
-    def msm_bits_g1(self, points, scalars, threads=None, *, split=None):
-        """As :meth:`msm_g1`, the scalars 0 skipped and the scalars 1 summed directly (``split``: ``split_bits(scalars)`` made earlier)."""
+    def msm_bits_g1(self, points, scalars, threads=None, *, split=None, blocks=None):
+        """As :meth:`msm_g1`, the scalars 0 skipped and the scalars 1 summed directly (``split``:
+        ``split_bits(scalars)`` made earlier). ``blocks``, the CPU MSM's block sums of the points
+        (:mod:`cuzk.kernels.ones_blocks`), is taken for the same signature and not used: the ones
+        here are one digit bucket each, summed on the device."""
+        _no_blocks(blocks)
         return self._msm_bits("g1", points, scalars, split, threads)
 
     @_oom_guard
-    def msm_bits_g2(self, points, scalars, threads=None, *, split=None):
+    def msm_bits_g2(self, points, scalars, threads=None, *, split=None, blocks=None):
         """As :meth:`msm_bits_g1` over G2."""
+        _no_blocks(blocks)
         return self._msm_bits("g2", points, scalars, split, threads)
 
     @_oom_guard
@@ -397,3 +403,8 @@ class CudaKernels:
         for group in ("g1", "g2"):
             run_msm_bits(rt, group, rt.asarray(np.zeros((4, 4 * self.curve.coord_words(group)), np.uint32)), split, bits)
         rt.synchronize()
+
+
+def _no_blocks(blocks) -> None:
+    if blocks is not None and not isinstance(blocks, OnesBlocks):
+        raise InputError(f"blocks must be None or a cuzk.kernels.ones_blocks.OnesBlocks, got {type(blocks).__name__}")

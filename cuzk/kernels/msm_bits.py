@@ -8,7 +8,9 @@ the :class:`~cuzk.kernels.bit_split.BitSplit` of the scalars, this
   the next points in turn, so each step's additions share one batch inversion while the
   accumulators stay in cache (a window's in-place rounds would stream the whole list through
   memory once per round), in tasks of at least ``_ONES_PER_TASK`` ones on ``threads`` threads
-  (on AVX-512 IFMA the ones are gathered and summed 8 additions at a time instead);
+  (on AVX-512 IFMA the ones are gathered and summed 8 additions at a time instead); given the
+  key's block sums (:mod:`cuzk.kernels.ones_blocks`), a block of ones and zeros may be added as
+  its sum less its zeros' points, fewer additions;
 - groups the other rows by scalar value (:func:`group_others`) and adds the points of each group
   (the generated ``group_sums``: batch-affine rounds, as a window's buckets), in the same phase
   as the ones' tasks: a PoRep witness repeats its non-bit values (the 2 KiB C2's A query: 33,208
@@ -42,6 +44,7 @@ from cuzk.kernels.cpu_threads import resolve_threads, run_phases
 from cuzk.kernels.msm_cost import IFMA_MIN_POINTS
 from cuzk.kernels.msm_fixed import FixedBaseTable, table_from_arrays
 from cuzk.kernels.msm_group import as_msm_group
+from cuzk.kernels.ones_blocks import check_blocks, plan_sources, planned_sources
 
 __all__ = ["msm_bits", "ones_sum", "group_others", "check_split_of", "affine_to_xyzz"]
 
@@ -134,35 +137,59 @@ def affine_to_xyzz(point: np.ndarray, fq) -> np.ndarray:
     return out
 
 
-def ones_sum(g: msm_cpu.MsmGroup, points: np.ndarray, ones: np.ndarray, threads: int) -> np.ndarray:
-    """Σ points[ones] as XYZZ rows (parts, 4, *coord) whose sum it is; ``points`` checked, read-only."""
-    parts, tasks = _ones(g, points, ones, threads)
+def ones_sum(g: msm_cpu.MsmGroup, points: np.ndarray, ones: np.ndarray, threads: int, blocks=None,
+             split=None) -> np.ndarray:
+    """Σ points[ones] as XYZZ rows (parts, 4, *coord) whose sum it is; ``points`` checked,
+    read-only. With ``blocks`` (of these points: ``check_blocks``) and the ``split`` the ones are
+    of, blocks of ones and zeros may be added as their sums less their zeros' points."""
+    parts, tasks = _ones(g, points, ones, threads, blocks, split)
     run_phases(threads, [tasks])
     return parts
 
 
-def _ones(g: msm_cpu.MsmGroup, points: np.ndarray, ones: np.ndarray, threads: int) -> tuple[np.ndarray, list]:
+def _ones(g: msm_cpu.MsmGroup, points: np.ndarray, ones: np.ndarray, threads: int, blocks=None,
+          split=None) -> tuple[np.ndarray, list]:
     """(parts, tasks): the XYZZ rows whose sum is Σ points[ones] and the ``sum_rows`` tasks that
-    write them, over equal runs of the ones: a few per thread (a thread slowed by another process
-    hands work to the others), none under ``_ONES_PER_TASK`` ones. On AVX-512 IFMA the rows are
-    summed here, with no task left."""
+    write them, over equal runs of the ones (or of the block sums' planned sources): a few per
+    thread (a thread slowed by another process hands work to the others), none under
+    ``_ONES_PER_TASK`` ones. On AVX-512 IFMA the points are summed here, with no task left."""
     m = len(ones)
+    parts = max(1, min(4 * threads, m // _ONES_PER_TASK))
     if g.vec is not None and m >= IFMA_MIN_POINTS:
-        # the ones gathered and converted once, their additions 8 at a time (the "ifma" windows'
+        # the sources' points gathered once, their additions 8 at a time (the "ifma" windows'
         # kernels; 2^17 BLS12-381 G1 ones, one thread: 33 ms CPU against 46 ms)
+        extra, src = (_NO_BLOCKS(g), _rows(ones)) if blocks is None else (blocks.sums, planned_sources(blocks, split, threads))
+        m = len(src)
         slices = max(1, -(-m // _ONES_SLICE), min(threads, m // 4096))
         sums = np.zeros((slices, 4) + g.coord, np.uint64)
-        pts = readonly(np.ascontiguousarray(points[ones]))
+        pts = np.empty((m, 2) + g.coord, np.uint64)
+        cut = [k * m // slices for k in range(slices + 1)]
+        run_phases(threads, [[(g.kernels.gather_sources, (points, extra, src, cut[k], cut[k + 1], pts))
+                              for k in range(slices)]])
         digits = np.ones((1, m), np.int32)
         chunks = min(4 * threads, max(1, m // 4096))
-        cut = [k * m // slices for k in range(slices + 1)]
-        run_phases(threads, msm_cpu.ifma_phases(g, pts, digits, 1, 1, cut, sums, chunks))
+        run_phases(threads, msm_cpu.ifma_phases(g, readonly(pts), digits, 1, 1, cut, sums, chunks))
         return sums, []
-    ones = _rows(ones)
-    parts = max(1, min(4 * threads, m // _ONES_PER_TASK))
     sums = np.zeros((parts, 4) + g.coord, np.uint64)
-    cut = [k * m // parts for k in range(parts + 1)]
-    return sums, [(g.kernels.sum_rows, (points, ones, cut[k], cut[k + 1], sums, k)) for k in range(parts)]
+    if blocks is None:
+        src = _rows(ones)
+        return sums, [(g.kernels.sum_rows, (points, _NO_BLOCKS(g), src, k * m // parts, (k + 1) * m // parts, sums, k))
+                      for k in range(parts)]
+    src, plans = plan_sources(blocks, split, parts)
+    return sums, [(_plan_and_sum, (g, points, blocks.sums, src, plan, sums)) for plan in plans]
+
+
+def _NO_BLOCKS(g) -> np.ndarray:
+    """``sum_rows``' "no block sums": read-only and of the table's shape, so the kernel has one
+    specialization for both."""
+    return readonly(np.empty((0, 2) + g.coord, np.uint64))
+
+
+def _plan_and_sum(g, points, extra, src, plan, sums) -> None:
+    """One ones' task with block sums: plan its range of blocks, then sum what it planned."""
+    fn, args, lo, ends, k = plan
+    fn(*args)
+    g.kernels.sum_rows(points, extra, readonly(src), lo, ends[k], sums, k)
 
 
 def _rows(idx: np.ndarray) -> np.ndarray:
@@ -188,7 +215,7 @@ def group_others(scalars: np.ndarray, others: np.ndarray) -> tuple[np.ndarray, n
     return others[order], start, rest[start]
 
 
-def msm_bits(group, points, scalars, threads=None, *, split: BitSplit | None = None) -> np.ndarray:
+def msm_bits(group, points, scalars, threads=None, *, split: BitSplit | None = None, blocks=None) -> np.ndarray:
     """Σ scalars[i]·points[i] for ``group`` (a curve's :class:`~cuzk.kernels.msm_cpu.MsmGroup`),
     the ones added directly and the zeros skipped.
 
@@ -200,12 +227,16 @@ def msm_bits(group, points, scalars, threads=None, *, split: BitSplit | None = N
         scalars: (n, 4) uint64 canonical Fr (< r).
         threads: threads to use (None: all cores).
         split: ``split_bits(scalars)`` made earlier (checked against the scalars); None: made here.
+        blocks: the points' :class:`~cuzk.kernels.ones_blocks.OnesBlocks` (a sample of its sums
+            checked): the ones' blocks of 0s and 1s added as sums less their zeros where that
+            is fewer additions; None: every one added.
 
     Returns:
         (2, *coord) affine Montgomery, the same limbs as :func:`~cuzk.kernels.msm_cpu.msm`.
 
     Raises:
-        InputError: bad shapes, lengths, threads, or a split that is not of these scalars.
+        InputError: bad shapes, lengths, threads, a split that is not of these scalars, or block
+            sums that are not of these points.
         FieldValueError: a scalar >= r or a coordinate >= p.
     """
     g = as_msm_group(group)
@@ -220,10 +251,12 @@ def msm_bits(group, points, scalars, threads=None, *, split: BitSplit | None = N
     if scalars.shape[0] != n:
         raise InputError(f"need one scalar per point: {n} points, {scalars.shape[0]} scalars")
     split = split_bits(scalars, threads) if split is None else check_split_of(split, scalars, threads)
+    if blocks is not None:
+        blocks = check_blocks(blocks, g, points)
     others = split.others
     rows, start, values = group_others(scalars, others)
     grouped = len(values) < len(others) and (table is None or len(values) <= _TABLE_GROUPED * len(others))
-    parts, tasks = _ones(g, points, split.ones, threads)
+    parts, tasks = _ones(g, points, split.ones, threads, blocks, split)
     if grouped:
         bases = np.empty((len(values), 2) + g.coord, np.uint64)
         count = np.diff(start, append=len(rows))

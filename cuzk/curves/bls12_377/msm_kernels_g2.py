@@ -25,7 +25,7 @@ from cuzk.field.jit import I0, jit_kernel
 
 __all__ = [
     "window_affine", "window_xyzz", "window_into", "combine", "combine_slices", "endo_expand",
-    "fixed_base_table", "fixed_base_mul", "sum_rows", "group_sums", "window_stream", "CHUNK", "STREAM_MIN_BUCKETS",
+    "fixed_base_table", "fixed_base_mul", "sum_rows", "gather_sources", "group_sums", "window_stream", "CHUNK", "STREAM_MIN_BUCKETS",
 ]
 
 F = C.F  # the coordinate field module (fq for G1, fq2 for G2)
@@ -397,8 +397,28 @@ def _accumulate(acc, got, rows, src, k, kind, den, pref):
         C.store_affine(acc, r, _chord(p, q, inv_d) if t == ADD else _tangent(p, inv_d))
 
 @njit(cache=True, nogil=True)
-def sum_rows(points, rows, lo, hi, sums, row):
-    """sums[row] = Σ points[rows[i]] for i in [lo, hi), XYZZ: the "ones" of a bit-aware MSM.
+def _source(points, extra, r):
+    """The point a source r names: points[r] for 0 <= r < n (n = len(points)), extra[r − n] from
+    n on (a block sum), −points[−1 − r] below 0 (a zero's point taken off its block's sum)."""
+    n = points.shape[0]
+    if r < 0:
+        return C.aff_neg(C.load_affine(points, -1 - r))
+    return C.load_affine(points, r) if r < n else C.load_affine(extra, r - n)
+
+
+@njit(cache=True, nogil=True)
+def gather_sources(points, extra, rows, lo, hi, out):
+    """out[i] = the point of source rows[i] (as ``_source``) for i in [lo, hi): the IFMA sums'
+    gather."""
+    for i in range(lo, hi):
+        C.store_affine(out, i, _source(points, extra, rows[i]))
+
+
+@njit(cache=True, nogil=True)
+def sum_rows(points, extra, rows, lo, hi, sums, row):
+    """sums[row] = Σ of the points of sources rows[i] for i in [lo, hi) (``_source``: a row of
+    ``points``, a row of ``extra`` past them, or a negated row below 0), XYZZ: the "ones" of a
+    bit-aware MSM. ``extra`` is empty where the sources are the ones' rows themselves.
 
     CHUNK affine accumulators each take the next point in turn, so the CHUNK additions of a step
     are independent and share one batch inversion; the step's points are first copied out of
@@ -413,7 +433,7 @@ def sum_rows(points, rows, lo, hi, sums, row):
     for c0 in range(lo, hi, CHUNK):
         k = min(hi - c0, CHUNK)
         for j in range(k):
-            C.store_affine(got, j, C.load_affine(points, rows[c0 + j]))
+            C.store_affine(got, j, _source(points, extra, rows[c0 + j]))
         _accumulate(acc, got, _I, _I, k, kind, den, pref)
     # the accumulators' sum in XYZZ: as cheap as pairwise batch-affine rounds over 2,048 points
     # (11 inversions), and the rounds inlined here took ~2 s more to compile per group

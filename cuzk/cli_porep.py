@@ -129,9 +129,11 @@ def _cmd_c2(args) -> int:
     from cuzk.circuits.filecoin.porep import c2
     from cuzk.engine.engine import Engine
     from cuzk.engine.keycache import KeyCache
+    from cuzk.groth16.bit_msm import check_ones_blocks
     from cuzk.synth import Synthesizer
 
     t0 = time.perf_counter()
+    check_ones_blocks(args.ones_blocks, "auto")  # before the key is read: the Engine's provers run "auto"
     c1 = read_c1(args.c1)
     params, vk_path = params_paths(c1, args)
     if not params.is_file():
@@ -144,7 +146,8 @@ def _cmd_c2(args) -> int:
     # earlier ones prove (the idle gap of docs/pipeline.md), each proof verified by the prover
     with Engine(device=args.device) as engine:  # "auto": CUDA where it is usable
         name = c1.seal_proof.name
-        engine.register(name, Synthesizer(c2.circuit_for(c1.seal_proof)), pk, concurrency=args.concurrency)
+        engine.register(name, Synthesizer(c2.circuit_for(c1.seal_proof)), pk, concurrency=args.concurrency,
+                        ones_blocks=args.ones_blocks)
         data = c2.commit_phase2(c1, None, engine=engine, name=name)
     c2.check_commit_phase2(c1, vk, data)  # and the whole against the statement: never a bad file
     t2 = time.perf_counter()
@@ -211,6 +214,9 @@ def add_porep_parser(subparsers) -> argparse.ArgumentParser:
                            help="partitions synthesized at once while others prove (default 2)")
             c.add_argument("--key-cache", default=None,
                            help="key-cache directory (default: $CUZK_CACHE_DIR/keys or the user's cache dir)")
+            c.add_argument("--ones-blocks", type=int, default=None, metavar="B",
+                           help="CPU: keep the key's A, B and L points summed in blocks of B rows (2, 4 or 8) "
+                                "for faster bit-aware MSMs, 1/B of those queries' bytes more (docs/engine.md)")
             c.add_argument("-v", "--verbose", action="store_true", help="print stage times to stderr")
         # c2 runs an Engine: its process exits normally (cuzk/cli_exit.py)
         c.set_defaults(fn=_files(_cmd_c2 if name == "c2" else _cmd_verify), fast_exit=name == "verify")

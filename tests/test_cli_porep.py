@@ -112,6 +112,8 @@ def test_c2_without_parameters_names_the_file_it_looked_for(tmp_path, c1, c1_fil
     assert f"no verifying key {tmp_path / FilecoinCircuit('porep', 2048).vk_name}" in capsys.readouterr().err
     assert cli.main(["porep", "c2", str(tmp_path / "missing.json"), str(tmp_path / "proof.bin")]) == 1
     assert capsys.readouterr().err.startswith("cuzk porep c2: error: [Errno 2] No such file or directory")
+    assert cli.main(["porep", "c2", str(c1_file), str(tmp_path / "proof.bin"), "--ones-blocks", "3"]) == 1
+    assert capsys.readouterr().err.startswith("cuzk porep c2: error: block must be one of (2, 4, 8), got 3")
 
 
 @pytest.mark.slow  # a 2.7M-constraint partition: ~1 min to trace and prove, minutes more where no dev key exists yet
@@ -122,7 +124,7 @@ def test_c2_from_files_verifies_and_verify_rejects_another_proof(tmp_path, c1, c
     out = tmp_path / "proof.bin"
     common = ["--param-cache", str(folder)]
     assert cli.main(["porep", "c2", str(c1_file), str(out), *common, "--key-cache", str(folder / "keys"),
-                     "--device", "cpu"]) == 0, capsys.readouterr().err
+                     "--device", "cpu", "--ones-blocks", "4"]) == 0, capsys.readouterr().err
     assert "1 partition(s) of StackedDrg2KiBV1_1, verified" in capsys.readouterr().out
     data = out.read_bytes()
     assert len(data) == c2.PROOF_BYTES and c2.verify_commit_phase2(c1, vk, data)

@@ -180,6 +180,11 @@ def test_an_engine_keeps_block_sums_counted_with_the_key(monkeypatch):
         assert verify(vk, [sum(xs)], proof)
         (prover,) = route._provers.values()
         assert prover.ones_blocks_bytes == want and set(prover.blocks) == set(bit_msm.BIT_QUERIES)
+        held = route.key_bytes_reserved
+        assert held == route.estimated_key_bytes()
+        assert route.evict() == want and route.key_bytes_reserved == held - want  # the key stays the host's
+        assert verify(vk, [sum(xs)], e.submit("bits", {"xs": xs, "out": sum(xs)}).result(timeout=120))
+        assert route.key_bytes_reserved == held  # reserved again with the sums rebuilt
         for bad in (3, "4", True):
             with pytest.raises(InputError, match="circuit 'b2': ones_blocks: block must be one of"):
                 e.register("b2", synth, pk, ones_blocks=bad)

@@ -265,7 +265,10 @@ class CircuitRoute(Route):
         if device is None:  # the CPU backend: the "device" tier is the host arrays and a prepared vk
             # "auto": a witness of bits (PoRep, SnapDeals: SHA-256) skips its 0s and adds its 1s in the
             # A, B and L MSMs; any other keeps the general MSMs (cuzk/groth16/bit_msm.py), same bytes
-            return GpuProver(self._pk, device=self.engine.backend, precompute=self._load_tables(), bit_msm="auto",
+            tables = self._load_tables()
+            if self.blocks_bytes() and self.estimated_key_bytes() > self.key_bytes_reserved:
+                self.engine.make_room(self, self.estimated_key_bytes())  # block sums dropped by an eviction
+            return GpuProver(self._pk, device=self.engine.backend, precompute=tables, bit_msm="auto",
                              ones_blocks=self.ones_blocks if self.engine.backend == "cpu" else None)
         return self._make_resident(GpuProver, device)
 
@@ -341,6 +344,7 @@ class CircuitRoute(Route):
         if not self.key_lock.acquire(blocking):
             return None
         try:
+            blocks = self.blocks_bytes() if self._provers else 0  # the provers hold the block sums
             for device in list(self._provers):
                 self.drop_device(device)
             tables = self.table_bytes() if self.tables is not None else 0
@@ -355,8 +359,8 @@ class CircuitRoute(Route):
                     self._unpin = None
                 freed, self.key_bytes_reserved = self.key_bytes_reserved, 0
                 return freed
-            if tables:  # an object key stays the host's; its tables go
-                freed = min(tables, self.key_bytes_reserved)
+            if tables or blocks:  # an object key stays the host's; its tables and block sums go
+                freed = min(tables + blocks, self.key_bytes_reserved)
                 self.key_bytes_reserved -= freed
                 return freed
             return 0

@@ -2,6 +2,7 @@
 same group element as without, the plan adds exactly the ones, and a table that is not of the
 points is refused."""
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -196,3 +197,19 @@ def test_an_engine_keeps_block_sums_counted_with_the_key(monkeypatch):
         with pytest.raises(InputError, match="ones_blocks needs a proving key"):
             e.register("b3", synth, Echo(), ones_blocks=4)
         assert e.circuits() == ("bits",)
+
+
+@pytest.mark.skipif(__import__("platform").machine().lower() not in ("x86_64", "amd64"), reason="x86 mnemonics")
+def test_the_ones_sum_hints_its_next_points_into_the_cache():
+    # the sources skip rows at random, where the hardware prefetcher cannot follow: sum_rows asks
+    # for each point PREFETCH_AHEAD sources ahead (a hint: no value depends on it, so only the code shows it)
+    cv = curves.get("bls12_381")
+    g = cv.kernels.group("g1")
+    pts, _ = _points("bls12_381", "g1", range(1, 9))
+    fresh = numba.njit(nogil=True)(g.kernels.sum_rows.py_func)  # a cached kernel keeps no assembly to show
+    sums = np.zeros((2, 4) + g.coord, np.uint64)
+    rows = readonly(np.arange(8, dtype=np.int64))
+    for k, kernel in enumerate((fresh, g.kernels.sum_rows)):
+        kernel(pts, msm_bits._NO_BLOCKS(g), rows, np.int64(0), np.int64(8), sums, np.int64(k))
+    np.testing.assert_array_equal(sums[0], sums[1])
+    assert "prefetcht0" in fresh.inspect_asm(fresh.signatures[0])

@@ -31,9 +31,11 @@ import platform
 import llvmlite.binding as llvm
 from llvmlite import ir
 from numba import config, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["mac", "adc", "sbb", "adx_in", "asm_wins_for_base_field", "HAVE_ADX", "CPU_NAME", "ASM_BASE_FIELD"]
+__all__ = ["mac", "adc", "sbb", "adx_in", "prefetch_row", "asm_wins_for_base_field", "HAVE_ADX", "CPU_NAME",
+           "ASM_BASE_FIELD"]
 
 _I64 = ir.IntType(64)
 _I128 = ir.IntType(128)
@@ -52,6 +54,35 @@ def mac(typingctx, t, a, b, c):
         lo = builder.trunc(r, _I64)
         hi = builder.trunc(builder.lshr(r, ir.Constant(_I128, 64)), _I64)
         return context.make_tuple(builder, signature.return_type, (lo, hi))
+
+    return sig, codegen
+
+
+@intrinsic
+def prefetch_row(typingctx, arr, row, lines):
+    """Hint the first ``lines`` (a literal int) 64-byte cache lines of row ``row`` of ``arr`` (its
+    first axis) into all cache levels (``llvm.prefetch``: a read, locality 3). Changes no value
+    and never faults, so a gather can ask for a row some iterations before it loads it: the
+    bit-aware MSM's gathers of the ones' points, which skip rows the hardware prefetcher cannot
+    predict (docs/perf/kernels.md, "Block sums of the key's points")."""
+    if not isinstance(lines, types.IntegerLiteral):
+        return None
+    count = lines.literal_value
+    sig = types.void(arr, types.int64, lines)
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        stride = cgutils.unpack_tuple(builder, ary.strides, aryty.ndim)[0]
+        addr = builder.add(builder.ptrtoint(ary.data, _I64), builder.mul(args[1], stride))
+        i8p = ir.PointerType(ir.IntType(8))
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                            "llvm.prefetch.p0i8")  # the typed name; newer LLVM upgrades it
+        for k in range(count):
+            at = builder.inttoptr(builder.add(addr, ir.Constant(_I64, 64 * k)), i8p)
+            builder.call(fn, [at, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
 
     return sig, codegen
 

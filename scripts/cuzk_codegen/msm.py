@@ -40,6 +40,7 @@ import numpy as np
 from numba import njit
 
 from ${CURVE_PKG} import ${NAME} as C
+from cuzk.field.intrinsics import prefetch_row
 from cuzk.field.jit import I0, jit_kernel
 
 __all__ = [
@@ -375,4 +376,5 @@ def render_msm(t: Target, name: str) -> str:
     frob = ("a", "the identity on Fq") if g.degree == 1 else ("F.conj(a)", "conjugation on Fq2")
     return (TEMPLATE.substitute(NAME=name, TITLE=name.upper(), COORD=coord, CURVE_PKG=t.layout.package,
                                 KERNELS_PKG=t.layout.package, FROB=frob[0], FROB_DOC=frob[1])
-            + SUMS_TEMPLATE.substitute(COORD=coord) + STREAM_TEMPLATE.substitute(COORD=coord))
+            + SUMS_TEMPLATE.substitute(COORD=coord, LINES=-(-2 * g.degree * L * 8 // 64))
+            + STREAM_TEMPLATE.substitute(COORD=coord))

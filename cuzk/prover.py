@@ -10,6 +10,7 @@ CUDA) across proofs, and verifies each proof before returning it.
 from __future__ import annotations
 
 import logging
+
 import attrs
 
 from cuzk.errors import BackendUnavailableError, DeviceOutOfMemoryError, InputError

@@ -164,7 +164,8 @@ def _ones(g: msm_cpu.MsmGroup, points: np.ndarray, ones: np.ndarray, threads: in
         sums = np.zeros((slices, 4) + g.coord, np.uint64)
         pts = np.empty((m, 2) + g.coord, np.uint64)
         cut = [k * m // slices for k in range(slices + 1)]
-        run_phases(threads, [[(g.kernels.gather_sources, (points, extra, src, cut[k], cut[k + 1], pts))
+        gather = g.kernels.gather_sources
+        run_phases(threads, [[(gather, (points, extra, src, cut[k], cut[k + 1], pts[cut[k]:cut[k + 1]]))
                               for k in range(slices)]])
         digits = np.ones((1, m), np.int32)
         chunks = min(4 * threads, max(1, m // 4096))

@@ -173,8 +173,7 @@ class CircuitRoute(Route):
             return 0
         if self._pk is None:
             return file_bytes // self.ones_blocks
-        return sum(getattr(self._pk, q)[:1].nbytes * (getattr(self._pk, q).shape[0] // self.ones_blocks)
-                   for q in bit_msm.BIT_QUERIES if getattr(self._pk, q).shape[0] >= bit_msm.AUTO_MIN_POINTS)
+        return bit_msm.blocks_bytes(self._pk, self.ones_blocks)
 
     def _table_cap(self, query_bytes: int) -> int:
         """The bytes this key's tables may take: the ``precompute`` figure, or for ``"auto"``
@@ -265,22 +264,19 @@ class CircuitRoute(Route):
         if device is None:  # the CPU backend: the "device" tier is the host arrays and a prepared vk
             # "auto": a witness of bits (PoRep, SnapDeals: SHA-256) skips its 0s and adds its 1s in the
             # A, B and L MSMs; any other keeps the general MSMs (cuzk/groth16/bit_msm.py), same bytes
-            tables = self._load_tables()
-            if self.blocks_bytes() and self.estimated_key_bytes() > self.key_bytes_reserved:
-                self.engine.make_room(self, self.estimated_key_bytes())  # block sums dropped by an eviction
-            return GpuProver(self._pk, device=self.engine.backend, precompute=tables, bit_msm="auto",
+            need = self.estimated_key_bytes()
+            if need > self.key_bytes_reserved:  # an object key whose tables or block sums were evicted
+                self.engine.make_room(self, need)
+            return GpuProver(self._pk, device=self.engine.backend, precompute=self._load_tables(), bit_msm="auto",
                              ones_blocks=self.ones_blocks if self.engine.backend == "cpu" else None)
         return self._make_resident(GpuProver, device)
 
     def _load_tables(self):
         """The key's fixed-base tables (None: none planned): from the key cache beside the key's
         entry when the key came from one (mapped, or built and stored), else built in memory.
-        Their bytes are reserved in the budget before they are built."""
+        Their bytes are reserved in the budget before they are built (by the caller)."""
         if self.tables is not None or not self.table_plans():
             return self.tables
-        need = self.estimated_key_bytes()
-        if need > self.key_bytes_reserved:  # an object key whose tables were evicted
-            self.engine.make_room(self, need)
         plans, pk = self.table_plans(), self._pk
         if self.cache_path is not None and self._digest is not None:
             from cuzk.engine.keytables import load_tables

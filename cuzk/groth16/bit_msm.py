@@ -34,7 +34,7 @@ from cuzk.kernels.bit_split import split_bits
 from cuzk.kernels.ones_blocks import check_block
 
 __all__ = ["MODES", "AUTO_MIN_FRACTION", "AUTO_MIN_POINTS", "BIT_QUERIES", "check_mode", "supports", "splits_for",
-           "check_ones_blocks", "blocks_for"]
+           "check_ones_blocks", "blocks_for", "blocks_bytes"]
 
 MODES = (False, True, "auto")
 #: "auto" runs a query bit-aware from this share of 0/1 scalars on (benchmarks/bit_msm_bench.py
@@ -101,10 +101,21 @@ def check_ones_blocks(block, mode) -> int | None:
     return block
 
 
+def _block_queries(pk) -> dict:
+    """query -> group of ``pk``'s bit-aware queries that get block sums: those of at least
+    :data:`AUTO_MIN_POINTS` points."""
+    return {q: g for q, g in BIT_QUERIES.items() if getattr(pk, q).shape[0] >= AUTO_MIN_POINTS}
+
+
 def blocks_for(pk, block: int, threads=None) -> dict:
     """query -> :class:`~cuzk.kernels.ones_blocks.OnesBlocks` of ``pk``'s bit-aware queries with at
     least :data:`AUTO_MIN_POINTS` points, in blocks of ``block`` (~(block - 1)/block batch-affine
-    additions per point, once; 1/block of the query's bytes)."""
+    additions per point, once; :func:`blocks_bytes` of memory)."""
     kern = curves.get(pk.curve).kernels
-    return {q: kern.ones_blocks(g, getattr(pk, q), block, threads)
-            for q, g in BIT_QUERIES.items() if getattr(pk, q).shape[0] >= AUTO_MIN_POINTS}
+    return {q: kern.ones_blocks(g, getattr(pk, q), block, threads) for q, g in _block_queries(pk).items()}
+
+
+def blocks_bytes(pk, block: int) -> int:
+    """Bytes :func:`blocks_for` builds for ``pk`` (one sum per whole block of each query), without
+    building them: what an Engine reserves for them."""
+    return sum(getattr(pk, q)[:1].nbytes * (getattr(pk, q).shape[0] // block) for q in _block_queries(pk))

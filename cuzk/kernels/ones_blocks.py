@@ -93,17 +93,18 @@ def ones_blocks(group, points: np.ndarray, block: int = DEFAULT_BLOCK, threads=N
     tasks = []
     for lo in range(0, nb, _BUILD_BLOCKS):
         hi = min(nb, lo + _BUILD_BLOCKS)
-        tasks.append((_block_range, (g, points, block, lo, hi, sums)))
+        tasks.append((_sum_blocks, (g, points, block, np.arange(lo, hi), sums[lo:hi])))
     run_phases(threads, [tasks])
     sums.flags.writeable = False
     return OnesBlocks(g, block, n, sums)
 
 
-def _block_range(g, points, block, lo, hi, sums) -> None:
-    rows = readonly(np.arange(lo * block, hi * block, dtype=np.int64))
-    start = np.arange(0, (hi - lo) * block, block, dtype=np.int64)  # writable, as msm_bits' groups
-    count = np.full(hi - lo, block, np.int64)
-    g.kernels.group_sums(points, rows, start, count, sums[lo:hi])
+def _sum_blocks(g, points, block: int, picks: np.ndarray, out: np.ndarray) -> None:
+    """out[j] = the sum of block picks[j] of ``points`` (the generated ``group_sums``)."""
+    rows = readonly((picks[:, None] * block + np.arange(block)).reshape(-1).astype(np.int64))
+    start = np.arange(0, len(picks) * block, block, dtype=np.int64)  # writable, as msm_bits' groups
+    count = np.full(len(picks), block, np.int64)
+    g.kernels.group_sums(points, rows, start, count, out)
 
 
 def check_block(block) -> int:
@@ -133,12 +134,8 @@ def check_blocks(blocks, g, points: np.ndarray) -> OnesBlocks:
                          f"{', '.join(map(str, g.coord))})")
     if nb:
         picks = np.unique(np.linspace(0, nb - 1, min(nb, _SAMPLE)).astype(np.int64))
-        b = blocks.block
-        rows = readonly((picks[:, None] * b + np.arange(b)).reshape(-1))
-        start = np.arange(0, len(picks) * b, b, dtype=np.int64)
-        count = np.full(len(picks), b, np.int64)
         got = np.empty((len(picks), 2) + g.coord, np.uint64)
-        g.kernels.group_sums(points, rows, start, count, got)
+        _sum_blocks(g, points, blocks.block, picks, got)
         bad = np.flatnonzero(np.any((got != blocks.sums[picks]).reshape(len(picks), -1), axis=1))
         if len(bad):
             raise InputError(f"the block sums are not of these points (block {int(picks[bad[0]])} differs): "

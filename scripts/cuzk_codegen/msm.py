@@ -45,7 +45,8 @@ from cuzk.field.jit import I0, jit_kernel
 
 __all__ = [
     "window_affine", "window_xyzz", "window_into", "combine", "combine_slices", "endo_expand",
-    "fixed_base_table", "fixed_base_mul", "sum_rows", "gather_sources", "group_sums", "window_stream", "CHUNK", "STREAM_MIN_BUCKETS",
+    "fixed_base_table", "fixed_base_mul", "sum_rows", "gather_sources", "group_sums", "window_stream", "CHUNK",
+    "STREAM_MIN_BUCKETS",
 ]
 
 F = C.F  # the coordinate field module (fq for G1, fq2 for G2)

@@ -107,9 +107,8 @@ def sum_rows(points, extra, rows, lo, hi, sums, row):
     CHUNK affine accumulators each take the next point in turn, so the CHUNK additions of a step
     are independent and share one batch inversion; the step's points are first copied out of
     ``points`` (``gather_sources``: independent loads, the misses overlap, each hinted ahead)
-    and the accumulators stay in cache. A
-    window's in-place rounds would instead stream the whole gathered list through memory once per
-    round (log2 of its length times)."""
+    and the accumulators stay in cache. A window's in-place rounds would instead stream the whole
+    gathered list through memory once per round (log2 of its length times)."""
     acc = np.zeros((CHUNK, 2, ${COORD}), np.uint64)  # all-zero limbs: the identity
     got = np.empty((CHUNK, 2, ${COORD}), np.uint64)
     kind = np.empty(CHUNK, np.int8)

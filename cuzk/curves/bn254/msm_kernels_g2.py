@@ -26,7 +26,8 @@ from cuzk.field.jit import I0, jit_kernel
 
 __all__ = [
     "window_affine", "window_xyzz", "window_into", "combine", "combine_slices", "endo_expand",
-    "fixed_base_table", "fixed_base_mul", "sum_rows", "gather_sources", "group_sums", "window_stream", "CHUNK", "STREAM_MIN_BUCKETS",
+    "fixed_base_table", "fixed_base_mul", "sum_rows", "gather_sources", "group_sums", "window_stream", "CHUNK",
+    "STREAM_MIN_BUCKETS",
 ]
 
 F = C.F  # the coordinate field module (fq for G1, fq2 for G2)
@@ -437,9 +438,8 @@ def sum_rows(points, extra, rows, lo, hi, sums, row):
     CHUNK affine accumulators each take the next point in turn, so the CHUNK additions of a step
     are independent and share one batch inversion; the step's points are first copied out of
     ``points`` (``gather_sources``: independent loads, the misses overlap, each hinted ahead)
-    and the accumulators stay in cache. A
-    window's in-place rounds would instead stream the whole gathered list through memory once per
-    round (log2 of its length times)."""
+    and the accumulators stay in cache. A window's in-place rounds would instead stream the whole
+    gathered list through memory once per round (log2 of its length times)."""
     acc = np.zeros((CHUNK, 2, 2, 4), np.uint64)  # all-zero limbs: the identity
     got = np.empty((CHUNK, 2, 2, 4), np.uint64)
     kind = np.empty(CHUNK, np.int8)

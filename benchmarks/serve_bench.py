@@ -4,11 +4,15 @@
 Alternates the ways round by round (in-process; gRPC over loopback TCP and over a Unix socket;
 a bare grpcio handler on loopback TCP that only calls ``Engine.submit(...).result()`` on the
 same Engine and returns the proof's bytes: no daemon code, the daemon's and cuzk's client's
-channel options; and the daemon's own ProveCircuit path called in process, without gRPC), each
+channel options; the daemon's own ProveCircuit path called in process, without gRPC; and, where
+go is installed, a Go client in its own process over TCP and the Unix socket, as Curio calls the
+daemon: tests/oracles/curio-client's time-circuit command, which times each call itself), each
 taking each place in the round in turn, so drift and the order hit them alike; then prints each
 way's median and p90 and the median difference and ratio against in-process. The bare way is
 grpcio's own cost for a call whose handler blocks while a proof runs: what the daemon adds
-beyond it is the daemon's, and the in-process daemon path shows how much of that is its code.
+beyond it is the daemon's, and the in-process daemon path shows how much of that is its code. The
+Python client shares the daemon's process (and its GIL); the Go client shows what a client in
+another process, written as Curio's is, sees.
 
     .venv/bin/python benchmarks/serve_bench.py --proofs 300
 """
@@ -19,12 +23,14 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "oracles"))
 
 import grpc  # noqa: E402
 from concurrent.futures import ThreadPoolExecutor  # noqa: E402
@@ -36,6 +42,38 @@ from cuzk.serve.proto.cuzk.v1 import circuits_pb2 as cpb  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
 
+class GoClient:
+    """The Go client's time-circuit loop: one ProveCircuit per line written, its own timing read back."""
+
+    def __init__(self, binary, address: str, inputs: dict):
+        self.proc = subprocess.Popen([str(binary), "-addr", address, "time-circuit", "cube", json.dumps(inputs)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+
+    def __call__(self) -> float:
+        self.proc.stdin.write("\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line.strip().isdigit():
+            raise RuntimeError(f"the Go client failed: {line}{self.proc.stdout.read()}")
+        return int(line) * 1e-9
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def go_binary():
+    """The Go client oracle's path, or None (printed why) where go is missing or its build fails."""
+    from build_curio_client import build
+    from build_rust_oracle import OracleBuildError
+
+    try:
+        return build()
+    except OracleBuildError as e:
+        print(f"no Go client ways: {str(e).splitlines()[0]}")
+        return None
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--proofs", type=int, default=300, help="proofs per way")
@@ -45,6 +83,9 @@ def main(argv=None) -> int:
     sock = folder / "cuzk.sock"
     cfg = parse_config(config_text(folder, listen=["127.0.0.1:0", f"unix://{sock}"], circuits=cube_entry(params)))
     times = {"in-process": [], "grpc-tcp": [], "grpc-unix": [], "bare-grpc": [], "daemon-code": []}
+    binary = go_binary()
+    if binary is not None:
+        times.update({"go-tcp": [], "go-unix": []})
     transport = []
     inputs = {"x": 3, "out": 35}
     with Server(cfg) as srv, Client(srv.tcp_address, timeout=60) as tcp, Client(f"unix://{sock}", timeout=60) as unix:
@@ -65,22 +106,21 @@ def main(argv=None) -> int:
             # the daemon's ProveCircuit path without gRPC: parse, job table, answer texts
             "daemon-code": lambda: srv.daemon.prove_circuit(request),
         }
-        for fn in ways.values():  # warm: kernels loaded, key read, connections up
+        go = {}
+        if binary is not None:  # timed by the Go client itself: its own clock around the call
+            go = {"go-tcp": GoClient(binary, srv.tcp_address, inputs),
+                  "go-unix": GoClient(binary, f"unix://{sock}", inputs)}
+        timed = {**{name: _timed(fn) for name, fn in ways.items()}, **go}
+        for fn in timed.values():  # warm: kernels loaded, key read, connections up
             for _ in range(5):
                 fn()
-        order = list(ways.items())
+        order = list(timed.items())
         for i in range(args.proofs):
             # each way takes each place in the round in turn: the call after an in-process proof
             # finds grpc's code and data colder than the calls after it
             k = i % len(order)
             for name, fn in order[k:] + order[:k]:
-                t0 = time.perf_counter()
-                r = fn()
-                times[name].append(time.perf_counter() - t0)
-                if name.startswith("grpc"):
-                    assert r.result.status == 1, r
-                elif name == "daemon-code":
-                    assert r[0]["status"] == "COMPLETED" and r[1] is not None, r
+                times[name].append(fn())
             t0 = time.perf_counter()
             try:  # an RPC that does no work: the round trip alone (answered NOT_FOUND)
                 tcp.cancel("no-such-job")
@@ -88,20 +128,40 @@ def main(argv=None) -> int:
                 transport.append(time.perf_counter() - t0)
         bare_channel.close()
         bare.stop(0)
+        for client in go.values():
+            client.close()
     base = statistics.median(times["in-process"])
     print(f"Cube (1 constraint), {args.proofs} proofs per way, CPU backend, one prove worker")
-    print(f"{'way':<11} {'median ms':>10} {'p90 ms':>8} {'added ms':>9} {'ratio':>6}")
+    # "paired": the median over rounds of the way's time less the in-process proof's of the same
+    # round, which drift on the host moves less than the difference of the two medians
+    print(f"{'way':<11} {'median ms':>10} {'p90 ms':>8} {'added ms':>9} {'paired ms':>10} {'ratio':>6}")
     for name, ts in times.items():
         med, p90 = statistics.median(ts), statistics.quantiles(ts, n=10)[-1]
-        print(f"{name:<11} {med * 1e3:10.2f} {p90 * 1e3:8.2f} {(med - base) * 1e3:9.2f} {med / base:6.2f}")
+        paired = statistics.median(t - b for t, b in zip(ts, times["in-process"]))
+        print(f"{name:<11} {med * 1e3:10.2f} {p90 * 1e3:8.2f} {(med - base) * 1e3:9.2f} {paired * 1e3:10.2f} "
+              f"{med / base:6.2f}")
     bare_med = statistics.median(times["bare-grpc"])
-    for name in ("grpc-tcp", "grpc-unix"):
+    for name in ("grpc-tcp", "grpc-unix", *go):
         print(f"{name}: the daemon adds {(statistics.median(times[name]) - bare_med) * 1e3:.2f} ms beyond bare grpcio")
     print(f"the daemon's own code without gRPC adds {(statistics.median(times['daemon-code']) - base) * 1e3:.2f} ms "
           "to the in-process proof")
     print(f"an RPC doing no work over TCP (CancelProof, NOT_FOUND): median {statistics.median(transport) * 1e3:.2f} ms")
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     return 0
+
+
+def _timed(fn):
+    """``fn`` as a call that returns its own duration, its answer checked."""
+    def call() -> float:
+        t0 = time.perf_counter()
+        r = fn()
+        took = time.perf_counter() - t0
+        if hasattr(r, "result"):  # a ProveCircuitResponse
+            assert r.result.status == 1, r
+        elif isinstance(r, tuple):  # the daemon's own path: (answer fields, texts)
+            assert r[0]["status"] == "COMPLETED" and r[1] is not None, r
+        return took
+    return call
 
 
 if __name__ == "__main__":

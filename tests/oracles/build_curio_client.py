@@ -2,11 +2,12 @@
 
 The program (tests/oracles/curio-client/, see its README.md) is a Go gRPC client of
 ``cuzk.v1.ProvingEngine``; its stubs are generated at build time from cuzk's own
-``cuzk/serve/proto/cuzk/v1/proving.proto`` by protoc-gen-go and protoc-gen-go-grpc (pinned as
+``cuzk/serve/proto/cuzk/v1/proving.proto`` (and ``circuits.proto``, cuzk's extension service, for
+its benchmark command) by protoc-gen-go and protoc-gen-go-grpc (pinned as
 ``tool`` dependencies in its go.mod/go.sum), with the protoc of the ``grpcio-tools`` package this
 Python runs. The binary is cached under
 ``$XDG_CACHE_HOME/cuzk/oracles/<digest>/curio-client`` (``~/.cache`` when ``XDG_CACHE_HOME`` is
-unset), where ``<digest>`` is the SHA-256 of go.mod, go.sum, the Go sources, the ``.proto`` and
+unset), where ``<digest>`` is the SHA-256 of go.mod, go.sum, the Go sources, the ``.proto`` files and
 the protoc version: an edit to any of them builds a new binary, an unchanged checkout reuses the
 old one. The build happens in a copy of the module under ``.../oracles/curio-client-build``, so
 the checkout is never written; a file lock keeps parallel test workers from building twice.
@@ -34,11 +35,12 @@ from pathlib import Path
 
 from oracle_cache import OracleBuildError, build_once, cache_root, file_digest, is_built, script_main
 
-__all__ = ["MODULE_DIR", "PROTO", "build", "client_path", "main", "source_digest"]
+__all__ = ["MODULE_DIR", "PROTOS", "build", "client_path", "main", "source_digest"]
 
 MODULE_DIR = Path(__file__).resolve().parent / "curio-client"
 PROTO_ROOT = Path(__file__).resolve().parents[2] / "cuzk" / "serve" / "proto"
-PROTO = PROTO_ROOT / "cuzk" / "v1" / "proving.proto"
+# Curio's service, and cuzk's extension service that the time-circuit command calls
+PROTOS = ("cuzk/v1/proving.proto", "cuzk/v1/circuits.proto")
 BINARY_NAME = "curio-client"
 MODULE_PATH = "cuzk.dev/oracles/curio-client"  # go.mod's module line
 STUBS = "cuzk"  # the generated package's folder: the stubs are package cuzk, as in Curio's lib/cuzk
@@ -56,11 +58,12 @@ def _protoc_version() -> str:
 
 
 def _source_files() -> list[Path]:
-    return [MODULE_DIR / "go.mod", MODULE_DIR / "go.sum", *sorted(MODULE_DIR.glob("*.go")), PROTO]
+    return [MODULE_DIR / "go.mod", MODULE_DIR / "go.sum", *sorted(MODULE_DIR.glob("*.go")),
+            *(PROTO_ROOT / p for p in PROTOS)]
 
 
 def source_digest() -> str:
-    """SHA-256 (hex) over go.mod, go.sum, the Go sources, the .proto and grpcio-tools' version."""
+    """SHA-256 (hex) over go.mod, go.sum, the Go sources, the .proto files and grpcio-tools' version."""
     return file_digest(_source_files(), lambda f: f.name, f"grpcio-tools {_protoc_version()}\0".encode())
 
 
@@ -83,19 +86,19 @@ def _build_in(work: Path, go: str, out: Path) -> None:
         shutil.rmtree(work)
     (work / STUBS).mkdir(parents=True)
     (work / "bin").mkdir()
-    for f in _source_files()[:-1]:
+    for f in _source_files()[:-len(PROTOS)]:
         shutil.copy2(f, work / f.name)
     # -mod=readonly: the pinned go.sum is the truth; GOTOOLCHAIN=local: build with this machine's
     # go or fail saying which version go.mod needs, never fetch another toolchain
     env = dict(os.environ, GOFLAGS="-mod=readonly", GOTOOLCHAIN="local")
     _run([go, "build", "-o", f"{work / 'bin'}/", *PLUGINS], work, env, "building protoc-gen-go and protoc-gen-go-grpc")
-    mapping = f"Mcuzk/v1/proving.proto={MODULE_PATH}/{STUBS}"
+    mappings = [f"M{p}={MODULE_PATH}/{STUBS}" for p in PROTOS]
     _run([sys.executable, "-m", "grpc_tools.protoc", f"-I{PROTO_ROOT}",
           f"--plugin=protoc-gen-go={work / 'bin' / 'protoc-gen-go'}",
           f"--plugin=protoc-gen-go-grpc={work / 'bin' / 'protoc-gen-go-grpc'}",
-          "--go_out=.", f"--go_opt=module={MODULE_PATH}", f"--go_opt={mapping}",
-          "--go-grpc_out=.", f"--go-grpc_opt=module={MODULE_PATH}", f"--go-grpc_opt={mapping}",
-          "cuzk/v1/proving.proto"], work, env, "generating the Go stubs (python -m grpc_tools.protoc)")
+          "--go_out=.", f"--go_opt=module={MODULE_PATH}", *(f"--go_opt={m}" for m in mappings),
+          "--go-grpc_out=.", f"--go-grpc_opt=module={MODULE_PATH}", *(f"--go-grpc_opt={m}" for m in mappings),
+          *PROTOS], work, env, "generating the Go stubs (python -m grpc_tools.protoc)")
     _run([go, "build", "-trimpath", "-o", out, "."], work, env, f"go build of {MODULE_DIR}")
 
 

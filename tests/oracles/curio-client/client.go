@@ -24,6 +24,7 @@ const maxMessageBytes = 256 << 20 // Curio's call options (docs/serve.md: the da
 type client struct {
 	conn         *grpc.ClientConn
 	svc          cuzk.ProvingEngineClient
+	circuits     cuzk.CircuitProverClient // cuzk's extension service (circuits.proto); Curio never calls it
 	proveTimeout time.Duration
 	maxPending   int
 }
@@ -43,7 +44,8 @@ func newClient(addr string, maxPending int, proveTimeout time.Duration) (*client
 	if err != nil {
 		return nil, fmt.Errorf("connecting to cuzk daemon at %s: %w", addr, err)
 	}
-	return &client{conn: conn, svc: cuzk.NewProvingEngineClient(conn), proveTimeout: proveTimeout, maxPending: maxPending}, nil
+	return &client{conn: conn, svc: cuzk.NewProvingEngineClient(conn), circuits: cuzk.NewCircuitProverClient(conn),
+		proveTimeout: proveTimeout, maxPending: maxPending}, nil
 }
 
 func (c *client) close() error { return c.conn.Close() }
@@ -90,4 +92,19 @@ func (c *client) capacity(st *cuzk.GetStatusResponse) int {
 		pending += q.Pending + q.InProgress
 	}
 	return max(c.maxPending-int(pending), 0)
+}
+
+// timeCircuit proves a [[circuits]] entry once and returns how long the call took, as a Go
+// client sees it: the daemon's latency without a Python client's share (benchmarks/serve_bench.py).
+func (c *client) timeCircuit(ctx context.Context, req *cuzk.ProveCircuitRequest) (time.Duration, error) {
+	t0 := time.Now()
+	resp, err := c.circuits.ProveCircuit(ctx, req)
+	took := time.Since(t0)
+	if err != nil {
+		return 0, fmt.Errorf("cuzk ProveCircuit RPC: %w", err)
+	}
+	if st := resp.GetResult().GetStatus(); st != cuzk.AwaitProofResponse_COMPLETED {
+		return 0, fmt.Errorf("cuzk ProveCircuit: status %v: %s", st, resp.GetResult().GetErrorMessage())
+	}
+	return took, nil
 }

@@ -2,15 +2,22 @@
 //
 //	curio-client -addr ADDR [-max-pending N] [-prove-timeout D] prove REQUEST.json
 //	curio-client -addr ADDR [-max-pending N] status
+//	curio-client -addr ADDR time-circuit NAME INPUTS_JSON
 //
 // prove reads a SubmitProofRequest in protobuf's JSON mapping and calls Prove; status calls
 // GetStatus. Each prints one JSON object on stdout: {"result": AwaitProofResponse} or
 // {"status": GetStatusResponse, "capacity": N} (messages in protobuf's JSON mapping), or
 // {"error": text, "code": gRPC status code name} when the call fails.
+//
+// time-circuit is for benchmarks/serve_bench.py, not Curio's: for each line read on stdin it
+// proves the [[circuits]] entry NAME from INPUTS_JSON through cuzk's CircuitProver.ProveCircuit
+// and prints the call's duration in nanoseconds on a line of its own, until stdin closes; a
+// failed call prints the error JSON and ends the run.
 // Exit status: 0 answered, 1 the call failed (the JSON says how), 2 bad usage or input.
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -27,7 +34,7 @@ import (
 
 func usage(msg string) int {
 	fmt.Fprintln(os.Stderr, "curio-client:", msg)
-	fmt.Fprintln(os.Stderr, "usage: curio-client -addr ADDR [-max-pending N] [-prove-timeout D] (prove REQUEST.json | status)")
+	fmt.Fprintln(os.Stderr, "usage: curio-client -addr ADDR [-max-pending N] [-prove-timeout D] (prove REQUEST.json | status | time-circuit NAME INPUTS_JSON)")
 	return 2
 }
 
@@ -89,6 +96,8 @@ func run() int {
 			return failed(err)
 		}
 		emit(map[string]any{"status": message(st), "capacity": c.capacity(st)})
+	case cmd == "time-circuit" && flag.NArg() == 3:
+		return timeCircuits(ctx, c, &cuzk.ProveCircuitRequest{Circuit: flag.Arg(1), InputsJson: flag.Arg(2)})
 	default:
 		return usage(fmt.Sprintf("unknown command %q", flag.Args()))
 	}
@@ -96,3 +105,15 @@ func run() int {
 }
 
 func main() { os.Exit(run()) }
+
+func timeCircuits(ctx context.Context, c *client, req *cuzk.ProveCircuitRequest) int {
+	lines := bufio.NewScanner(os.Stdin)
+	for lines.Scan() {
+		took, err := c.timeCircuit(ctx, req)
+		if err != nil {
+			return failed(err)
+		}
+		fmt.Println(took.Nanoseconds())
+	}
+	return 0
+}

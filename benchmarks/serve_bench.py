@@ -15,6 +15,11 @@ Python client shares the daemon's process (and its GIL); the Go client shows wha
 another process, written as Curio's is, sees.
 
     .venv/bin/python benchmarks/serve_bench.py --proofs 300
+    .venv/bin/python benchmarks/serve_bench.py --proofs 800 --ways go-tcp,go-unix   # fewer ways
+
+With fewer ways alternated the host's cores sit idle longer between calls, and on a virtual
+machine every way, the in-process proof included, then runs slower: ``--ways`` shows how much
+the figure moves with that.
 """
 
 from __future__ import annotations
@@ -40,6 +45,9 @@ from cuzk.serve import Client  # noqa: E402
 from cuzk.serve.config import LATENCY_OPTION, NO_RETRIES_OPTION, parse_config  # noqa: E402
 from cuzk.serve.proto.cuzk.v1 import circuits_pb2 as cpb  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
+
+
+WAYS = ("in-process", "grpc-tcp", "grpc-unix", "bare-grpc", "daemon-code", "go-tcp", "go-unix")
 
 
 class GoClient:
@@ -77,15 +85,21 @@ def go_binary():
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--proofs", type=int, default=300, help="proofs per way")
+    ap.add_argument("--ways", default=",".join(WAYS[1:]),
+                    help=f"comma-separated ways beside in-process (default: all of {', '.join(WAYS[1:])})")
     args = ap.parse_args(argv)
+    chosen = ["in-process", *dict.fromkeys(w.strip() for w in args.ways.split(",") if w.strip())]
+    unknown = sorted(set(chosen) - set(WAYS))
+    if unknown:
+        ap.error(f"--ways: unknown {', '.join(unknown)} (known: {', '.join(WAYS[1:])})")
     folder = Path(tempfile.mkdtemp(prefix="cuzk-serve-bench-"))
     params, _ = cube_keys(folder)
     sock = folder / "cuzk.sock"
     cfg = parse_config(config_text(folder, listen=["127.0.0.1:0", f"unix://{sock}"], circuits=cube_entry(params)))
-    times = {"in-process": [], "grpc-tcp": [], "grpc-unix": [], "bare-grpc": [], "daemon-code": []}
-    binary = go_binary()
-    if binary is not None:
-        times.update({"go-tcp": [], "go-unix": []})
+    binary = go_binary() if {"go-tcp", "go-unix"} & set(chosen) else None
+    if binary is None:
+        chosen = [w for w in chosen if not w.startswith("go-")]
+    times = {w: [] for w in chosen}
     transport = []
     inputs = {"x": 3, "out": 35}
     with Server(cfg) as srv, Client(srv.tcp_address, timeout=60) as tcp, Client(f"unix://{sock}", timeout=60) as unix:
@@ -106,11 +120,10 @@ def main(argv=None) -> int:
             # the daemon's ProveCircuit path without gRPC: parse, job table, answer texts
             "daemon-code": lambda: srv.daemon.prove_circuit(request),
         }
-        go = {}
-        if binary is not None:  # timed by the Go client itself: its own clock around the call
-            go = {"go-tcp": GoClient(binary, srv.tcp_address, inputs),
-                  "go-unix": GoClient(binary, f"unix://{sock}", inputs)}
-        timed = {**{name: _timed(fn) for name, fn in ways.items()}, **go}
+        # the Go ways are timed by the Go client itself: its own clock around the call
+        go = {name: GoClient(binary, srv.tcp_address if name == "go-tcp" else f"unix://{sock}", inputs)
+              for name in chosen if name.startswith("go-")}
+        timed = {name: go[name] if name in go else _timed(ways[name]) for name in chosen}
         for fn in timed.values():  # warm: kernels loaded, key read, connections up
             for _ in range(5):
                 fn()
@@ -121,6 +134,8 @@ def main(argv=None) -> int:
             k = i % len(order)
             for name, fn in order[k:] + order[:k]:
                 times[name].append(fn())
+            if "grpc-tcp" not in times:  # the other ways alone: no Python client call between them
+                continue
             t0 = time.perf_counter()
             try:  # an RPC that does no work: the round trip alone (answered NOT_FOUND)
                 tcp.cancel("no-such-job")
@@ -140,12 +155,15 @@ def main(argv=None) -> int:
         paired = statistics.median(t - b for t, b in zip(ts, times["in-process"]))
         print(f"{name:<11} {med * 1e3:10.2f} {p90 * 1e3:8.2f} {(med - base) * 1e3:9.2f} {paired * 1e3:10.2f} "
               f"{med / base:6.2f}")
-    bare_med = statistics.median(times["bare-grpc"])
-    for name in ("grpc-tcp", "grpc-unix", *go):
-        print(f"{name}: the daemon adds {(statistics.median(times[name]) - bare_med) * 1e3:.2f} ms beyond bare grpcio")
-    print(f"the daemon's own code without gRPC adds {(statistics.median(times['daemon-code']) - base) * 1e3:.2f} ms "
-          "to the in-process proof")
-    print(f"an RPC doing no work over TCP (CancelProof, NOT_FOUND): median {statistics.median(transport) * 1e3:.2f} ms")
+    if "bare-grpc" in times:
+        bare_med = statistics.median(times["bare-grpc"])
+        for name in (w for w in times if w.startswith(("grpc-", "go-"))):
+            print(f"{name}: the daemon adds {(statistics.median(times[name]) - bare_med) * 1e3:.2f} ms beyond bare grpcio")
+    if "daemon-code" in times:
+        print(f"the daemon's own code without gRPC adds {(statistics.median(times['daemon-code']) - base) * 1e3:.2f} ms "
+              "to the in-process proof")
+    if transport:
+        print(f"an RPC doing no work over TCP (CancelProof, NOT_FOUND): median {statistics.median(transport) * 1e3:.2f} ms")
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     return 0
 

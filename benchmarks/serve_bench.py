@@ -17,9 +17,8 @@ another process, written as Curio's is, sees.
     .venv/bin/python benchmarks/serve_bench.py --proofs 300
     .venv/bin/python benchmarks/serve_bench.py --proofs 800 --ways go-tcp,go-unix   # fewer ways
 
-With fewer ways alternated the host's cores sit idle longer between calls, and on a virtual
-machine every way, the in-process proof included, then runs slower: ``--ways`` shows how much
-the figure moves with that.
+``--ways`` runs only the named ways beside the in-process baseline (the no-op RPC only with
+grpc-tcp), e.g. the Go client's alone, as Curio would call the daemon.
 """
 
 from __future__ import annotations
@@ -73,7 +72,7 @@ class GoClient:
 def go_binary():
     """The Go client oracle's path, or None (printed why) where go is missing or its build fails."""
     from build_curio_client import build
-    from build_rust_oracle import OracleBuildError
+    from oracle_cache import OracleBuildError
 
     try:
         return build()

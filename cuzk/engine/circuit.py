@@ -268,7 +268,7 @@ class CircuitRoute(Route):
             if need > self.key_bytes_reserved:  # an object key whose tables or block sums were evicted
                 self.engine.make_room(self, need)
             return GpuProver(self._pk, device=self.engine.backend, precompute=self._load_tables(), bit_msm="auto",
-                             ones_blocks=self.ones_blocks if self.engine.backend == "cpu" else None)
+                             ones_blocks=self.ones_blocks)  # GpuProver builds them on the CPU backend only
         return self._make_resident(GpuProver, device)
 
     def _load_tables(self):

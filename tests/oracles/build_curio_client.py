@@ -57,9 +57,13 @@ def _protoc_version() -> str:
         return ""
 
 
+def _module_files() -> list[Path]:
+    """The Go module's own files, copied into the build folder."""
+    return [MODULE_DIR / "go.mod", MODULE_DIR / "go.sum", *sorted(MODULE_DIR.glob("*.go"))]
+
+
 def _source_files() -> list[Path]:
-    return [MODULE_DIR / "go.mod", MODULE_DIR / "go.sum", *sorted(MODULE_DIR.glob("*.go")),
-            *(PROTO_ROOT / p for p in PROTOS)]
+    return [*_module_files(), *(PROTO_ROOT / p for p in PROTOS)]
 
 
 def source_digest() -> str:
@@ -86,7 +90,7 @@ def _build_in(work: Path, go: str, out: Path) -> None:
         shutil.rmtree(work)
     (work / STUBS).mkdir(parents=True)
     (work / "bin").mkdir()
-    for f in _source_files()[:-len(PROTOS)]:
+    for f in _module_files():
         shutil.copy2(f, work / f.name)
     # -mod=readonly: the pinned go.sum is the truth; GOTOOLCHAIN=local: build with this machine's
     # go or fail saying which version go.mod needs, never fetch another toolchain

@@ -110,6 +110,16 @@ def test_get_status_as_curio_reads_it(client_binary, served):
         assert int(st["uptime_seconds"]) >= 0 and json.loads(st["engine_status_json"])["engine"]["backend"] == "cpu"
 
 
+def test_grpc_go_health_check(client_binary, served):
+    # grpc-go's own health stub, as grpc_health_probe and Kubernetes' gRPC probe ask
+    srv, addr, _, _ = served
+    for address in (addr, srv.tcp_address):
+        assert _go(client_binary, address, "health") == (0, {"health": "SERVING"})
+        assert _go(client_binary, address, "health", "cuzk.v1.ProvingEngine") == (0, {"health": "SERVING"})
+    code, out = _go(client_binary, addr, "health", "cuzk.v1.Nothing")
+    assert code == 1 and out["code"] == "NotFound" and "cuzk.v1.ProvingEngine" in out["error"]
+
+
 def test_time_circuit_answers_one_duration_per_line(client_binary, served):
     srv, addr, _, _ = served
     before = srv.daemon.engine.status()["circuits"]["cube"]["done"]

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cuzk.serve.config import LATENCY_OPTION, MAX_MESSAGE_BYTES, NO_RETRIES_OPTION
 from cuzk.serve.proto.cuzk.v1 import circuits_pb2 as cpb
@@ -75,6 +76,7 @@ class Client:
         self.timeout = timeout
         self.engine = pb_grpc.ProvingEngineStub(self._channel)
         self.circuits = cpb_grpc.CircuitProverStub(self._channel)
+        self.health_stub = health_pb2_grpc.HealthStub(self._channel)
 
     def _call(self, rpc, request, timeout):
         return rpc(request, timeout=self.timeout if timeout is None else timeout, metadata=self._metadata)
@@ -135,6 +137,19 @@ class Client:
     def list_circuits(self, *, timeout=None) -> list:
         return list(self._call(self.circuits.ListCircuits, cpb.ListCircuitsRequest(), timeout).circuits)
 
+    # -- gRPC's health service ------------------------------------------------------------------
+    def health(self, service: str = "", *, timeout=None) -> str:
+        """"SERVING" or "NOT_SERVING" (stopping); ``service``: "" (the daemon), "cuzk.v1.ProvingEngine"
+        or "cuzk.v1.CircuitProver". Needs no token."""
+        reply = self._call(self.health_stub.Check, health_pb2.HealthCheckRequest(service=service), timeout)
+        return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+
+    def watch_health(self, service: str = "", *, timeout=None):
+        """The service's status names as they change, the current one first; the stream ends when
+        the daemon stops (or after ``timeout`` s: DEADLINE_EXCEEDED). ``.cancel()`` ends it."""
+        return _StatusNames(self._call(self.health_stub.Watch, health_pb2.HealthCheckRequest(service=service),
+                                       timeout))
+
     def close(self) -> None:
         self._channel.close()
 
@@ -143,3 +158,19 @@ class Client:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class _StatusNames:
+    """A Watch stream read as status names; ``cancel()`` ends it from the client's side."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        return health_pb2.HealthCheckResponse.ServingStatus.Name(next(self._stream).status)
+
+    def cancel(self) -> None:
+        self._stream.cancel()

@@ -31,7 +31,9 @@ import grpc
 from cuzk.errors import ConfigError
 from cuzk.serve.config import LATENCY_OPTION
 from cuzk.serve.daemon import Daemon
+from cuzk.serve.health import CHECK_METHOD, Health
 from cuzk.serve.service import TokenAuth, add_services
+from cuzk.serve.systemd import notify
 
 __all__ = ["Server", "run"]
 
@@ -80,6 +82,7 @@ class Server:
     def __init__(self, cfg, *, engine=None):
         self.cfg = cfg
         self.daemon = Daemon(cfg, engine=engine)
+        self.health = Health(self.daemon.count_rpc)  #: grpc.health.v1.Health (cuzk/serve/health.py)
         self.addresses: list[str] = []
         self.status_address: str | None = None
         self._sockets: list[str] = []
@@ -107,7 +110,7 @@ class Server:
     def _make_server(self):
         cfg = self.cfg
         token = cfg.token()
-        interceptors = [TokenAuth(token, self.daemon.count_rpc)] if token else []
+        interceptors = [TokenAuth(token, self.daemon.count_rpc, open_methods=(CHECK_METHOD,))] if token else []
         n = cfg.max_message_bytes
         self._pool = ThreadPoolExecutor(max_workers=cfg.max_concurrent_rpcs, thread_name_prefix="cuzk-serve-rpc")
         server = grpc.server(
@@ -116,6 +119,7 @@ class Server:
             options=[("grpc.max_receive_message_length", n), ("grpc.max_send_message_length", n),
                      ("grpc.so_reuseport", 0), LATENCY_OPTION])
         add_services(server, self.daemon)
+        server.add_generic_rpc_handlers((self.health.handler(),))
         creds = _credentials(cfg)
         for addr in cfg.listen:
             if addr.kind == "unix":
@@ -149,6 +153,7 @@ class Server:
             if self._stopped.is_set():
                 return {}
             grace = self.cfg.shutdown_grace_s if grace_s is None else grace_s
+            self.health.stop()  # first: balancers and watchers stop sending work before the drain
             summary = self.daemon.drain(grace)
             _log.info("cuzk serve: stopping (%s)", summary)
             # in-flight replies (waiters just woken by their jobs' ends) get a moment to go out
@@ -185,6 +190,7 @@ def run(cfg, *, announce=print) -> int:
     announce(f"cuzk serve: gRPC listening on {' '.join(server.addresses)}")
     if server.status_address:
         announce(f"cuzk serve: status on {server.status_address}/status and {server.status_address}/metrics")
+    notify("READY=1", f"STATUS=gRPC on {' '.join(server.addresses)}", f"MAINPID={os.getpid()}")
     stop = threading.Event()
     signals = []
 
@@ -199,6 +205,7 @@ def run(cfg, *, announce=print) -> int:
         while not stop.wait(1.0):
             pass
     finally:
+        notify("STOPPING=1", "STATUS=stopping: queued jobs cancelled, running proofs finishing")
         summary = server.stop()
         for sig, old in signals:
             signal.signal(sig, old)

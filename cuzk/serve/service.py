@@ -164,11 +164,13 @@ class CircuitProverService(cpb_grpc.CircuitProverServicer):
 
 class TokenAuth(grpc.ServerInterceptor):
     """Refuse every call without ``authorization: Bearer <token>`` (UNAUTHENTICATED); the token is
-    compared in constant time (``hmac.compare_digest``), so its bytes cannot be guessed by timing."""
+    compared in constant time (``hmac.compare_digest``), so its bytes cannot be guessed by timing.
+    ``open_methods``: full method names that need no token (the health Check: cuzk/serve/health.py)."""
 
-    def __init__(self, token: str, on_refusal=None):
+    def __init__(self, token: str, on_refusal=None, *, open_methods=()):
         self._want = f"Bearer {token}".encode()
         self._on_refusal = on_refusal
+        self._open = frozenset(open_methods)
 
         def deny(request, context):
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token (metadata 'authorization')")
@@ -176,6 +178,8 @@ class TokenAuth(grpc.ServerInterceptor):
         self._deny = grpc.unary_unary_rpc_method_handler(deny)
 
     def intercept_service(self, continuation, handler_call_details):
+        if handler_call_details.method in self._open:
+            return continuation(handler_call_details)
         got = next((v for k, v in handler_call_details.invocation_metadata or () if k == "authorization"), "")
         got = got.encode() if isinstance(got, str) else bytes(got)
         if hmac.compare_digest(got, self._want):

@@ -31,10 +31,10 @@ from pathlib import Path
 
 __all__ = ["Mutator", "raw_garbage_call", "METHODS"]
 
-#: every RPC's full path (raw-bytes calls go to each)
+#: every unary RPC's full path (raw-bytes calls go to each; the health Watch stream has its own test)
 METHODS = [f"/cuzk.v1.ProvingEngine/{m}" for m in ("SubmitProof", "AwaitProof", "Prove", "CancelProof", "GetStatus",
                                                    "GetMetrics", "PreloadSRS", "EvictSRS")] + \
-          [f"/cuzk.v1.CircuitProver/{m}" for m in ("ProveCircuit", "ListCircuits")]
+          [f"/cuzk.v1.CircuitProver/{m}" for m in ("ProveCircuit", "ListCircuits")] + ["/grpc.health.v1.Health/Check"]
 _EDGE_INTS = [0, 1, 2, 3, 4, 5, 9, 10, 14, 15, 19, 20, 255, 2048, 4096, 8 << 20, 32 << 30, (1 << 32) - 1, 1 << 32,
               (1 << 63) - 1, (1 << 64) - 1]
 _U32 = {"partition_index"}

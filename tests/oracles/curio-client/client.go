@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"cuzk.dev/oracles/curio-client/cuzk"
 )
@@ -107,4 +108,16 @@ func (c *client) timeCircuit(ctx context.Context, req *cuzk.ProveCircuitRequest)
 		return 0, fmt.Errorf("cuzk ProveCircuit: status %v: %s", st, resp.GetResult().GetErrorMessage())
 	}
 	return took, nil
+}
+
+// health asks grpc.health.v1.Health/Check for service ("" = the server as a whole), bounded to
+// 5 s as a probe is, and returns the status name ("SERVING", "NOT_SERVING").
+func (c *client) health(ctx context.Context, service string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	resp, err := healthpb.NewHealthClient(c.conn).Check(ctx, &healthpb.HealthCheckRequest{Service: service})
+	if err != nil {
+		return "", fmt.Errorf("health Check RPC: %w", err)
+	}
+	return resp.GetStatus().String(), nil
 }

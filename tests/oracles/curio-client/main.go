@@ -3,6 +3,7 @@
 //	curio-client -addr ADDR [-max-pending N] [-prove-timeout D] prove REQUEST.json
 //	curio-client -addr ADDR [-max-pending N] status
 //	curio-client -addr ADDR time-circuit NAME INPUTS_JSON
+//	curio-client -addr ADDR health [SERVICE]
 //
 // prove reads a SubmitProofRequest in protobuf's JSON mapping and calls Prove; status calls
 // GetStatus. Each prints one JSON object on stdout: {"result": AwaitProofResponse} or
@@ -13,6 +14,10 @@
 // proves the [[circuits]] entry NAME from INPUTS_JSON through cuzk's CircuitProver.ProveCircuit
 // and prints the call's duration in nanoseconds on a line of its own, until stdin closes; a
 // failed call prints the error JSON and ends the run.
+//
+// health is gRPC's standard health check (grpc.health.v1.Health/Check through grpc-go's own
+// stub, as grpc_health_probe and Kubernetes' probe ask it), not Curio's: it prints
+// {"health": "SERVING"} or the error JSON.
 // Exit status: 0 answered, 1 the call failed (the JSON says how), 2 bad usage or input.
 package main
 
@@ -34,7 +39,7 @@ import (
 
 func usage(msg string) int {
 	fmt.Fprintln(os.Stderr, "curio-client:", msg)
-	fmt.Fprintln(os.Stderr, "usage: curio-client -addr ADDR [-max-pending N] [-prove-timeout D] (prove REQUEST.json | status | time-circuit NAME INPUTS_JSON)")
+	fmt.Fprintln(os.Stderr, "usage: curio-client -addr ADDR [-max-pending N] [-prove-timeout D] (prove REQUEST.json | status | time-circuit NAME INPUTS_JSON | health [SERVICE])")
 	return 2
 }
 
@@ -96,6 +101,12 @@ func run() int {
 			return failed(err)
 		}
 		emit(map[string]any{"status": message(st), "capacity": c.capacity(st)})
+	case cmd == "health" && flag.NArg() <= 2:
+		st, err := c.health(ctx, flag.Arg(1))
+		if err != nil {
+			return failed(err)
+		}
+		emit(map[string]any{"health": st})
 	case cmd == "time-circuit" && flag.NArg() == 3:
 		return timeCircuits(ctx, c, &cuzk.ProveCircuitRequest{Circuit: flag.Arg(1), InputsJson: flag.Arg(2)})
 	default:

@@ -1,0 +1,113 @@
+"""gRPC's standard health service (``grpc.health.v1.Health``) for ``cuzk serve``: what load
+balancers, Kubernetes' gRPC probes, ``grpc_health_probe`` and grpc clients with health checking
+ask before they send work.
+
+The service names answered are ``""`` (the daemon as a whole), ``cuzk.v1.ProvingEngine`` and
+``cuzk.v1.CircuitProver``: SERVING from start until the graceful stop begins, then NOT_SERVING
+for good (watchers are told at once, before the daemon stops taking calls); any other name:
+NOT_FOUND from Check (naming the known ones), SERVICE_UNKNOWN from Watch.
+
+The statuses and the Watch streams are grpcio-health-checking's ``HealthServicer`` (gRPC's own
+implementation of the protocol). This module adds what the daemon needs around it:
+
+* requests parsed from their raw bytes, as every other RPC here (cuzk/serve/service.py
+  ``_handlers`` says why): bad bytes are INVALID_ARGUMENT, not a call state grpc keeps;
+* Watch in grpc's non-blocking mode, so a stream holds no handler thread, and at most
+  :data:`MAX_WATCHES` streams at once: each holds one of ``[daemon] max_concurrent_rpcs``
+  until it ends, so more would let watchers crowd out proofs (RESOURCE_EXHAUSTED beyond);
+* every call counted in ``cuzk_serve_rpcs_total`` like the others.
+
+Check needs no bearer token (cuzk/serve/service.py ``TokenAuth``): Kubernetes' probe sends no
+metadata, and the answer says only up or down. Watch needs it.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import grpc
+from google.protobuf.message import DecodeError
+from grpc_health.v1 import health as _health
+from grpc_health.v1 import health_pb2
+
+__all__ = ["Health", "SERVICES", "MAX_WATCHES", "CHECK_METHOD"]
+
+SERVICES = ("", "cuzk.v1.ProvingEngine", "cuzk.v1.CircuitProver")
+MAX_WATCHES = 16
+CHECK_METHOD = "/grpc.health.v1.Health/Check"  #: the one method TokenAuth lets through without a token
+
+
+class Health:
+    """The health service of one daemon; ``count_rpc(method, code)`` counts each call."""
+
+    def __init__(self, count_rpc):
+        self._servicer = _health.HealthServicer(experimental_non_blocking=True)
+        self._count = count_rpc
+        self._lock = threading.Lock()
+        self.watches = 0  #: Watch streams open now
+        for name in SERVICES:
+            self._servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+
+    def stop(self) -> None:
+        """NOT_SERVING for every service from now on (the graceful stop's first step)."""
+        self._servicer.enter_graceful_shutdown()
+
+    def status(self, service: str = "") -> str:
+        """The status name a Check of ``service`` answers ("SERVING", "NOT_SERVING"), or "NOT_FOUND"."""
+        value = self._servicer._server_status.get(service)  # grpc_health keeps no public getter
+        return "NOT_FOUND" if value is None else health_pb2.HealthCheckResponse.ServingStatus.Name(value)
+
+    def _parse(self, raw, context, method):
+        try:
+            return health_pb2.HealthCheckRequest.FromString(raw)
+        except (DecodeError, ValueError, RecursionError) as e:
+            self._count(method, "INVALID_ARGUMENT")
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                          f"request: the bytes are not a grpc.health.v1.HealthCheckRequest message ({e})")
+
+    def _check(self, raw, context):
+        request = self._parse(raw, context, "Check")
+        if self.status(request.service) == "NOT_FOUND":  # grpc_health's own answer has no message
+            self._count("Check", "NOT_FOUND")
+            context.abort(grpc.StatusCode.NOT_FOUND, f"health: no service {request.service[:200]!r} (known: "
+                                                     f"{', '.join(repr(s) for s in SERVICES)})")
+        self._count("Check", "OK")
+        return self._servicer.Check(request, context)
+
+    def _watch(self, raw, context, send_response_callback):
+        request = self._parse(raw, context, "Watch")
+        with self._lock:
+            full = self.watches >= MAX_WATCHES
+            if not full:
+                self.watches += 1
+        if full:
+            self._count("Watch", "RESOURCE_EXHAUSTED")
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                          f"health: at most {MAX_WATCHES} Watch streams at once; use Check")
+        if not context.add_callback(self._watch_ended):
+            self._watch_ended()  # the call had already ended
+            return
+        self._count("Watch", "OK")
+        self._servicer.Watch(request, context, send_response_callback)
+
+    def _watch_ended(self) -> None:
+        with self._lock:
+            self.watches -= 1
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        """The service's method handlers, for ``server.add_generic_rpc_handlers``."""
+        watch = self._watch
+        # grpcio's sync server calls a behavior marked so with a send callback and frees its thread
+        non_blocking = _non_blocking(watch)
+        serialize = health_pb2.HealthCheckResponse.SerializeToString
+        return grpc.method_handlers_generic_handler(_health.SERVICE_NAME, {
+            "Check": grpc.unary_unary_rpc_method_handler(self._check, response_serializer=serialize),
+            "Watch": grpc.unary_stream_rpc_method_handler(non_blocking, response_serializer=serialize),
+        })
+
+
+def _non_blocking(fn):
+    def behavior(request, context, send_response_callback=None):
+        return fn(request, context, send_response_callback)
+    behavior.experimental_non_blocking = True
+    return behavior

@@ -245,7 +245,7 @@ def _imports_grpc(source: str) -> bool:
     for node in ast.walk(ast.parse(source)):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
             [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
-        if any(n.split(".")[0] in ("grpc", "grpc_health", "google") for n in names):
+        if any(n.split(".")[0] in ("grpc", "grpc_health", "grpc_reflection", "google") for n in names):
             return True
     return False
 

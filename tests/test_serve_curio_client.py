@@ -27,7 +27,8 @@ from google.protobuf import json_format  # noqa: E402
 import cuzk  # noqa: E402
 from cuzk.field import FR  # noqa: E402
 from cuzk.groth16 import Proof  # noqa: E402
-from cuzk.serve.config import parse_config  # noqa: E402
+from cuzk.serve.config import parse_config
+from cuzk.serve.reflection import SERVICE_NAMES  # noqa: E402
 from cuzk.serve.proto.cuzk.v1 import proving_pb2 as pb  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
@@ -54,7 +55,7 @@ def served(tmp_path_factory):
     sock = run / "cuzk.sock"
     params, _ = cube_keys(run)
     cfg = parse_config(config_text(folder, listen=[f"unix://{sock}", "127.0.0.1:0"], key_cache=folder / "keys",
-                                   circuits=cube_entry(params)))
+                                   circuits=cube_entry(params), extra="reflection = true"))
     with Server(cfg) as srv:
         yield srv, f"unix://{sock}", vk, run
 
@@ -118,6 +119,17 @@ def test_grpc_go_health_check(client_binary, served):
         assert _go(client_binary, address, "health", "cuzk.v1.ProvingEngine") == (0, {"health": "SERVING"})
     code, out = _go(client_binary, addr, "health", "cuzk.v1.Nothing")
     assert code == 1 and out["code"] == "NotFound" and "cuzk.v1.ProvingEngine" in out["error"]
+
+
+def test_grpc_go_server_reflection(client_binary, served):
+    # grpc-go's reflection stub, what grpcurl falls back to: every service, each one's .proto file
+    _, addr, _, _ = served
+    code, out = _go(client_binary, addr, "reflect")
+    assert code == 0, out
+    assert sorted(out["services"]) == sorted(SERVICE_NAMES)
+    assert out["files"]["cuzk.v1.ProvingEngine"] == "cuzk/v1/proving.proto"
+    assert out["files"]["cuzk.v1.CircuitProver"] == "cuzk/v1/circuits.proto"
+    assert out["files"]["grpc.health.v1.Health"] == "grpc_health/v1/health.proto"  # grpcio-health-checking's name
 
 
 def test_time_circuit_answers_one_duration_per_line(client_binary, served):

@@ -78,6 +78,7 @@ DEFAULT_TOML = """\
 [daemon]
 listen = ["127.0.0.1:9820", "unix://{runtime}/cuzk/cuzk.sock"]
 status_listen = "127.0.0.1:9821"
+reflection = true
 
 [gpus]
 device = "cpu"
@@ -222,7 +223,7 @@ SCHEMA = {
         "listen": (_listens, None), "status_listen": (_status_listen, None),
         "max_message_bytes": (parse_size, MAX_MESSAGE_BYTES), "max_concurrent_rpcs": (_int(4, 100_000), 256),
         "shutdown_grace": (parse_duration, 60.0), "request_retention": (parse_duration, 600.0),
-        "max_jobs": (_int(16, 10_000_000), 100_000),
+        "max_jobs": (_int(16, 10_000_000), 100_000), "reflection": (_bool, False),
     },
     "memory": {"total_budget": (_budget, "auto"), "safety_margin": (parse_size, None),
                "eviction_min_idle": _IGNORED, "pinned_budget": _IGNORED, "working_memory_budget": _IGNORED},
@@ -271,6 +272,7 @@ class ServeConfig:
     shutdown_grace_s: float
     request_retention_s: float
     max_jobs: int
+    reflection: bool  #: serve grpc.reflection.v1alpha (cuzk/serve/reflection.py)
     memory_budget: object  #: "auto", "unlimited" or bytes
     safety_margin: int | None
     device: str
@@ -398,7 +400,7 @@ def parse_config(text: str, *, source: str = "config") -> ServeConfig:
     return ServeConfig(
         listen=listen, status_listen=d["status_listen"], max_message_bytes=d["max_message_bytes"],
         max_concurrent_rpcs=d["max_concurrent_rpcs"], shutdown_grace_s=d["shutdown_grace"],
-        request_retention_s=d["request_retention"], max_jobs=d["max_jobs"],
+        request_retention_s=d["request_retention"], max_jobs=d["max_jobs"], reflection=d["reflection"],
         memory_budget=mem["total_budget"], safety_margin=mem["safety_margin"],
         device=g["device"], devices=g["devices"], workers_per_device=g["gpu_workers_per_device"],
         param_cache=param_cache, key_cache=srs["key_cache"], preload=srs["preload"],

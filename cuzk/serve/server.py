@@ -32,6 +32,7 @@ from cuzk.errors import ConfigError
 from cuzk.serve.config import LATENCY_OPTION
 from cuzk.serve.daemon import Daemon
 from cuzk.serve.health import CHECK_METHOD, Health
+from cuzk.serve.reflection import Reflection
 from cuzk.serve.service import TokenAuth, add_services
 from cuzk.serve.systemd import notify
 
@@ -83,6 +84,7 @@ class Server:
         self.cfg = cfg
         self.daemon = Daemon(cfg, engine=engine)
         self.health = Health(self.daemon.count_rpc)  #: grpc.health.v1.Health (cuzk/serve/health.py)
+        self.reflection = None  #: server reflection when [daemon] reflection is on
         self.addresses: list[str] = []
         self.status_address: str | None = None
         self._sockets: list[str] = []
@@ -120,6 +122,9 @@ class Server:
                      ("grpc.so_reuseport", 0), LATENCY_OPTION])
         add_services(server, self.daemon)
         server.add_generic_rpc_handlers((self.health.handler(),))
+        if cfg.reflection:
+            self.reflection = Reflection(self.daemon.count_rpc)
+            server.add_generic_rpc_handlers((self.reflection.handler(),))
         creds = _credentials(cfg)
         for addr in cfg.listen:
             if addr.kind == "unix":

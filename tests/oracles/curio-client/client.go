@@ -16,6 +16,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	reflectpb "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/descriptorpb"
 
 	"cuzk.dev/oracles/curio-client/cuzk"
 )
@@ -120,4 +123,56 @@ func (c *client) health(ctx context.Context, service string) (string, error) {
 		return "", fmt.Errorf("health Check RPC: %w", err)
 	}
 	return resp.GetStatus().String(), nil
+}
+
+// reflect lists the services through server reflection, then asks for the file defining each,
+// on one stream, bounded to 10 s; the services and each one's file name.
+func (c *client) reflect(ctx context.Context) ([]string, map[string]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	stream, err := reflectpb.NewServerReflectionClient(c.conn).ServerReflectionInfo(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reflection stream: %w", err)
+	}
+	ask := func(req *reflectpb.ServerReflectionRequest) (*reflectpb.ServerReflectionResponse, error) {
+		if err := stream.Send(req); err != nil {
+			return nil, fmt.Errorf("reflection send: %w", err)
+		}
+		resp, err := stream.Recv()
+		if err != nil {
+			return nil, fmt.Errorf("reflection RPC: %w", err)
+		}
+		if e := resp.GetErrorResponse(); e != nil {
+			return nil, fmt.Errorf("reflection: code %d: %s", e.GetErrorCode(), e.GetErrorMessage())
+		}
+		return resp, nil
+	}
+	resp, err := ask(&reflectpb.ServerReflectionRequest{
+		MessageRequest: &reflectpb.ServerReflectionRequest_ListServices{ListServices: "*"}})
+	if err != nil {
+		return nil, nil, err
+	}
+	var services []string
+	files := map[string]string{}
+	for _, s := range resp.GetListServicesResponse().GetService() {
+		services = append(services, s.GetName())
+		r, err := ask(&reflectpb.ServerReflectionRequest{
+			MessageRequest: &reflectpb.ServerReflectionRequest_FileContainingSymbol{FileContainingSymbol: s.GetName()}})
+		if err != nil {
+			return nil, nil, err
+		}
+		raw := r.GetFileDescriptorResponse().GetFileDescriptorProto()
+		if len(raw) == 0 {
+			return nil, nil, fmt.Errorf("reflection: no file for %s", s.GetName())
+		}
+		fd := &descriptorpb.FileDescriptorProto{}
+		if err := proto.Unmarshal(raw[0], fd); err != nil {
+			return nil, nil, fmt.Errorf("reflection: the file of %s: %w", s.GetName(), err)
+		}
+		files[s.GetName()] = fd.GetName()
+	}
+	if err := stream.CloseSend(); err != nil {
+		return nil, nil, fmt.Errorf("reflection close: %w", err)
+	}
+	return services, files, nil
 }

@@ -4,6 +4,7 @@
 //	curio-client -addr ADDR [-max-pending N] status
 //	curio-client -addr ADDR time-circuit NAME INPUTS_JSON
 //	curio-client -addr ADDR health [SERVICE]
+//	curio-client -addr ADDR reflect
 //
 // prove reads a SubmitProofRequest in protobuf's JSON mapping and calls Prove; status calls
 // GetStatus. Each prints one JSON object on stdout: {"result": AwaitProofResponse} or
@@ -17,7 +18,9 @@
 //
 // health is gRPC's standard health check (grpc.health.v1.Health/Check through grpc-go's own
 // stub, as grpc_health_probe and Kubernetes' probe ask it), not Curio's: it prints
-// {"health": "SERVING"} or the error JSON.
+// {"health": "SERVING"} or the error JSON. reflect asks server reflection (grpc-go's v1alpha
+// stub, what grpcurl falls back to) for the services and, for each, the .proto file that defines
+// it: {"services": [...], "files": {service: file name}}.
 // Exit status: 0 answered, 1 the call failed (the JSON says how), 2 bad usage or input.
 package main
 
@@ -39,7 +42,7 @@ import (
 
 func usage(msg string) int {
 	fmt.Fprintln(os.Stderr, "curio-client:", msg)
-	fmt.Fprintln(os.Stderr, "usage: curio-client -addr ADDR [-max-pending N] [-prove-timeout D] (prove REQUEST.json | status | time-circuit NAME INPUTS_JSON | health [SERVICE])")
+	fmt.Fprintln(os.Stderr, "usage: curio-client -addr ADDR [-max-pending N] [-prove-timeout D] (prove REQUEST.json | status | time-circuit NAME INPUTS_JSON | health [SERVICE] | reflect)")
 	return 2
 }
 
@@ -107,6 +110,12 @@ func run() int {
 			return failed(err)
 		}
 		emit(map[string]any{"health": st})
+	case cmd == "reflect" && flag.NArg() == 1:
+		services, files, err := c.reflect(ctx)
+		if err != nil {
+			return failed(err)
+		}
+		emit(map[string]any{"services": services, "files": files})
 	case cmd == "time-circuit" && flag.NArg() == 3:
 		return timeCircuits(ctx, c, &cuzk.ProveCircuitRequest{Circuit: flag.Arg(1), InputsJson: flag.Arg(2)})
 	default:

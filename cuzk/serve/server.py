@@ -23,6 +23,7 @@ import signal
 import socket
 import stat
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -30,6 +31,7 @@ import grpc
 
 from cuzk.errors import ConfigError
 from cuzk.serve.config import LATENCY_OPTION
+from cuzk.serve.credentials import server_credentials
 from cuzk.serve.daemon import Daemon
 from cuzk.serve.health import CHECK_METHOD, Health
 from cuzk.serve.reflection import Reflection
@@ -39,21 +41,6 @@ from cuzk.serve.systemd import notify
 __all__ = ["Server", "run"]
 
 _log = logging.getLogger("cuzk.serve")
-
-
-def _read(path, what: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as e:
-        raise ConfigError(f"config: [tls] {what} {path}: {e}") from None
-
-
-def _credentials(cfg):
-    if cfg.tls_cert is None:
-        return None
-    ca = _read(cfg.tls_client_ca, "client_ca") if cfg.tls_client_ca else None
-    return grpc.ssl_server_credentials([(_read(cfg.tls_key, "key"), _read(cfg.tls_cert, "cert"))],
-                                       root_certificates=ca, require_client_auth=ca is not None)
 
 
 def _prepare_socket(path: str) -> None:
@@ -85,6 +72,8 @@ class Server:
         self.daemon = Daemon(cfg, engine=engine)
         self.health = Health(self.daemon.count_rpc)  #: grpc.health.v1.Health (cuzk/serve/health.py)
         self.reflection = None  #: server reflection when [daemon] reflection is on
+        self.tls = None  #: the [tls] files (cuzk/serve/credentials.py), re-read when they change
+        self._auth = None
         self.addresses: list[str] = []
         self.status_address: str | None = None
         self._sockets: list[str] = []
@@ -112,7 +101,9 @@ class Server:
     def _make_server(self):
         cfg = self.cfg
         token = cfg.token()
-        interceptors = [TokenAuth(token, self.daemon.count_rpc, open_methods=(CHECK_METHOD,))] if token else []
+        if token:
+            self._auth = TokenAuth(token, self.daemon.count_rpc, open_methods=(CHECK_METHOD,))
+        interceptors = [self._auth] if token else []
         n = cfg.max_message_bytes
         self._pool = ThreadPoolExecutor(max_workers=cfg.max_concurrent_rpcs, thread_name_prefix="cuzk-serve-rpc")
         server = grpc.server(
@@ -125,7 +116,7 @@ class Server:
         if cfg.reflection:
             self.reflection = Reflection(self.daemon.count_rpc)
             server.add_generic_rpc_handlers((self.reflection.handler(),))
-        creds = _credentials(cfg)
+        creds, self.tls = server_credentials(cfg)
         for addr in cfg.listen:
             if addr.kind == "unix":
                 _prepare_socket(addr.path)
@@ -151,6 +142,17 @@ class Server:
     def tcp_address(self) -> str | None:
         """The first TCP address (tests and clients on loopback)."""
         return next((a for a in self.addresses if not a.startswith("unix:")), None)
+
+    def reload(self) -> str:
+        """What SIGHUP does: read ``[auth] token_file`` again and use the token in it from the next
+        call on. A file that does not give a valid token leaves the old one in use (ConfigError
+        naming the problem). Returns what was done, for the log. TLS files need no signal (see
+        cuzk/serve/credentials.py); the configuration file itself is not read again."""
+        if self._auth is None:
+            return "no [auth] token_file at start: nothing to reload (restart to add a token)"
+        token = self.cfg.token()  # ConfigError: the old token stays
+        self._auth.set_token(token)
+        return f"bearer token reloaded from {self.cfg.token_file}"
 
     def stop(self, grace_s: float | None = None) -> dict:
         """The graceful stop (see the module doc); idempotent. Returns what it did."""
@@ -190,25 +192,41 @@ class Server:
 
 
 def run(cfg, *, announce=print) -> int:
-    """Serve until SIGTERM or SIGINT, then stop gracefully; returns the exit status (0)."""
+    """Serve until SIGTERM or SIGINT, then stop gracefully; SIGHUP reloads the bearer token
+    (:meth:`Server.reload`). Returns the exit status (0)."""
     server = Server(cfg)
     announce(f"cuzk serve: gRPC listening on {' '.join(server.addresses)}")
     if server.status_address:
         announce(f"cuzk serve: status on {server.status_address}/status and {server.status_address}/metrics")
     notify("READY=1", f"STATUS=gRPC on {' '.join(server.addresses)}", f"MAINPID={os.getpid()}")
-    stop = threading.Event()
+    stop, hup, wake = threading.Event(), threading.Event(), threading.Event()
     signals = []
 
     def handler(signum, _frame):
-        announce(f"cuzk serve: {signal.Signals(signum).name}: no new work; queued jobs cancelled, running ones "
-                 f"finish (at most {cfg.shutdown_grace_s:g} s)")
-        stop.set()
+        if signum == getattr(signal, "SIGHUP", None):
+            hup.set()  # the main loop reloads: no file reads inside a signal handler
+        else:
+            announce(f"cuzk serve: {signal.Signals(signum).name}: no new work; queued jobs cancelled, running "
+                     f"ones finish (at most {cfg.shutdown_grace_s:g} s)")
+            stop.set()
+        wake.set()
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signals.append((sig, signal.signal(sig, handler)))
+    for sig in (signal.SIGTERM, signal.SIGINT, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            signals.append((sig, signal.signal(sig, handler)))
     try:
-        while not stop.wait(1.0):
-            pass
+        while not stop.is_set():
+            wake.wait(1.0)
+            wake.clear()
+            if hup.is_set():
+                hup.clear()
+                # systemd's reload handshake (Type=notify-reload needs the monotonic time beside it)
+                notify("RELOADING=1", f"MONOTONIC_USEC={time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000}")
+                try:
+                    announce(f"cuzk serve: SIGHUP: {server.reload()}")
+                except ConfigError as e:
+                    announce(f"cuzk serve: SIGHUP: kept the previous token: {e}")
+                notify("READY=1")
     finally:
         notify("STOPPING=1", "STATUS=stopping: queued jobs cancelled, running proofs finishing")
         summary = server.stop()

@@ -177,12 +177,16 @@ class TokenAuth(grpc.ServerInterceptor):
 
         self._deny = grpc.unary_unary_rpc_method_handler(deny)
 
+    def set_token(self, token: str) -> None:
+        """Use ``token`` from the next call on (a reload); calls in flight are not affected."""
+        self._want = f"Bearer {token}".encode()
+
     def intercept_service(self, continuation, handler_call_details):
         if handler_call_details.method in self._open:
             return continuation(handler_call_details)
         got = next((v for k, v in handler_call_details.invocation_metadata or () if k == "authorization"), "")
         got = got.encode() if isinstance(got, str) else bytes(got)
-        if hmac.compare_digest(got, self._want):
+        if hmac.compare_digest(got, self._want):  # one read of _want: set_token swaps it whole
             return continuation(handler_call_details)
         if self._on_refusal is not None:
             self._on_refusal(handler_call_details.method.rpartition("/")[2], "UNAUTHENTICATED")

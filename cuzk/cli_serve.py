@@ -8,14 +8,9 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 
 __all__ = ["add_serve_parser"]
-
-_LEVELS = {"trace": logging.DEBUG, "debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING,
-           "warning": logging.WARNING, "error": logging.ERROR}
-
 
 def _cmd_serve(args) -> int:
     from cuzk.serve.config import DEFAULT_TOML, default_config, load_config, parse_listen, runtime_dir
@@ -28,6 +23,7 @@ def _cmd_serve(args) -> int:
     if importlib.util.find_spec("grpc") is None:  # the extra's absence, said plainly
         print("cuzk serve: error: grpcio is not installed: pip install 'cuzk[serve]'", file=sys.stderr)
         return 1
+    from cuzk.serve.logs import configure
     from cuzk.serve.server import run
 
     cfg = load_config(args.config) if args.config else default_config()
@@ -39,8 +35,7 @@ def _cmd_serve(args) -> int:
         import attrs
 
         cfg = attrs.evolve(cfg, device=args.device)
-    logging.basicConfig(level=_LEVELS[cfg.log_level], stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure(cfg.log_level, cfg.log_format)
     return run(cfg, announce=lambda line: print(line, flush=True))
 
 

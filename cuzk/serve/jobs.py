@@ -26,6 +26,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
+from cuzk.serve.logs import job_line
 from cuzk.serve.validate import RequestError
 
 __all__ = ["Job", "JobTable", "request_digest", "outcome_of"]
@@ -190,6 +191,7 @@ class JobTable:
             self.counts[outcome] += 1
             per = self._counted.setdefault(job.kind, dict.fromkeys(self.counts, 0))
             per[outcome] += 1
+        job_line(_log, job, outcome, error)
 
     def _purge(self) -> None:
         """Forget ended jobs older than the retention, and the oldest ended ones beyond ``max_jobs``

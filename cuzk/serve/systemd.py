@@ -3,7 +3,16 @@ listener is up, so units ordered after it (Curio) start only when the daemon ans
 ``STOPPING=1`` when the graceful stop begins. systemd names the socket in ``$NOTIFY_SOCKET`` (a
 path, or ``@name`` in the abstract namespace); without it nothing is sent.
 
-    >>> notify("READY=1")   # no $NOTIFY_SOCKET here                      # doctest: +SKIP
+    >>> import os, socket, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "notify")
+    >>> systemd = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); systemd.bind(path)
+    >>> os.environ["NOTIFY_SOCKET"] = path
+    >>> notify("READY=1", "STATUS=serving")
+    True
+    >>> systemd.recv(100)
+    b'READY=1\\nSTATUS=serving'
+    >>> del os.environ["NOTIFY_SOCKET"]; systemd.close()
+    >>> notify("READY=1")   # no $NOTIFY_SOCKET: nothing is sent
     False
 """
 

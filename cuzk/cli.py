@@ -137,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     from cuzk.cli_serve import add_serve_parser  # `cuzk serve`, the proving daemon
 
     add_serve_parser(sub)
+    from cuzk.cli_client import add_client_parser  # `cuzk client status|health|...`, against a running daemon
+
+    add_client_parser(sub)
     from cuzk.cli_porep import add_porep_parser  # `cuzk porep seal|c2|verify`, Filecoin's sealing proof on files
 
     add_porep_parser(sub)

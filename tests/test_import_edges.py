@@ -48,6 +48,7 @@ ALLOWED: dict[str, set[str] | str] = {
     "cli_groth16": ANY,  # the cli's groth16 sub-commands, split off cli.py
     "cli_keys": ANY,  # `cuzk keys list|clear`, split off cli.py
     "cli_serve": ANY,  # `cuzk serve`, split off cli.py
+    "cli_client": ANY,  # `cuzk client status|health|...` against a running daemon, split off cli.py
     "cli_porep": ANY,  # `cuzk porep seal|c2|verify`, split off cli.py
     "cli_exit": set(),  # how a cli process ends (fast for groth16 prove|verify)
     "demo": ANY,

@@ -26,7 +26,9 @@ from cuzk.serve.proto.cuzk.v1 import circuits_pb2_grpc as cpb_grpc
 from cuzk.serve.proto.cuzk.v1 import proving_pb2 as pb
 from cuzk.serve.proto.cuzk.v1 import proving_pb2_grpc as pb_grpc
 
-__all__ = ["Client"]
+__all__ = ["Client", "RpcError"]
+
+RpcError = grpc.RpcError  #: what a refused call raises (``e.code()``, ``e.details()``)
 
 
 def _bytes(v):

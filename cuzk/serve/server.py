@@ -2,11 +2,15 @@
 
 :class:`Server` listens on every ``[daemon] listen`` address (TCP, with TLS when ``[tls]`` is set;
 Unix sockets created mode 0600 in a folder only the user can enter when cuzk makes it), checks
-the bearer token when ``[auth] token_file`` is set, bounds messages to ``[daemon]
-max_message_bytes`` both ways, and serves ``/status`` and ``/metrics`` over HTTP through the
-Engine's ``serve_status``. :meth:`Server.stop` is the graceful stop SIGTERM/SIGINT run: no new
-work (UNAVAILABLE), queued jobs cancelled (their waiters answered CANCELLED), running proofs given
-``[daemon] shutdown_grace`` to finish, then the Engine closed.
+the bearer token when ``[auth] token_file`` is set (:meth:`Server.reload`, on SIGHUP, reads it
+again; TLS files are re-read when they change: cuzk/serve/credentials.py), bounds messages to
+``[daemon] max_message_bytes`` both ways, answers gRPC's health protocol (cuzk/serve/health.py)
+and, with ``[daemon] reflection``, server reflection (cuzk/serve/reflection.py), and serves
+``/status`` and ``/metrics`` over HTTP through the Engine's ``serve_status``. :meth:`Server.stop`
+is the graceful stop SIGTERM/SIGINT run: health NOT_SERVING, no new work (UNAVAILABLE), queued
+jobs cancelled (their waiters answered CANCELLED), running proofs given ``[daemon]
+shutdown_grace`` to finish, then the Engine closed. :func:`run` also tells systemd READY=1 /
+STOPPING=1 (cuzk/serve/systemd.py).
 
     >>> from cuzk.serve.config import parse_config
     >>> cfg = parse_config('[daemon]\\nlisten = "127.0.0.1:0"\\n[gpus]\\ndevice = "cpu"\\n')

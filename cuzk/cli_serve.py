@@ -3,6 +3,7 @@
     cuzk serve                         # the embedded default: loopback TCP 9820, a Unix socket, CPU
     cuzk serve --config cuzk.toml      # an operator's configuration
     cuzk serve --print-default-config  # the embedded default as TOML, to start a file from
+    cuzk serve --config cuzk.toml --check-config   # what a start would refuse, without starting
 """
 
 from __future__ import annotations
@@ -35,6 +36,13 @@ def _cmd_serve(args) -> int:
         import attrs
 
         cfg = attrs.evolve(cfg, device=args.device)
+    if args.check_config:
+        from cuzk.serve.check import check_config
+
+        for line in check_config(cfg):  # ConfigError / InputError: cuzk.cli prints it, exit 1
+            print(line)
+        print(f"cuzk serve: {args.config or 'the embedded default'}: OK")
+        return 0
     configure(cfg.log_level, cfg.log_format)
     return run(cfg, announce=lambda line: print(line, flush=True))
 
@@ -46,5 +54,7 @@ def add_serve_parser(subparsers) -> argparse.ArgumentParser:
                    help="listen here instead of [daemon] listen (host:port or unix:///path; repeatable)")
     s.add_argument("--device", choices=("auto", "cpu", "cuda"), help="override [gpus] device")
     s.add_argument("--print-default-config", action="store_true", help="print the embedded configuration and exit")
+    s.add_argument("--check-config", action="store_true",
+                   help="check the configuration as a start would (token, TLS pair, circuits) and exit: 0 when OK")
     s.set_defaults(fn=_cmd_serve)
     return s

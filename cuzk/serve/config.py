@@ -3,8 +3,8 @@
 Sections mirror the Rust daemon's (Curio's extern/cuzk ``cuzk.example.toml``) where they mean the
 same — ``[daemon] listen, status_listen``, ``[memory] total_budget``, ``[gpus] devices,
 gpu_workers_per_device``, ``[srs] param_cache``, ``[synthesis]``, ``[pipeline]``,
-``[logging] level`` — plus cuzk's own: ``[auth] token_file``, ``[tls] cert, key, client_ca`` and
-``[[circuits]]``. A key the Rust daemon reads but that means nothing here (its batching, its
+``[logging] level, format`` — plus cuzk's own: ``[daemon] reflection``, ``[auth] token_file``,
+``[tls] cert, key, client_ca`` and ``[[circuits]]``. A key the Rust daemon reads but that means nothing here (its batching, its
 thread pools) is accepted and listed in :attr:`ServeConfig.ignored`, so an operator's existing
 file loads; any other key is a :class:`~cuzk.errors.ConfigError` naming it. Sizes are bytes or
 ``"64GiB"``-style text, durations seconds or ``"5m"``-style text. docs/serve.md lists every key.
@@ -15,7 +15,7 @@ file loads; any other key is a :class:`~cuzk.errors.ConfigError` naming it. Size
     >>> parse_config('[daemon]\\nlisten_on = "x"\\n')
     Traceback (most recent call last):
     ...
-    cuzk.errors.ConfigError: config: unknown key [daemon] listen_on (known: listen, max_concurrent_rpcs, max_jobs, max_message_bytes, request_retention, shutdown_grace, status_listen)
+    cuzk.errors.ConfigError: config: unknown key [daemon] listen_on (known: listen, max_concurrent_rpcs, max_jobs, max_message_bytes, reflection, request_retention, shutdown_grace, status_listen)
 """
 
 from __future__ import annotations

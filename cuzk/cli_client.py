@@ -21,6 +21,8 @@ import json
 import sys
 from pathlib import Path
 
+from cuzk.cli_keys import size_text
+
 __all__ = ["add_client_parser"]
 
 
@@ -38,14 +40,6 @@ def _client(args):
     return Client(address, token=token, tls=tls, timeout=args.timeout)
 
 
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TiB"  # pragma: no cover - the loop returns at GiB
-
-
 def _status(c, args) -> int:
     if args.json:
         print(json.dumps(c.status_json(), indent=2, sort_keys=True))
@@ -53,14 +47,14 @@ def _status(c, args) -> int:
     st = c.status()
     print(f"backend {st.backend}, up {st.uptime_seconds} s, proofs completed {st.total_proofs_completed}, "
           f"failed {st.total_proofs_failed}")
-    limit = _size(st.pinned_memory_limit_bytes) if st.pinned_memory_limit_bytes else "unlimited"
-    print(f"memory budget: {_size(st.pinned_memory_bytes)} of {limit}")
+    limit = size_text(st.pinned_memory_limit_bytes) if st.pinned_memory_limit_bytes else "unlimited"
+    print(f"memory budget: {size_text(st.pinned_memory_bytes)} of {limit}")
     for g in st.gpus:
         job = f"{g.current_job_id} ({g.current_proof_kind})" if g.current_job_id else "idle"
         print(f"device {g.ordinal} {g.name}: {job}")
     tiers = {0: "HOT", 1: "WARM", 2: "COLD"}
     for k in st.loaded_srs:
-        print(f"key {k.circuit_id}: {tiers.get(k.tier, k.tier)}, {_size(k.size_bytes)}, {k.ref_count} queued or running")
+        print(f"key {k.circuit_id}: {tiers.get(k.tier, k.tier)}, {size_text(k.size_bytes)}, {k.ref_count} queued or running")
     for q in st.queues:
         print(f"queue {q.proof_kind}: {q.pending} pending, {q.in_progress} in progress")
     return 0
@@ -101,7 +95,7 @@ def _preload(c, args) -> int:
 
 def _evict(c, args) -> int:
     r = c.evict(args.id)
-    print(f"freed {_size(r.freed_bytes)}" if r.was_loaded else "was not loaded")
+    print(f"freed {size_text(r.freed_bytes)}" if r.was_loaded else "was not loaded")
     return 0
 
 

@@ -35,7 +35,8 @@ def _cache(args):
     return KeyCache(args.dir)
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
+    """Bytes as a person reads them: 512 B, 1.5 KiB, 3.2 GiB (also ``cuzk client``'s)."""
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -47,9 +48,9 @@ def _cap_line(cache, used: int) -> str:
     from cuzk.engine.keycache_cap import ENV
 
     if cache.max_bytes is None:
-        return f"cap: unlimited (${ENV}); in use: {_size(used)}"
+        return f"cap: unlimited (${ENV}); in use: {size_text(used)}"
     origin = f"${ENV}" if os.environ.get(ENV, "").strip() else "default: half the filesystem"
-    return (f"cap: {_size(cache.max_bytes)} ({origin}); in use: {_size(used)} "
+    return (f"cap: {size_text(cache.max_bytes)} ({origin}); in use: {size_text(used)} "
             f"({100 * used / max(cache.max_bytes, 1):.1f}% of the cap)")
 
 
@@ -64,9 +65,9 @@ def _cmd_list(args) -> int:
     for e in reversed(entries):  # most recent first on screen
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.last_use))
         what = e.source if e.error is None else f"DAMAGED (rebuilt on next load): {e.error}"
-        print(f"{when:<19}  {_size(e.bytes):>10}  {e.kind or '?':<6}  {what}")
+        print(f"{when:<19}  {size_text(e.bytes):>10}  {e.kind or '?':<6}  {what}")
     used = sum(e.bytes for e in entries)
-    print(f"{len(entries)} entries, {_size(used)} in {cache.directory}")
+    print(f"{len(entries)} entries, {size_text(used)} in {cache.directory}")
     print(_cap_line(cache, used))
     return 0
 
@@ -74,7 +75,7 @@ def _cmd_list(args) -> int:
 def _cmd_clear(args) -> int:
     cache = _cache(args)
     files, nbytes = cache.clear()
-    print(f"removed {files} files ({_size(nbytes)}) from {cache.directory}")
+    print(f"removed {files} files ({size_text(nbytes)}) from {cache.directory}")
     return 0
 
 
@@ -95,9 +96,9 @@ def _cmd_prune(args) -> int:
     cache = _cache(args)
     removed = cache.prune(args.max_size)
     for e in removed:
-        print(f"removed {e.path} ({_size(e.bytes)}{', damaged' if e.error else ''})")
+        print(f"removed {e.path} ({size_text(e.bytes)}{', damaged' if e.error else ''})")
     left = sum(e.bytes for e in cache.entries())
-    print(f"removed {len(removed)} entries; {_size(left)} left in {cache.directory}")
+    print(f"removed {len(removed)} entries; {size_text(left)} left in {cache.directory}")
     print(_cap_line(cache, left))
     return 0
 
@@ -112,7 +113,7 @@ def _cmd_load(args) -> int:
         print(file=sys.stderr)
     how = "hit" if info.hit else "filled (checked read)"
     print(f"{how}: {info.source} -> {info.path or 'not cached: ' + str(info.note)} "
-          f"({_size(info.bytes)}, {info.seconds:.3f} s, source {info.source_check}, data {info.data_check})")
+          f"({size_text(info.bytes)}, {info.seconds:.3f} s, source {info.source_check}, data {info.data_check})")
     return 0
 
 

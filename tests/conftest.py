@@ -1,5 +1,6 @@
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # Deterministic property tests (no unseeded randomness in CI); no per-example deadline because
@@ -19,3 +20,14 @@ if "CUZK_CACHE_DIR" not in os.environ or os.environ.get("CI"):
     import tempfile
 
     os.environ["CUZK_CACHE_DIR"] = tempfile.mkdtemp(prefix="cuzk-test-cache-")
+
+
+@pytest.fixture(scope="module")
+def cube(tmp_path_factory):
+    """``(folder, params)``: a folder holding the Cube circuit's bellperson keys, for the daemon
+    tests that serve it as a ``[[circuits]]`` entry (one per test module)."""
+    from serve_support import cube_keys
+
+    folder = tmp_path_factory.mktemp("cube")
+    params, _ = cube_keys(folder)
+    return folder, params

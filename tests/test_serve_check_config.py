@@ -13,15 +13,9 @@ pytest.importorskip("grpc")
 
 from cuzk.cli import main  # noqa: E402
 
-from serve_support import config_text, cube_entry, cube_keys  # noqa: E402
+from serve_support import config_text, cube_entry  # noqa: E402
 from test_serve_security import make_cert  # noqa: E402
 
-
-@pytest.fixture(scope="module")
-def cube(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("check")
-    params, _ = cube_keys(folder)
-    return folder, params
 
 
 def _check(tmp_path, capsys, text):

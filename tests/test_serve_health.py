@@ -20,16 +20,10 @@ from cuzk.serve.config import parse_config  # noqa: E402
 from cuzk.serve.health import MAX_WATCHES, SERVICES  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
-from serve_support import config_text, cube_entry, cube_keys  # noqa: E402
+from serve_support import config_text, cube_entry  # noqa: E402
 
 TOKEN = "health-token-0123456789abcdef"
 
-
-@pytest.fixture(scope="module")
-def cube(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("health")
-    params, _ = cube_keys(folder)
-    return folder, params
 
 
 def _code(call):

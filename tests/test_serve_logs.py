@@ -17,14 +17,8 @@ from cuzk.serve.config import parse_config  # noqa: E402
 from cuzk.serve.logs import configure  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
-from serve_support import DaemonProcess, config_text, cube_entry, cube_keys  # noqa: E402
+from serve_support import DaemonProcess, config_text, cube_entry  # noqa: E402
 
-
-@pytest.fixture(scope="module")
-def cube(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("logs")
-    params, _ = cube_keys(folder)
-    return folder, params
 
 
 @pytest.fixture

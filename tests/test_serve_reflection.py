@@ -23,16 +23,10 @@ from cuzk.serve.config import default_config, parse_config  # noqa: E402
 from cuzk.serve.reflection import MAX_STREAMS, SERVICE_NAMES  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
-from serve_support import config_text, cube_entry, cube_keys  # noqa: E402
+from serve_support import config_text, cube_entry  # noqa: E402
 
 TOKEN = "reflect-token-0123456789abcdef"
 
-
-@pytest.fixture(scope="module")
-def cube(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("reflect")
-    params, _ = cube_keys(folder)
-    return folder, params
 
 
 def _config(folder, params, extra="reflection = true", tail=""):

@@ -19,17 +19,11 @@ from cuzk.serve import Client  # noqa: E402
 from cuzk.serve.config import parse_config  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
-from serve_support import DaemonProcess, config_text, cube_entry, cube_keys  # noqa: E402
+from serve_support import DaemonProcess, config_text, cube_entry  # noqa: E402
 from test_serve_security import make_cert  # noqa: E402
 
 OLD, NEW = "old-token-0123456789abcdef", "new-token-0123456789abcdef"
 
-
-@pytest.fixture(scope="module")
-def cube(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("reload")
-    params, _ = cube_keys(folder)
-    return folder, params
 
 
 def _status_ok(address, **kw) -> bool:

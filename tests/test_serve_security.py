@@ -19,16 +19,10 @@ from cuzk.serve.config import parse_config  # noqa: E402
 from cuzk.serve.proto.cuzk.v1 import proving_pb2 as pb  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
-from serve_support import config_text, cube_entry, cube_keys  # noqa: E402
+from serve_support import config_text, cube_entry  # noqa: E402
 
 TOKEN = "s3cret-token-0123456789abcdef"
 
-
-@pytest.fixture(scope="module")
-def cube(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("sec")
-    params, _ = cube_keys(folder)
-    return folder, params
 
 
 def _openssl_cert(folder: Path, name: str, ca: tuple | None):

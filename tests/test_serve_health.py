@@ -17,7 +17,7 @@ pytest.importorskip("grpc_health")
 
 from cuzk.serve import Client  # noqa: E402
 from cuzk.serve.config import parse_config  # noqa: E402
-from cuzk.serve.health import MAX_WATCHES, SERVICES  # noqa: E402
+from cuzk.serve.health import MAX_STREAMS, SERVICES, stream_bound  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
 from serve_support import config_text, cube_entry  # noqa: E402
@@ -101,11 +101,11 @@ def test_watch_streams_are_bounded_and_give_their_place_back(cube):
     folder, params = cube
     with Server(parse_config(config_text(folder, circuits=cube_entry(params)))) as srv, \
             Client(srv.tcp_address, timeout=60) as c:
-        streams = [c.watch_health(timeout=60) for _ in range(MAX_WATCHES)]
+        streams = [c.watch_health(timeout=60) for _ in range(MAX_STREAMS)]
         for s in streams:
             assert next(iter(s)) == "SERVING"
         code, details = _code(lambda: next(iter(c.watch_health(timeout=30))))
-        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and f"at most {MAX_WATCHES}" in details
+        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and f"at most {MAX_STREAMS}" in details
         # the streams hold no handler thread: calls go on as usual
         assert c.prove_circuit("cube", {"x": 3, "out": 35}).result.status == 1
         assert c.health() == "SERVING"
@@ -158,3 +158,18 @@ def test_systemd_is_told_ready_and_stopping(cube, tmp_path):
     finally:
         daemon.kill()
         notify.close()
+
+
+def test_a_small_daemon_keeps_most_of_its_calls_for_proofs(cube):
+    assert [stream_bound(n) for n in (4, 8, 16, 64, 128, 256, 100_000)] == [1, 1, 2, 8, 16, 16, 16]
+    folder, params = cube
+    with Server(parse_config(config_text(folder, circuits=cube_entry(params), extra="max_concurrent_rpcs = 8\n"
+                                         "reflection = true"))) as srv, Client(srv.tcp_address, timeout=60) as c:
+        assert srv.health.max_watches == 1 and srv.reflection.max_streams == 1
+        held = c.watch_health(timeout=60)
+        assert next(iter(held)) == "SERVING"
+        with pytest.raises(grpc.RpcError) as e:
+            next(iter(c.watch_health(timeout=30)))
+        assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "at most 1 Watch" in e.value.details()
+        assert c.prove_circuit("cube", {"x": 3, "out": 35}).result.status == 1
+        held.cancel()

@@ -13,7 +13,7 @@ implementation of the protocol). This module adds what the daemon needs around i
 * requests parsed from their raw bytes, as every other RPC here (cuzk/serve/service.py
   ``_handlers`` says why): bad bytes are INVALID_ARGUMENT, not a call state grpc keeps;
 * Watch in grpc's non-blocking mode, so a stream holds no handler thread, and at most
-  :data:`MAX_WATCHES` streams at once: each holds one of ``[daemon] max_concurrent_rpcs``
+  :func:`stream_bound` streams at once: each holds one of ``[daemon] max_concurrent_rpcs``
   until it ends, so more would let watchers crowd out proofs (RESOURCE_EXHAUSTED beyond);
 * every call counted in ``cuzk_serve_rpcs_total`` like the others.
 
@@ -30,18 +30,27 @@ from google.protobuf.message import DecodeError
 from grpc_health.v1 import health as _health
 from grpc_health.v1 import health_pb2
 
-__all__ = ["Health", "SERVICES", "MAX_WATCHES", "CHECK_METHOD"]
+__all__ = ["Health", "SERVICES", "MAX_STREAMS", "CHECK_METHOD", "stream_bound"]
 
 SERVICES = ("", "cuzk.v1.ProvingEngine", "cuzk.v1.CircuitProver")
-MAX_WATCHES = 16
+MAX_STREAMS = 16  #: the most health Watch streams, and the most reflection streams, at once
+
+
+def stream_bound(max_concurrent_rpcs: int) -> int:
+    """How many long-lived streams of one kind (health Watch, reflection) may be open at once: 16,
+    or an eighth of the daemon's concurrent calls when that is less (at least 1), so the two
+    kinds together hold at most a quarter of the calls proofs need."""
+    return max(1, min(MAX_STREAMS, max_concurrent_rpcs // 8))
 CHECK_METHOD = "/grpc.health.v1.Health/Check"  #: the one method TokenAuth lets through without a token
 
 
 class Health:
-    """The health service of one daemon; ``count_rpc(method, code)`` counts each call."""
+    """The health service of one daemon; ``count_rpc(method, code)`` counts each call;
+    ``max_watches``: :func:`stream_bound` of the daemon's concurrent calls."""
 
-    def __init__(self, count_rpc):
+    def __init__(self, count_rpc, max_watches: int = MAX_STREAMS):
         self._servicer = _health.HealthServicer(experimental_non_blocking=True)
+        self.max_watches = max_watches
         self._count = count_rpc
         self._lock = threading.Lock()
         self.watches = 0  #: Watch streams open now
@@ -77,13 +86,13 @@ class Health:
     def _watch(self, raw, context, send_response_callback):
         request = self._parse(raw, context, "Watch")
         with self._lock:
-            full = self.watches >= MAX_WATCHES
+            full = self.watches >= self.max_watches
             if not full:
                 self.watches += 1
         if full:
             self._count("Watch", "RESOURCE_EXHAUSTED")
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                          f"health: at most {MAX_WATCHES} Watch streams at once; use Check")
+                          f"health: at most {self.max_watches} Watch streams at once; use Check")
         if not context.add_callback(self._watch_ended):
             self._watch_ended()  # the call had already ended
             return

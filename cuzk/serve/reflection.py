@@ -5,8 +5,8 @@ clients then list the daemon's services and call them without the ``.proto`` fil
 The descriptors are grpcio-reflection's ``ReflectionServicer`` reading protobuf's default pool,
 where the committed stubs (cuzk/serve/proto/cuzk/v1) and grpc_health register themselves. Around
 it, as for the health Watch (cuzk/serve/health.py): requests parsed from raw bytes (bad bytes end
-the stream INVALID_ARGUMENT), at most :data:`MAX_STREAMS` streams at once (each holds a handler
-thread until the client closes it; RESOURCE_EXHAUSTED beyond), each stream counted in
+the stream INVALID_ARGUMENT), at most cuzk/serve/health.py's ``stream_bound`` streams at once
+(each holds a handler thread until the client closes it; RESOURCE_EXHAUSTED beyond), each stream counted in
 ``cuzk_serve_rpcs_total``. The bearer token, when set, is needed as for any call.
 """
 
@@ -19,9 +19,10 @@ from google.protobuf.message import DecodeError
 from grpc_reflection.v1alpha import reflection as _reflection
 from grpc_reflection.v1alpha import reflection_pb2
 
-__all__ = ["Reflection", "MAX_STREAMS", "SERVICE_NAMES"]
+from cuzk.serve.health import MAX_STREAMS
 
-MAX_STREAMS = 16
+__all__ = ["Reflection", "SERVICE_NAMES"]
+
 #: what ``list_services`` answers: every service the daemon serves
 SERVICE_NAMES = ("cuzk.v1.ProvingEngine", "cuzk.v1.CircuitProver", "grpc.health.v1.Health", _reflection.SERVICE_NAME)
 _METHOD = "ServerReflectionInfo"
@@ -30,20 +31,21 @@ _METHOD = "ServerReflectionInfo"
 class Reflection:
     """The reflection service of one daemon; ``count_rpc(method, code)`` counts each stream."""
 
-    def __init__(self, count_rpc):
+    def __init__(self, count_rpc, max_streams: int = MAX_STREAMS):
         self._servicer = _reflection.ReflectionServicer(SERVICE_NAMES)
+        self.max_streams = max_streams
         self._count = count_rpc
         self._lock = threading.Lock()
         self.streams = 0  #: streams open now
 
     def _info(self, raw_requests, context):
         with self._lock:
-            full = self.streams >= MAX_STREAMS
+            full = self.streams >= self.max_streams
             if not full:
                 self.streams += 1
         if full:
             self._count(_METHOD, "RESOURCE_EXHAUSTED")
-            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, f"reflection: at most {MAX_STREAMS} streams at once")
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, f"reflection: at most {self.max_streams} streams at once")
         if not context.add_callback(self._ended):
             self._ended()  # the call had already ended
             return

@@ -37,7 +37,7 @@ from cuzk.errors import ConfigError
 from cuzk.serve.config import LATENCY_OPTION
 from cuzk.serve.credentials import server_credentials
 from cuzk.serve.daemon import Daemon
-from cuzk.serve.health import CHECK_METHOD, Health
+from cuzk.serve.health import CHECK_METHOD, Health, stream_bound
 from cuzk.serve.reflection import Reflection
 from cuzk.serve.service import TokenAuth, add_services
 from cuzk.serve.systemd import notify
@@ -74,7 +74,8 @@ class Server:
     def __init__(self, cfg, *, engine=None):
         self.cfg = cfg
         self.daemon = Daemon(cfg, engine=engine)
-        self.health = Health(self.daemon.count_rpc)  #: grpc.health.v1.Health (cuzk/serve/health.py)
+        #: grpc.health.v1.Health (cuzk/serve/health.py)
+        self.health = Health(self.daemon.count_rpc, stream_bound(cfg.max_concurrent_rpcs))
         self.reflection = None  #: server reflection when [daemon] reflection is on
         self.tls = None  #: the [tls] files (cuzk/serve/credentials.py), re-read when they change
         self._auth = None
@@ -118,7 +119,7 @@ class Server:
         add_services(server, self.daemon)
         server.add_generic_rpc_handlers((self.health.handler(),))
         if cfg.reflection:
-            self.reflection = Reflection(self.daemon.count_rpc)
+            self.reflection = Reflection(self.daemon.count_rpc, stream_bound(cfg.max_concurrent_rpcs))
             server.add_generic_rpc_handlers((self.reflection.handler(),))
         creds, self.tls = server_credentials(cfg)
         for addr in cfg.listen:

@@ -62,6 +62,7 @@ def test_check_and_watch_follow_the_graceful_stop(cube):
             watch = _reader(c.watch_health("", timeout=60))
             assert watch.get(timeout=30) == "SERVING"
             assert srv.health.watches == 2
+            assert 'cuzk_serve_streams{kind="health_watch"} 2' in c.metrics()
             # a proof still works beside the open streams
             assert c.prove_circuit("cube", {"x": 3, "out": 35}).result.status == 1
             srv.stop(grace_s=5)

@@ -71,6 +71,10 @@ def test_tls_files_renewed_in_place(cube, tmp_path, caplog):
         assert len(refusals) == 2 and "matching pair" in refusals[0]  # once per change, not per handshake
         _install(first, cert, key)  # a good pair again: taken at the next handshake
         assert _status_ok(addr, **trusts1) and srv.tls.reloads == 2
+        with Client(addr, timeout=15, **trusts1) as c:  # what to alert on: refused changes
+            text = c.metrics()
+        assert 'cuzk_serve_secret_reloads_total{result="taken",secret="tls"} 2' in text
+        assert 'cuzk_serve_secret_reloads_total{result="refused",secret="tls"} 2' in text
 
 
 def test_a_wrong_pair_at_start_is_a_config_error(cube, tmp_path):
@@ -96,6 +100,10 @@ def test_reload_swaps_the_token(cube):
         with pytest.raises(ConfigError, match="at least 16 characters"):
             srv.reload()
         assert _status_ok(srv.tcp_address, token=NEW)
+        with Client(srv.tcp_address, token=NEW, timeout=15) as c:
+            text = c.metrics()
+        assert 'cuzk_serve_secret_reloads_total{result="taken",secret="token"} 1' in text
+        assert 'cuzk_serve_secret_reloads_total{result="refused",secret="token"} 1' in text
     with Server(parse_config(config_text(folder, circuits=cube_entry(params)))) as srv:
         assert "nothing to reload" in srv.reload()
 

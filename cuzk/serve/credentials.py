@@ -57,6 +57,7 @@ class TlsFiles:
             self.paths["client_ca"] = Path(client_ca)
         self._lock = threading.Lock()
         self.reloads = 0  #: certificate changes taken into use since start
+        self.refusals = 0  #: changes of the files not taken (half-written, mismatched, unreadable)
         self._data = self._read_all()
         self.config = self._load(self._data)
         self._refused = None  # the bytes that failed, logged once
@@ -95,6 +96,7 @@ class TlsFiles:
 
     def _refuse(self, what, error) -> None:
         if what != self._refused:  # once per change, not once per handshake
+            self.refusals += 1
             _log.error("TLS files changed but are not usable; keeping the previous certificate: %s", error)
         self._refused = what
         return None

@@ -87,6 +87,7 @@ class Daemon:
         self.started = time.time()
         self.draining = False
         self.rpc_counts: dict = {}
+        self.metric_sources: list = []  #: callables adding series to serve_metrics' text (the Server's)
         self._lock = threading.Lock()
         self._circuit_locks: dict[str, threading.Lock] = {}
         self.registered: dict[str, dict] = {}  # name -> {"source", "key", "priority", "synth"}

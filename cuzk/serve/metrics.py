@@ -45,7 +45,8 @@ def process_metrics(out: MetricsText, started: float) -> None:
 
 def serve_metrics(daemon) -> str:
     """``cuzk_serve_*`` series (jobs by kind and outcome, live jobs, RPCs by method and code,
-    uptime) and the process series."""
+    uptime, and what ``daemon.metric_sources`` add: the server's reloads and streams) and the
+    process series."""
     out = MetricsText(prefix="cuzk_serve_")
     out.gauge("uptime_seconds", "Seconds since the daemon started.", time.time() - daemon.started)
     out.gauge("draining", "1 while the daemon is shutting down (no new work).", int(daemon.draining))
@@ -61,6 +62,8 @@ def serve_metrics(daemon) -> str:
         out.gauge("jobs_live", "Jobs queued or running now, per proof kind.", n, labels={"kind": kind, "state": state})
     for (method, code), n in sorted(dict(daemon.rpc_counts).items()):
         out.counter("rpcs", "RPCs answered, per method and status code.", n, labels={"method": method, "code": code})
+    for source in daemon.metric_sources:
+        source(out)
     proc = MetricsText(prefix="")
     process_metrics(proc, daemon.started)
     return out.render() + proc.render()

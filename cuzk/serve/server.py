@@ -79,6 +79,8 @@ class Server:
         self.reflection = None  #: server reflection when [daemon] reflection is on
         self.tls = None  #: the [tls] files (cuzk/serve/credentials.py), re-read when they change
         self._auth = None
+        self.token_reloads = {"taken": 0, "refused": 0}  #: SIGHUP reloads of the bearer token
+        self.daemon.metric_sources.append(self._metrics)
         self.addresses: list[str] = []
         self.status_address: str | None = None
         self._sockets: list[str] = []
@@ -155,9 +157,29 @@ class Server:
         cuzk/serve/credentials.py); the configuration file itself is not read again."""
         if self._auth is None:
             return "no [auth] token_file at start: nothing to reload (restart to add a token)"
-        token = self.cfg.token()  # ConfigError: the old token stays
+        try:
+            token = self.cfg.token()
+        except ConfigError:  # the old token stays
+            self.token_reloads["refused"] += 1
+            raise
         self._auth.set_token(token)
+        self.token_reloads["taken"] += 1
         return f"bearer token reloaded from {self.cfg.token_file}"
+
+    def _metrics(self, out) -> None:
+        """The server's series in ``cuzk_serve_*``: secrets re-read (a refused TLS change is what
+        to alert on: the old certificate is still in use and will expire) and long-lived streams."""
+        reloads = {("token", k): v for k, v in self.token_reloads.items()} if self._auth is not None else {}
+        if self.tls is not None:
+            reloads.update({("tls", "taken"): self.tls.reloads, ("tls", "refused"): self.tls.refusals})
+        for (secret, result), n in sorted(reloads.items()):
+            out.counter("secret_reloads", "Secrets re-read without a restart, per secret and result.", n,
+                        labels={"secret": secret, "result": result})
+        streams = {"health_watch": self.health.watches}
+        if self.reflection is not None:
+            streams["reflection"] = self.reflection.streams
+        for kind, n in streams.items():
+            out.gauge("streams", "Long-lived streams open now, per kind.", n, labels={"kind": kind})
 
     def stop(self, grace_s: float | None = None) -> dict:
         """The graceful stop (see the module doc); idempotent. Returns what it did."""

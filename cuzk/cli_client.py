@@ -52,9 +52,9 @@ def _status(c, args) -> int:
     for g in st.gpus:
         job = f"{g.current_job_id} ({g.current_proof_kind})" if g.current_job_id else "idle"
         print(f"device {g.ordinal} {g.name}: {job}")
-    tiers = {0: "HOT", 1: "WARM", 2: "COLD"}
     for k in st.loaded_srs:
-        print(f"key {k.circuit_id}: {tiers.get(k.tier, k.tier)}, {size_text(k.size_bytes)}, {k.ref_count} queued or running")
+        tier = type(k).Tier.Name(k.tier)
+        print(f"key {k.circuit_id}: {tier}, {size_text(k.size_bytes)}, {k.ref_count} queued or running")
     for q in st.queues:
         print(f"queue {q.proof_kind}: {q.pending} pending, {q.in_progress} in progress")
     return 0
@@ -71,7 +71,7 @@ def _prove_circuit(c, args) -> int:
     if args.inputs is not None:
         inputs = Path(args.inputs[1:]).read_text(encoding="utf-8") if args.inputs.startswith("@") else args.inputs
     r = c.prove_circuit(args.circuit, inputs, wtns=args.wtns, request_id=args.request_id or "")
-    status = {1: "COMPLETED", 2: "FAILED", 3: "CANCELLED", 4: "TIMEOUT"}.get(r.result.status, str(r.result.status))
+    status = type(r.result).Status.Name(r.result.status)
     if status != "COMPLETED":
         print(f"job {r.result.job_id}: {status}: {r.result.error_message}", file=sys.stderr)
         return 1

@@ -13,6 +13,7 @@ import sys
 
 __all__ = ["add_serve_parser"]
 
+
 def _cmd_serve(args) -> int:
     from cuzk.serve.config import DEFAULT_TOML, default_config, load_config, parse_listen, runtime_dir
 

@@ -26,13 +26,15 @@ from __future__ import annotations
 import threading
 
 import grpc
-from google.protobuf.message import DecodeError
 from grpc_health.v1 import health as _health
 from grpc_health.v1 import health_pb2
 
-__all__ = ["Health", "SERVICES", "MAX_STREAMS", "CHECK_METHOD", "stream_bound"]
+from cuzk.serve.service import parse_request
+
+__all__ = ["Health", "SERVICES", "MAX_STREAMS", "CHECK_METHOD", "StreamSlots", "stream_bound"]
 
 SERVICES = ("", "cuzk.v1.ProvingEngine", "cuzk.v1.CircuitProver")
+CHECK_METHOD = "/grpc.health.v1.Health/Check"  #: the one method TokenAuth lets through without a token
 MAX_STREAMS = 16  #: the most health Watch streams, and the most reflection streams, at once
 
 
@@ -41,7 +43,37 @@ def stream_bound(max_concurrent_rpcs: int) -> int:
     or an eighth of the daemon's concurrent calls when that is less (at least 1), so the two
     kinds together hold at most a quarter of the calls proofs need."""
     return max(1, min(MAX_STREAMS, max_concurrent_rpcs // 8))
-CHECK_METHOD = "/grpc.health.v1.Health/Check"  #: the one method TokenAuth lets through without a token
+
+
+class StreamSlots:
+    """At most ``bound`` long-lived streams of one kind open at once (health Watch, reflection);
+    a slot is given back when its call ends, however it ends."""
+
+    def __init__(self, bound: int, count_rpc, method: str, refusal: str):
+        self.bound = bound
+        self.open = 0  #: streams open now
+        self._count, self._method, self._refusal = count_rpc, method, refusal
+        self._lock = threading.Lock()
+
+    def take(self, context) -> bool:
+        """Hold a slot until the call ends; aborts RESOURCE_EXHAUSTED when all are held. False when
+        the call had already ended (nothing held, nothing to answer)."""
+        with self._lock:
+            full = self.open >= self.bound
+            if not full:
+                self.open += 1
+        if full:
+            self._count(self._method, "RESOURCE_EXHAUSTED")
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, self._refusal.format(bound=self.bound))
+        if not context.add_callback(self._give_back):
+            self._give_back()
+            return False
+        self._count(self._method, "OK")
+        return True
+
+    def _give_back(self) -> None:
+        with self._lock:
+            self.open -= 1
 
 
 class Health:
@@ -50,12 +82,20 @@ class Health:
 
     def __init__(self, count_rpc, max_watches: int = MAX_STREAMS):
         self._servicer = _health.HealthServicer(experimental_non_blocking=True)
-        self.max_watches = max_watches
         self._count = count_rpc
-        self._lock = threading.Lock()
-        self.watches = 0  #: Watch streams open now
+        self._watches = StreamSlots(max_watches, count_rpc, "Watch",
+                                    "health: at most {bound} Watch streams at once; use Check")
         for name in SERVICES:
             self._servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+
+    @property
+    def watches(self) -> int:
+        """Watch streams open now."""
+        return self._watches.open
+
+    @property
+    def max_watches(self) -> int:
+        return self._watches.bound
 
     def stop(self) -> None:
         """NOT_SERVING for every service from now on (the graceful stop's first step)."""
@@ -66,16 +106,8 @@ class Health:
         value = self._servicer._server_status.get(service)  # grpc_health keeps no public getter
         return "NOT_FOUND" if value is None else health_pb2.HealthCheckResponse.ServingStatus.Name(value)
 
-    def _parse(self, raw, context, method):
-        try:
-            return health_pb2.HealthCheckRequest.FromString(raw)
-        except (DecodeError, ValueError, RecursionError) as e:
-            self._count(method, "INVALID_ARGUMENT")
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"request: the bytes are not a grpc.health.v1.HealthCheckRequest message ({e})")
-
     def _check(self, raw, context):
-        request = self._parse(raw, context, "Check")
+        request = parse_request(health_pb2.HealthCheckRequest, raw, context, self._count, "Check")
         if self.status(request.service) == "NOT_FOUND":  # grpc_health's own answer has no message
             self._count("Check", "NOT_FOUND")
             context.abort(grpc.StatusCode.NOT_FOUND, f"health: no service {request.service[:200]!r} (known: "
@@ -83,40 +115,18 @@ class Health:
         self._count("Check", "OK")
         return self._servicer.Check(request, context)
 
-    def _watch(self, raw, context, send_response_callback):
-        request = self._parse(raw, context, "Watch")
-        with self._lock:
-            full = self.watches >= self.max_watches
-            if not full:
-                self.watches += 1
-        if full:
-            self._count("Watch", "RESOURCE_EXHAUSTED")
-            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                          f"health: at most {self.max_watches} Watch streams at once; use Check")
-        if not context.add_callback(self._watch_ended):
-            self._watch_ended()  # the call had already ended
-            return
-        self._count("Watch", "OK")
-        self._servicer.Watch(request, context, send_response_callback)
+    def _watch(self, raw, context, send_response_callback=None):
+        request = parse_request(health_pb2.HealthCheckRequest, raw, context, self._count, "Watch")
+        if self._watches.take(context):
+            self._servicer.Watch(request, context, send_response_callback)
 
-    def _watch_ended(self) -> None:
-        with self._lock:
-            self.watches -= 1
+    # grpcio's sync server calls a behavior marked so with a send callback and frees its thread
+    _watch.experimental_non_blocking = True
 
     def handler(self) -> grpc.GenericRpcHandler:
         """The service's method handlers, for ``server.add_generic_rpc_handlers``."""
-        watch = self._watch
-        # grpcio's sync server calls a behavior marked so with a send callback and frees its thread
-        non_blocking = _non_blocking(watch)
         serialize = health_pb2.HealthCheckResponse.SerializeToString
         return grpc.method_handlers_generic_handler(_health.SERVICE_NAME, {
             "Check": grpc.unary_unary_rpc_method_handler(self._check, response_serializer=serialize),
-            "Watch": grpc.unary_stream_rpc_method_handler(non_blocking, response_serializer=serialize),
+            "Watch": grpc.unary_stream_rpc_method_handler(self._watch, response_serializer=serialize),
         })
-
-
-def _non_blocking(fn):
-    def behavior(request, context, send_response_callback=None):
-        return fn(request, context, send_response_callback)
-    behavior.experimental_non_blocking = True
-    return behavior

@@ -74,8 +74,9 @@ class Server:
     def __init__(self, cfg, *, engine=None):
         self.cfg = cfg
         self.daemon = Daemon(cfg, engine=engine)
+        self._stream_bound = stream_bound(cfg.max_concurrent_rpcs)  # health Watch and reflection each
         #: grpc.health.v1.Health (cuzk/serve/health.py)
-        self.health = Health(self.daemon.count_rpc, stream_bound(cfg.max_concurrent_rpcs))
+        self.health = Health(self.daemon.count_rpc, self._stream_bound)
         self.reflection = None  #: server reflection when [daemon] reflection is on
         self.tls = None  #: the [tls] files (cuzk/serve/credentials.py), re-read when they change
         self._auth = None
@@ -110,7 +111,7 @@ class Server:
         token = cfg.token()
         if token:
             self._auth = TokenAuth(token, self.daemon.count_rpc, open_methods=(CHECK_METHOD,))
-        interceptors = [self._auth] if token else []
+        interceptors = [self._auth] if self._auth is not None else []
         n = cfg.max_message_bytes
         self._pool = ThreadPoolExecutor(max_workers=cfg.max_concurrent_rpcs, thread_name_prefix="cuzk-serve-rpc")
         server = grpc.server(
@@ -121,7 +122,7 @@ class Server:
         add_services(server, self.daemon)
         server.add_generic_rpc_handlers((self.health.handler(),))
         if cfg.reflection:
-            self.reflection = Reflection(self.daemon.count_rpc, stream_bound(cfg.max_concurrent_rpcs))
+            self.reflection = Reflection(self.daemon.count_rpc, self._stream_bound)
             server.add_generic_rpc_handlers((self.reflection.handler(),))
         creds, self.tls = server_credentials(cfg)
         for addr in cfg.listen:

@@ -25,7 +25,7 @@ from cuzk.serve.proto.cuzk.v1 import proving_pb2 as pb
 from cuzk.serve.proto.cuzk.v1 import proving_pb2_grpc as pb_grpc
 from cuzk.serve.validate import RequestError, invalid
 
-__all__ = ["ProvingEngineService", "CircuitProverService", "TokenAuth", "add_services"]
+__all__ = ["ProvingEngineService", "CircuitProverService", "TokenAuth", "add_services", "parse_request"]
 
 _log = logging.getLogger("cuzk.serve")
 
@@ -193,26 +193,31 @@ class TokenAuth(grpc.ServerInterceptor):
         return self._deny
 
 
-def _handlers(service, module, servicer):
-    """Method handlers that take the request's raw bytes and parse them here: bytes that do not
-    parse get INVALID_ARGUMENT naming the message type. grpc's own parsing answers INTERNAL and,
-    in grpcio 1.85, keeps each such call's server state alive for good (the long fuzz run's RSS
-    grew ~2 KB per request until this was changed)."""
+def parse_request(req_cls, raw: bytes, context, count_rpc, method: str):
+    """``req_cls`` parsed from a call's raw bytes, or the call aborted INVALID_ARGUMENT naming the
+    message type (counted under ``method``). Every service of the daemon parses its requests
+    here, not through grpc: grpc's own parsing answers INTERNAL and, in grpcio 1.85, keeps each
+    such call's server state alive for good (the long fuzz run's RSS grew ~2 KB per request until
+    this was changed)."""
     from google.protobuf.message import DecodeError
 
+    try:
+        return req_cls.FromString(raw)
+    except (DecodeError, ValueError, RecursionError) as e:
+        count_rpc(method, "INVALID_ARGUMENT")
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                      f"request: the bytes are not a {req_cls.DESCRIPTOR.full_name} message ({e})")
+
+
+def _handlers(service, module, servicer):
+    """Method handlers that take the request's raw bytes and parse them with :func:`parse_request`."""
     out = {}
     for m in module.DESCRIPTOR.services_by_name[service].methods:
         req_cls, resp_cls = getattr(module, m.input_type.name), getattr(module, m.output_type.name)
         fn = getattr(servicer, m.name)
 
         def handle(raw, context, fn=fn, req_cls=req_cls, name=m.name):
-            try:
-                request = req_cls.FromString(raw)
-            except (DecodeError, ValueError, RecursionError) as e:
-                servicer.daemon.count_rpc(name, "INVALID_ARGUMENT")
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                              f"request: the bytes are not a {req_cls.DESCRIPTOR.full_name} message ({e})")
-            return fn(request, context)
+            return fn(parse_request(req_cls, raw, context, servicer.daemon.count_rpc, name), context)
 
         out[m.name] = grpc.unary_unary_rpc_method_handler(handle, request_deserializer=None,
                                                           response_serializer=resp_cls.SerializeToString)

@@ -1,13 +1,18 @@
 // curio-client: cuzk's test oracle for Curio's side of the cuzk.v1 API (README.md).
 //
 //	curio-client -addr ADDR [-max-pending N] [-prove-timeout D] prove REQUEST.json
+//	curio-client -addr ADDR [-prove-timeout D] prove-porep C1.json MINER SECTOR REGISTERED_PROOF SECTOR_SIZE
+//	curio-client -addr ADDR [-prove-timeout D] prove-snap VANILLA.json COMM_R_OLD COMM_R_NEW COMM_D_NEW
+//	    MINER SECTOR REGISTERED_PROOF SECTOR_SIZE
 //	curio-client -addr ADDR [-max-pending N] status
 //	curio-client -addr ADDR time-circuit NAME INPUTS_JSON
 //	curio-client -addr ADDR health [SERVICE]
 //	curio-client -addr ADDR reflect
 //
-// prove reads a SubmitProofRequest in protobuf's JSON mapping and calls Prove; status calls
-// GetStatus. Each prints one JSON object on stdout: {"result": AwaitProofResponse} or
+// prove reads a SubmitProofRequest in protobuf's JSON mapping and calls Prove. prove-porep and
+// prove-snap build the request from the files Curio's storage holds, as Curio does (sealing.go):
+// a SealCommitPhase1Output JSON file, and a snap vanilla proof (a JSON array of base64 byte
+// strings) with the three commitments in hex. status calls GetStatus. Each prints one JSON object on stdout: {"result": AwaitProofResponse} or
 // {"status": GetStatusResponse, "capacity": N} (messages in protobuf's JSON mapping), or
 // {"error": text, "code": gRPC status code name} when the call fails.
 //
@@ -42,7 +47,7 @@ import (
 
 func usage(msg string) int {
 	fmt.Fprintln(os.Stderr, "curio-client:", msg)
-	fmt.Fprintln(os.Stderr, "usage: curio-client -addr ADDR [-max-pending N] [-prove-timeout D] (prove REQUEST.json | status | time-circuit NAME INPUTS_JSON | health [SERVICE] | reflect)")
+	fmt.Fprintln(os.Stderr, "usage: curio-client -addr ADDR [-max-pending N] [-prove-timeout D] (prove REQUEST.json | prove-porep ... | prove-snap ... | status | time-circuit NAME INPUTS_JSON | health [SERVICE] | reflect)")
 	return 2
 }
 
@@ -119,12 +124,59 @@ func run() int {
 	case cmd == "time-circuit" && flag.NArg() == 3:
 		return timeCircuits(ctx, c, &cuzk.ProveCircuitRequest{Circuit: flag.Arg(1), InputsJson: flag.Arg(2)})
 	default:
+		if req, ok, err := sealingRequest(flag.Args()); ok {
+			if err != nil {
+				return usage(err.Error())
+			}
+			result, err := c.prove(ctx, req)
+			if err != nil {
+				return failed(err)
+			}
+			emit(map[string]any{"result": message(result)})
+			return 0
+		}
 		return usage(fmt.Sprintf("unknown command %q", flag.Args()))
 	}
 	return 0
 }
 
 func main() { os.Exit(run()) }
+
+// sealingRequest is the request of a prove-porep or prove-snap command line (ok false for any
+// other command).
+func sealingRequest(args []string) (req *cuzk.SubmitProofRequest, ok bool, err error) {
+	switch {
+	case args[0] == "prove-porep" && len(args) == 6:
+		s, err := parseSectorRef(args[2:])
+		if err != nil {
+			return nil, true, err
+		}
+		c1, err := os.ReadFile(args[1])
+		if err != nil {
+			return nil, true, err
+		}
+		req, err = porepRequest(c1, s)
+		return req, true, err
+	case args[0] == "prove-snap" && len(args) == 9:
+		s, err := parseSectorRef(args[5:])
+		if err != nil {
+			return nil, true, err
+		}
+		var comms [3][]byte
+		for i, name := range []string{"COMM_R_OLD", "COMM_R_NEW", "COMM_D_NEW"} {
+			if comms[i], err = commitment(name, args[2+i]); err != nil {
+				return nil, true, err
+			}
+		}
+		vanilla, err := os.ReadFile(args[1])
+		if err != nil {
+			return nil, true, err
+		}
+		req, err = snapRequest(vanilla, s, comms[0], comms[1], comms[2])
+		return req, true, err
+	}
+	return nil, false, nil
+}
 
 func timeCircuits(ctx context.Context, c *client, req *cuzk.ProveCircuitRequest) int {
 	lines := bufio.NewScanner(os.Stdin)

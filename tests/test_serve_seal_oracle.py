@@ -8,7 +8,9 @@ its ``c1.json`` (the SealCommitPhase1Output JSON that Curio's storage hands to t
 bincode PartitionProof go to the daemon through the Go client (tests/oracles/curio-client), whose
 ``prove-porep`` and ``prove-snap`` commands build the requests as Curio's ``PoRepSnarkCuzk`` and
 ``ProveUpdateCuzk`` do: the C1 envelope by Go's encoding/json, the snap vanilla proof read as the
-JSON array of byte strings Curio stores. The answers go to ``verify_seal`` and
+JSON array of byte strings Curio stores. The same request built in Python and sent through
+cuzk's grpcio client names the same job (the daemon keys a request id to the request's bytes):
+the same proof comes back, none is made twice. The answers go to ``verify_seal`` and
 ``verify_empty_sector_update_proof`` through the oracle, with the verifying key file the daemon
 reads beside its key (cuzk's development keys, tests/dev_keys.py: Filecoin's parameters are not
 reachable here), and are refused for another statement. Skipped where grpc, go or cargo is absent."""
@@ -37,6 +39,7 @@ from build_rust_oracle import OracleBuildError  # noqa: E402
 from rust_oracle import run_oracle  # noqa: E402
 
 from cuzk.serve.filecoin import filecoin_circuit  # noqa: E402
+from cuzk.serve.proto.cuzk.v1 import proving_pb2 as pb  # noqa: E402
 
 from dev_keys import dev_param_cache  # noqa: E402
 from serve_support import serving  # noqa: E402
@@ -96,9 +99,16 @@ def test_porep_c2_of_a_rust_fil_proofs_c1_verifies_with_filecoin_proofs(go_clien
     root, _ = sector
     c1 = root / "sector" / "c1.json"
     folder, _ = dev_param_cache("porep-2k", seed=5)
-    with serving(folder, timeout=900, key_cache=folder / "keys") as (srv, _):
+    with serving(folder, timeout=900, key_cache=folder / "keys") as (srv, client):
         result = _go(go_client, srv.tcp_address, "prove-porep", c1, MINER, SECTOR, SEAL_PROOF, 2048)
-    assert result["job_id"] == f"porep-{MINER}-{SECTOR}"
+        envelope = json.dumps({"SectorNum": SECTOR, "Phase1Out": base64.b64encode(c1.read_bytes()).decode(),
+                               "SectorSize": 2048}, separators=(",", ":")).encode()
+        again = client.prove(request_id=f"porep-{MINER}-{SECTOR}", proof_kind=pb.POREP_SEAL_COMMIT, sector_size=2048,
+                             registered_proof=SEAL_PROOF, priority=pb.NORMAL, vanilla_proof=envelope,
+                             sector_number=SECTOR, miner_id=MINER)
+        completed = client.status().total_proofs_completed
+    assert result["job_id"] == again.job_id == f"porep-{MINER}-{SECTOR}"
+    assert base64.b64decode(result["proof"]) == again.proof and completed == 1
     (tmp_path / "c2.proof").write_bytes(base64.b64decode(result["proof"]))
     args = ["--vk", _key_file(folder, "porep-2k"), "--proof", tmp_path / "c2.proof", "--c1", c1,
             "--prover-id", PROVER_ID.hex(), "--sector-id", str(SECTOR)]
@@ -113,10 +123,16 @@ def test_snap_update_of_a_rust_fil_proofs_partition_proof_verifies_with_filecoin
     root, up = sector
     comms = [up["comm_r_old"], up["comm_r_new"], up["comm_d_new"]]
     folder, _ = dev_param_cache("snap-2k", seed=9)
-    with serving(folder, timeout=900, key_cache=folder / "keys") as (srv, _):
+    with serving(folder, timeout=900, key_cache=folder / "keys") as (srv, client):
         result = _go(go_client, srv.tcp_address, "prove-snap", root / "snap-vanilla.json", *comms, MINER, SECTOR,
                      UPDATE_PROOF, 2048)
-    assert result["job_id"] == f"snap-{MINER}-{SECTOR}"
+        again = client.prove(request_id=f"snap-{MINER}-{SECTOR}", proof_kind=pb.SNAP_DEALS_UPDATE, sector_size=2048,
+                             registered_proof=UPDATE_PROOF, priority=pb.NORMAL, sector_number=SECTOR, miner_id=MINER,
+                             vanilla_proofs=[(root / "update" / f).read_bytes() for f in up["partition_proofs"]],
+                             **{k: bytes.fromhex(v) for k, v in zip(("comm_r_old", "comm_r_new", "comm_d_new"), comms)})
+        completed = client.status().total_proofs_completed
+    assert result["job_id"] == again.job_id == f"snap-{MINER}-{SECTOR}"
+    assert base64.b64decode(result["proof"]) == again.proof and completed == 1
     (tmp_path / "update.proof").write_bytes(base64.b64decode(result["proof"]))
     statement = dict(zip(("--comm-r-old", "--comm-r-new", "--comm-d-new"), comms))
     args = ["--vk", _key_file(folder, "snap-2k"), "--proof", tmp_path / "update.proof"]

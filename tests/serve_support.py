@@ -122,6 +122,21 @@ def serving(folder: Path, *, engine=None, timeout: float = 300, **config):
         srv.stop(grace_s=5)
 
 
+def curio_client_binary() -> Path:
+    """The Go Curio-client oracle (tests/oracles/curio-client), built once per machine; a failed
+    build fails the calling test with its output (callers skip first where go is missing)."""
+    import pytest
+
+    sys.path.insert(0, str(ROOT / "tests" / "oracles"))
+    from build_curio_client import build
+    from oracle_cache import OracleBuildError
+
+    try:
+        return build()
+    except OracleBuildError as e:
+        pytest.fail(str(e), pytrace=False)
+
+
 def cube_entry(params: Path, name: str = "cube", priority: str = "normal") -> str:
     return f'[[circuits]]\nname = "{name}"\nparams = "{params}"\ncircuit = "cuzk.circuits:Cube"\npriority = "{priority}"\n'
 

@@ -33,19 +33,15 @@ from cuzk.serve.proto.cuzk.v1 import proving_pb2 as pb  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
 from dev_keys import dev_param_cache  # noqa: E402
-from serve_support import config_text, cube_entry, cube_keys, sectors, window_public, window_request  # noqa: E402
+from serve_support import (  # noqa: E402
+    config_text, cube_entry, cube_keys, curio_client_binary, sectors, window_public, window_request,
+)
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "oracles"))
-from build_curio_client import build  # noqa: E402
-from build_rust_oracle import OracleBuildError  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def client_binary():
-    try:
-        return build()
-    except OracleBuildError as e:
-        pytest.fail(str(e), pytrace=False)
+    return curio_client_binary()
 
 
 @pytest.fixture(scope="module")

@@ -34,15 +34,13 @@ for tool in ("go", "cargo"):
                     allow_module_level=True)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "oracles"))
-from build_curio_client import build  # noqa: E402
-from build_rust_oracle import OracleBuildError  # noqa: E402
 from rust_oracle import run_oracle  # noqa: E402
 
 from cuzk.serve.filecoin import filecoin_circuit  # noqa: E402
 from cuzk.serve.proto.cuzk.v1 import proving_pb2 as pb  # noqa: E402
 
 from dev_keys import dev_param_cache  # noqa: E402
-from serve_support import serving  # noqa: E402
+from serve_support import curio_client_binary, serving  # noqa: E402
 
 # the oracle seals and updates in seconds; each proof is a 2.7M (PoRep) or 1.7M (SnapDeals)
 # constraint circuit traced and proved on the CPU: ~1.5 and ~1 min on 2 cores
@@ -57,10 +55,7 @@ SEAL_PROOF, UPDATE_PROOF = 5, 0  # StackedDrg2KiBV1_1; the 2 KiB empty-sector up
 
 @pytest.fixture(scope="module")
 def go_client():
-    try:
-        return build()
-    except OracleBuildError as e:
-        pytest.fail(str(e), pytrace=False)
+    return curio_client_binary()
 
 
 @pytest.fixture(scope="module")

@@ -48,21 +48,28 @@ func parseSectorRef(args []string) (sectorRef, error) {
 	return sectorRef{miner: v[0], number: v[1], proof: v[2], size: v[3]}, nil
 }
 
+// request is the part of a sealing request Curio fills the same way for both kinds: the request
+// id <prefix>-<miner>-<sector>, the sector's numbers and NORMAL priority.
+func request(prefix string, kind cuzk.ProofKind, s sectorRef) *cuzk.SubmitProofRequest {
+	return &cuzk.SubmitProofRequest{
+		RequestId:       fmt.Sprintf("%s-%d-%d", prefix, s.miner, s.number),
+		ProofKind:       kind,
+		SectorSize:      s.size,
+		RegisteredProof: s.proof,
+		Priority:        cuzk.Priority_NORMAL,
+		SectorNumber:    s.number,
+		MinerId:         s.miner,
+	}
+}
+
 func porepRequest(c1JSON []byte, s sectorRef) (*cuzk.SubmitProofRequest, error) {
 	wrapped, err := json.Marshal(c1Envelope{SectorNum: int64(s.number), Phase1Out: c1JSON, SectorSize: s.size})
 	if err != nil {
 		return nil, fmt.Errorf("wrapping the C1 output: %w", err)
 	}
-	return &cuzk.SubmitProofRequest{
-		RequestId:       fmt.Sprintf("porep-%d-%d", s.miner, s.number),
-		ProofKind:       cuzk.ProofKind_POREP_SEAL_COMMIT,
-		SectorSize:      s.size,
-		RegisteredProof: s.proof,
-		Priority:        cuzk.Priority_NORMAL,
-		VanillaProof:    wrapped,
-		SectorNumber:    s.number,
-		MinerId:         s.miner,
-	}, nil
+	req := request("porep", cuzk.ProofKind_POREP_SEAL_COMMIT, s)
+	req.VanillaProof = wrapped
+	return req, nil
 }
 
 // commitment decodes one 32-byte commitment given in hex (Curio takes the digest out of its CID).
@@ -79,17 +86,8 @@ func snapRequest(vanillaJSON []byte, s sectorRef, commROld, commRNew, commDNew [
 	if err := json.Unmarshal(vanillaJSON, &proofs); err != nil {
 		return nil, fmt.Errorf("the snap vanilla proof is not a JSON array of byte strings: %w", err)
 	}
-	return &cuzk.SubmitProofRequest{
-		RequestId:       fmt.Sprintf("snap-%d-%d", s.miner, s.number),
-		ProofKind:       cuzk.ProofKind_SNAP_DEALS_UPDATE,
-		SectorSize:      s.size,
-		RegisteredProof: s.proof,
-		Priority:        cuzk.Priority_NORMAL,
-		VanillaProofs:   proofs,
-		SectorNumber:    s.number,
-		MinerId:         s.miner,
-		CommROld:        commROld,
-		CommRNew:        commRNew,
-		CommDNew:        commDNew,
-	}, nil
+	req := request("snap", cuzk.ProofKind_SNAP_DEALS_UPDATE, s)
+	req.VanillaProofs = proofs
+	req.CommROld, req.CommRNew, req.CommDNew = commROld, commRNew, commDNew
+	return req, nil
 }

@@ -43,7 +43,8 @@ from dev_keys import dev_param_cache  # noqa: E402
 from serve_support import curio_client_binary, serving  # noqa: E402
 
 # the oracle seals and updates in seconds; each proof is a 2.7M (PoRep) or 1.7M (SnapDeals)
-# constraint circuit traced and proved on the CPU: ~1.5 and ~1 min on 2 cores
+# constraint circuit proved on the CPU: ~30 and ~15 s on 2 cores once this machine holds the
+# development keys (tests/dev_keys.py: minutes of setup each where it does not)
 pytestmark = pytest.mark.slow
 
 MINER, SECTOR = 1000, 42

@@ -17,7 +17,6 @@ from serve_support import config_text, cube_entry  # noqa: E402
 from test_serve_security import make_cert  # noqa: E402
 
 
-
 def _check(tmp_path, capsys, text):
     path = tmp_path / "cuzk.toml"
     path.write_text(text)

@@ -38,7 +38,6 @@ from serve_support import (  # noqa: E402
 )
 
 
-
 @pytest.fixture(scope="module")
 def client_binary():
     return curio_client_binary()

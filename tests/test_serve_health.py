@@ -25,7 +25,6 @@ from serve_support import config_text, cube_entry  # noqa: E402
 TOKEN = "health-token-0123456789abcdef"
 
 
-
 def _code(call):
     with pytest.raises(grpc.RpcError) as e:
         call()

@@ -24,7 +24,7 @@ from cuzk.serve.proto.cuzk.v1 import circuits_pb2 as cpb  # noqa: E402
 from cuzk.serve.proto.cuzk.v1 import proving_pb2 as pb  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
-from serve_support import DaemonProcess, config_text, cube_entry, cube_keys  # noqa: E402
+from serve_support import DaemonProcess, config_text, cube_entry  # noqa: E402
 
 A = pb.AwaitProofResponse
 THREADS = 32
@@ -96,9 +96,9 @@ def _check_outcomes(outcomes: Counter, errors: list) -> None:
     assert set(outcomes) <= {A.COMPLETED, A.CANCELLED, "disconnected"}, outcomes
 
 
-def test_many_clients_mixed_work(tmp_path):
-    params, _ = cube_keys(tmp_path)
-    cfg = parse_config(config_text(tmp_path, circuits=cube_entry(params), extra="max_concurrent_rpcs = 128"))
+def test_many_clients_mixed_work(cube):
+    folder, params = cube
+    cfg = parse_config(config_text(folder, circuits=cube_entry(params), extra="max_concurrent_rpcs = 128"))
     with Server(cfg) as srv:
         client = Client(srv.tcp_address, timeout=300)
         client.prove_circuit("cube", {"x": 1, "out": 7})  # warm
@@ -130,15 +130,15 @@ def _peak_rss_mb(pid: int) -> float:
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads the daemon's peak RSS from /proc")
-def test_a_daemon_process_under_the_mix_answers_every_job_once_within_its_rss_bound(tmp_path):
+def test_a_daemon_process_under_the_mix_answers_every_job_once_within_its_rss_bound(cube, tmp_path):
     """The same mix against ``cuzk serve`` in a process of its own, seen only through its RPCs:
     every request id the clients used is a job that ended once (AwaitProof answers it COMPLETED
     or CANCELLED; an id a disconnected client never delivered is unknown), the daemon's counts
     add up to those jobs, one Engine proof per completed job, and the daemon's peak RSS (VmHWM)
     stays under RSS_BOUND_MB."""
-    params, _ = cube_keys(tmp_path)
+    folder, params = cube
     config = tmp_path / "cuzk.toml"
-    config.write_text(config_text(tmp_path, circuits=cube_entry(params), extra="max_concurrent_rpcs = 128"))
+    config.write_text(config_text(folder, circuits=cube_entry(params), extra="max_concurrent_rpcs = 128"))
     daemon = DaemonProcess(config)
     try:
         client = Client(daemon.tcp, timeout=300)

@@ -20,7 +20,6 @@ from cuzk.serve.server import Server  # noqa: E402
 from serve_support import DaemonProcess, config_text, cube_entry  # noqa: E402
 
 
-
 @pytest.fixture
 def captured():
     """configure() onto a buffer; the root logger's handlers and level put back afterwards."""

@@ -20,14 +20,13 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoRe
 
 from cuzk.serve import Client  # noqa: E402
 from cuzk.serve.config import default_config, parse_config  # noqa: E402
-from cuzk.serve.health import MAX_STREAMS
+from cuzk.serve.health import MAX_STREAMS  # noqa: E402
 from cuzk.serve.reflection import SERVICE_NAMES  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
 from serve_support import config_text, cube_entry  # noqa: E402
 
 TOKEN = "reflect-token-0123456789abcdef"
-
 
 
 def _config(folder, params, extra="reflection = true", tail=""):

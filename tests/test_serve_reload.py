@@ -25,7 +25,6 @@ from test_serve_security import make_cert  # noqa: E402
 OLD, NEW = "old-token-0123456789abcdef", "new-token-0123456789abcdef"
 
 
-
 def _status_ok(address, **kw) -> bool:
     """A fresh channel (a new TLS handshake) answers GetStatus; False when the call is refused."""
     try:

@@ -24,7 +24,6 @@ from serve_support import config_text, cube_entry  # noqa: E402
 TOKEN = "s3cret-token-0123456789abcdef"
 
 
-
 def _openssl_cert(folder: Path, name: str, ca: tuple | None):
     key, crt = folder / f"{name}.key", folder / f"{name}.crt"
     subj = ["-subj", f"/CN={name}"]

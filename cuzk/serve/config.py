@@ -6,8 +6,9 @@ gpu_workers_per_device``, ``[srs] param_cache``, ``[synthesis]``, ``[pipeline]``
 ``[logging] level, format`` — plus cuzk's own: ``[daemon] reflection``, ``[auth] token_file``,
 ``[tls] cert, key, client_ca`` and ``[[circuits]]``. A key the Rust daemon reads but that means
 nothing here (its batching, its thread pools) is accepted and listed in
-:attr:`ServeConfig.ignored`, so an operator's existing file loads; any other key is a :class:`~cuzk.errors.ConfigError` naming it. Sizes are bytes or
-``"64GiB"``-style text, durations seconds or ``"5m"``-style text. docs/serve.md lists every key.
+:attr:`ServeConfig.ignored`, so an operator's existing file loads; any other key is a
+:class:`~cuzk.errors.ConfigError` naming it. Sizes are bytes or ``"64GiB"``-style text,
+durations seconds or ``"5m"``-style text. docs/serve.md lists every key.
 
     >>> cfg = parse_config('[daemon]\\nlisten = "127.0.0.1:9820"\\n[gpus]\\ndevice = "cpu"\\n')
     >>> cfg.listen[0].target, cfg.device

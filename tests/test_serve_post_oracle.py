@@ -6,7 +6,9 @@ layout would cancel out there. Here the bytes in ``vanilla_proofs`` are the ones
 filecoin-proofs-api's ``generate_single_vanilla_proof`` returns for 2 KiB sectors sealed by
 rust-fil-proofs (tests/oracles/post_sectors.py), as Curio passes them on; the daemon's answers
 go to ``verify_window_post`` / ``verify_winning_post`` through the Rust oracle with cuzk's
-verifying keys. Skipped where grpc or cargo is absent."""
+verifying keys. The same for 8 MiB sectors (slow): six levels of Merkle path per challenge, the
+keys from tests/dev_keys.py read by the daemon from its param cache. Skipped where grpc or cargo
+is absent."""
 
 from __future__ import annotations
 
@@ -18,18 +20,19 @@ import pytest
 grpc = pytest.importorskip("grpc")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "oracles"))
-from post_sectors import RANDOMNESS, STATEMENTS, make_oracle_post  # noqa: E402
+from post_sectors import RANDOMNESS, STATEMENTS, STATEMENTS_8M, make_oracle_post  # noqa: E402
 
 import cuzk  # noqa: E402
 from cuzk.formats.bellperson import vk_to_bytes  # noqa: E402
-from cuzk.serve.filecoin import filecoin_circuit  # noqa: E402
+from cuzk.serve.filecoin import circuit_id, filecoin_circuit  # noqa: E402
 from cuzk.serve.proto.cuzk.v1 import proving_pb2 as pb  # noqa: E402
 
+from dev_keys import dev_param_cache  # noqa: E402
 from post_keys_support import post_keys  # noqa: E402
 from serve_support import serving  # noqa: E402
 
 A = pb.AwaitProofResponse
-CIRCUIT = {"window": "wpost-2k", "winning": "winning-2k"}
+PREFIX = {"window": "wpost", "winning": "winning"}
 
 
 @pytest.fixture(scope="module")
@@ -51,16 +54,30 @@ def served(tmp_path_factory):
         yield oracle, client, vks
 
 
-def _prove(client, oracle, name, partition):
-    st = STATEMENTS[name]
-    per = filecoin_circuit(CIRCUIT[st.kind]).post_counts[1] if st.kind == "window" else 1
+def _circuit(st) -> str:
+    return circuit_id(PREFIX[st.kind], st.sector_size)
+
+
+def _prove(client, oracle, st, partition):
+    per = filecoin_circuit(_circuit(st)).post_counts[1] if st.kind == "window" else 1
     ids = st.sector_ids[partition * per:(partition + 1) * per]
-    r = client.prove(proof_kind=3 if st.kind == "window" else 4, sector_size=2048, registered_proof=st.registered_proof,
-                     vanilla_proofs=oracle.vanilla_bytes(name, ids), randomness=RANDOMNESS, miner_id=1000,
-                     partition_index=partition, request_id=f"oracle-{name}-{partition}")
+    r = client.prove(proof_kind=3 if st.kind == "window" else 4, sector_size=st.sector_size,
+                     registered_proof=st.registered_proof, vanilla_proofs=oracle.vanilla_bytes(st.name, ids),
+                     randomness=RANDOMNESS, miner_id=1000, partition_index=partition,
+                     request_id=f"oracle-{st.name}-{partition}")
     assert r.status == A.COMPLETED, r.error_message
     assert len(r.proof) == 192
     return r.proof
+
+
+def _check(oracle, st, vk, proof) -> None:
+    ok = oracle.verify(st.name, vk_to_bytes(vk), proof)
+    assert (ok.returncode, ok.value["valid"]) == (0, True), ok.stderr
+    # the key file the daemon reads is the one filecoin-proofs looks for
+    assert Path(ok.value["vk"]).name == filecoin_circuit(_circuit(st)).vk_name
+    other = (int.from_bytes(RANDOMNESS, "little") + 1).to_bytes(32, "little")
+    bad = oracle.verify(st.name, vk_to_bytes(vk), proof, randomness=other)
+    assert (bad.returncode, bad.value["valid"]) == (1, False), bad.stderr
 
 
 @pytest.mark.parametrize("name", list(STATEMENTS))
@@ -68,11 +85,20 @@ def test_filecoin_proofs_accepts_what_serve_proves_from_rust_fil_proofs_vanilla(
     oracle, client, vks = served
     st = STATEMENTS[name]
     # WindowPoSt: one request per partition, the proofs concatenated, as Curio submits them
-    proof = b"".join(_prove(client, oracle, name, k) for k in range(st.partitions))
-    vk = vk_to_bytes(vks[CIRCUIT[st.kind]])
-    ok = oracle.verify(name, vk, proof)
-    assert (ok.returncode, ok.value["valid"]) == (0, True), ok.stderr
-    # the key file the daemon reads is the one filecoin-proofs looks for
-    assert Path(ok.value["vk"]).name == filecoin_circuit(CIRCUIT[st.kind]).vk_name
-    bad = oracle.verify(name, vk, proof, randomness=(int.from_bytes(RANDOMNESS, "little") + 1).to_bytes(32, "little"))
-    assert (bad.returncode, bad.value["valid"]) == (1, False), bad.stderr
+    proof = b"".join(_prove(client, oracle, st, k) for k in range(st.partitions))
+    _check(oracle, st, vks[_circuit(st)], proof)
+
+
+@pytest.fixture(scope="module")
+def oracle_8m(tmp_path_factory):
+    return make_oracle_post(tmp_path_factory.mktemp("post-oracle-8m"), STATEMENTS_8M)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(STATEMENTS_8M))
+def test_filecoin_proofs_accepts_what_serve_proves_of_8mib_sectors(oracle_8m, name):
+    st = STATEMENTS_8M[name]
+    folder, vk = dev_param_cache(_circuit(st), seed=8)
+    with serving(folder, timeout=600, key_cache=folder / "keys") as (_, client):
+        proof = b"".join(_prove(client, oracle_8m, st, k) for k in range(st.partitions))
+    _check(oracle_8m, st, vk, proof)

@@ -1,12 +1,14 @@
-"""PoSt statements made by rust-fil-proofs itself, for the PoSt oracle tests: 2 KiB sectors sealed
-by the oracle's ``seal`` and their WindowPoSt / WinningPoSt vanilla proofs from its
+"""PoSt statements made by rust-fil-proofs itself, for the PoSt oracle tests: 2 KiB (and 8 MiB)
+sectors sealed by the oracle's ``seal`` and their WindowPoSt / WinningPoSt vanilla proofs from its
 ``post-vanilla`` (tests/oracles/rust-fil-proofs/README.md), plus the oracle's R1CS dump and
 filecoin-proofs' verifier of the same statements.
 
-Three sectors (ids 7, 9, 12) give three statements: WindowPoSt V1_2 (registered proof 10, API 1.2)
-over sectors 7 and 9, one partition; WindowPoSt V1 (id 5, API 1.0: challenge indices count the
-sectors across partitions) over all three, two partitions, the second a short one that repeats
-its sector; WinningPoSt (id 0) of sector 9.
+Three 2 KiB sectors (ids 7, 9, 12) give three statements: WindowPoSt V1_2 (registered proof 10,
+API 1.2) over sectors 7 and 9, one partition; WindowPoSt V1 (id 5, API 1.0: challenge indices
+count the sectors across partitions) over all three, two partitions, the second a short one that
+repeats its sector; WinningPoSt (id 0) of sector 9. :data:`STATEMENTS_8M` are WindowPoSt V1_2
+(id 11) and WinningPoSt (id 1) of two 8 MiB sectors: a tree of 2^18 leaves, so six levels of
+path per challenge where 2 KiB has two.
 """
 
 from __future__ import annotations
@@ -18,13 +20,12 @@ from pathlib import Path
 
 from rust_oracle import OracleResult, run_oracle
 
-__all__ = ["PROVER_ID", "RANDOMNESS", "SECTOR_IDS", "STATEMENTS", "Statement", "Sealed", "OraclePost",
-           "make_oracle_post"]
+__all__ = ["PROVER_ID", "RANDOMNESS", "STATEMENTS", "STATEMENTS_8M", "Statement", "Sealed",
+           "OraclePost", "make_oracle_post"]
 
 PROVER_ID = bytes(range(32))
 #: a canonical Fr element (little-endian, below r): filecoin-proofs refuses any other randomness
 RANDOMNESS = bytes([0x11] * 31 + [0x05])
-SECTOR_IDS = (7, 9, 12)
 _TICKET, _SEED = bytes([0x5A] * 31 + [0x01]), bytes([0xC3] * 32)
 
 
@@ -37,6 +38,7 @@ class Statement:
     registered_proof: int  #: filecoin-ffi's RegisteredPoStProof number
     sector_ids: tuple
     partitions: int
+    sector_size: int = 2048
 
 
 STATEMENTS = {
@@ -44,6 +46,13 @@ STATEMENTS = {
     "window-v1": Statement("window-v1", "window", 5, (7, 9, 12), 2),
     "winning": Statement("winning", "winning", 0, (9,), 1),
 }
+STATEMENTS_8M = {
+    "window-8m": Statement("window-8m", "window", 11, (7, 9), 1, 8 << 20),
+    "winning-8m": Statement("winning-8m", "winning", 1, (9,), 1, 8 << 20),
+}
+_ALL = {**STATEMENTS, **STATEMENTS_8M}
+#: the registered seal proof the oracle seals each size with (StackedDrg2KiBV1_1, StackedDrg8MiBV1_1)
+SEAL_PROOF = {2048: 5, 8 << 20: 6}
 
 
 @dataclass(frozen=True)
@@ -79,7 +88,7 @@ class OraclePost:
 
     def vanilla_bytes(self, name: str, ids=None) -> list[bytes]:
         """The statement's bincode FallbackPoStSectorProofs (of ``ids``, default all), in sector order."""
-        st = STATEMENTS[name]
+        st = _ALL[name]
         out = self.root / "vanilla" / name
         return [(out / f"vanilla-{i}.bin").read_bytes() for i in (ids or st.sector_ids)]
 
@@ -93,7 +102,7 @@ class OraclePost:
         """``dump-r1cs-post`` of the statement's partition (cached): its summary and R1CS path."""
         key = (name, partition)
         if key not in self._dumps:
-            st = STATEMENTS[name]
+            st = _ALL[name]
             files = ",".join(str(self.root / "vanilla" / name / f"vanilla-{i}.bin") for i in st.sector_ids)
             r1cs = self.root / f"{name}-{partition}.r1cs"
             out = run_oracle(self.root / "tmp", "dump-r1cs-post", "--kind", st.kind, "--registered-proof",
@@ -104,7 +113,7 @@ class OraclePost:
 
     def verify(self, name: str, vk: bytes, proof: bytes, *, randomness: bytes = RANDOMNESS) -> OracleResult:
         """filecoin-proofs' verify_window_post / verify_winning_post of ``proof`` with ``vk``."""
-        st = STATEMENTS[name]
+        st = _ALL[name]
         tag = f"{name}-{randomness.hex()[:8]}"
         (self.root / f"{tag}.vk").write_bytes(vk)
         (self.root / f"{tag}.proof").write_bytes(proof)
@@ -114,22 +123,25 @@ class OraclePost:
                           PROVER_ID.hex(), "--replicas", self.replicas(st.sector_ids), check=False)
 
 
-def make_oracle_post(root: Path) -> OraclePost:
-    """Seal :data:`SECTOR_IDS` with the oracle (seeded data) and make every statement's vanilla proofs."""
+def make_oracle_post(root: Path, statements=None) -> OraclePost:
+    """Seal the sectors ``statements`` (default :data:`STATEMENTS`; all of one sector size) name
+    with the oracle (seeded data) and make each statement's vanilla proofs."""
+    statements = STATEMENTS if statements is None else statements
+    (size,) = {st.sector_size for st in statements.values()}
     sectors = {}
-    for i in SECTOR_IDS:
+    for i in sorted({i for st in statements.values() for i in st.sector_ids}):
         data = root / f"data-{i}.bin"
-        data.write_bytes(random.Random(1000 + i).randbytes(2032))
-        out = run_oracle(root / "tmp", "seal", "--registered-proof", "5", "--prover-id", PROVER_ID.hex(),
-                         "--sector-id", str(i), "--ticket", _TICKET.hex(), "--seed", _SEED.hex(), "--data", data,
-                         "--out", root / f"sector-{i}")
+        data.write_bytes(random.Random(1000 + i).randbytes(size // 128 * 127))  # Fr32: 127 bytes in 128
+        out = run_oracle(root / "tmp", "seal", "--registered-proof", str(SEAL_PROOF[size]), "--sector-size", str(size),
+                         "--prover-id", PROVER_ID.hex(), "--sector-id", str(i), "--ticket", _TICKET.hex(),
+                         "--seed", _SEED.hex(), "--data", data, "--out", root / f"sector-{i}")
         sectors[i] = Sealed(root / f"sector-{i}", out.value)
     vanilla = {}
-    for st in STATEMENTS.values():
+    for st in statements.values():
         dirs = ",".join(str(sectors[i].dir) for i in st.sector_ids)
         out = run_oracle(root / "tmp", "post-vanilla", "--kind", st.kind, "--registered-proof",
-                         str(st.registered_proof), "--sectors", dirs, "--randomness", RANDOMNESS.hex(), "--prover-id", PROVER_ID.hex(),
-                         "--out", root / "vanilla" / st.name)
+                         str(st.registered_proof), "--sectors", dirs, "--randomness", RANDOMNESS.hex(),
+                         "--prover-id", PROVER_ID.hex(), "--out", root / "vanilla" / st.name)
         assert out.value["vanilla_verifies"] and out.value["partitions"] == st.partitions, out.value
         assert json.loads((root / "vanilla" / st.name / "post.json").read_text()) == out.value
         vanilla[st.name] = out.value

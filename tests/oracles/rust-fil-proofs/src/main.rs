@@ -29,7 +29,7 @@ const USAGE: &str = "usage: cuzk-fil-oracle --tmp DIR <subcommand> [--option val
 
 subcommands (each prints one JSON object on stdout):
   seal          --registered-proof ID --prover-id HEX32 --sector-id N --ticket HEX32
-                --seed HEX32 --data FILE --out DIR [--sector-size 2048]
+                --seed HEX32 --data FILE --out DIR [--sector-size 2048|8388608]
   dump-r1cs     --c1 FILE [--partition K] (--out FILE [--witness FILE] | --counts-only)
   post-vanilla  --kind window|winning --sectors DIR[,DIR...] (seal's --out) --randomness HEX32
                 --prover-id HEX32 --out DIR [--registered-proof ID]

@@ -1,4 +1,4 @@
-//! Fallback PoSt (WindowPoSt / WinningPoSt) of 2 KiB sectors with filecoin-proofs' own types:
+//! Fallback PoSt (WindowPoSt / WinningPoSt) of 2 KiB and 8 MiB sectors with filecoin-proofs' own types:
 //! registered PoSt proofs, the statement, and each partition's circuit and public inputs built
 //! the way `generate_window_post_with_vanilla` / `generate_winning_post_with_vanilla` build them.
 
@@ -13,8 +13,10 @@ use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCircuit, Fal
 use RegisteredPoStProof::*;
 
 use crate::args::Args;
+use crate::proof_kind::SEALABLE;
 
-/// Every 2 KiB PoSt has the 8-0-0 tree of its sealed sector.
+/// Every 2 KiB and 8 MiB PoSt has the 8-0-0 tree of its sealed sector (filecoin-proofs'
+/// SectorShape2KiB and SectorShape8MiB are both its SectorShapeBase).
 pub type Tree = SectorShape2KiB;
 pub type Domain = <<Tree as storage_proofs_core::merkle::MerkleTreeTrait>::Hasher as filecoin_proofs_api::Hasher>::Domain;
 pub type PublicParams = compound_proof::PublicParams<'static, FallbackPoSt<'static, Tree>>;
@@ -73,8 +75,9 @@ pub fn post_proof_from(args: &Args) -> Result<RegisteredPoStProof> {
     };
     ensure!(proof.typ() == want, "{:?} is not a {} PoSt proof", proof, kind);
     ensure!(
-        u64::from(proof.sector_size()) == 2048,
-        "the oracle proves 2 KiB sectors only; {:?} is {} bytes",
+        SEALABLE.contains(&u64::from(proof.sector_size())),
+        "the oracle proves PoSt of {:?}-byte sectors only; {:?} is {} bytes",
+        SEALABLE,
         proof,
         u64::from(proof.sector_size())
     );

@@ -54,12 +54,23 @@ pub fn seal_proof_id(p: RegisteredSealProof) -> usize {
         .expect("every variant is listed")
 }
 
-/// Only 2 KiB sectors are sealed here: the oracle is for small, fast test sectors.
+/// Sector sizes the oracle seals: 2 KiB for every command, and 8 MiB for `seal` and the PoSt
+/// commands (a larger tree under the same 8-0-0 shape; its PoRep partition is too large to prove
+/// here).
+pub const SEALABLE: [u64; 2] = [2048, 8 << 20];
+
+/// Only 2 KiB sectors here: the oracle's PoRep commands are for small, fast test sectors.
 pub fn ensure_2kib(p: RegisteredSealProof, sector_size: Option<u64>) -> Result<()> {
+    ensure_size(p, sector_size, &[2048])
+}
+
+/// `p` seals a sector of one of `sizes`, and `--sector-size`, when given, is its size.
+pub fn ensure_size(p: RegisteredSealProof, sector_size: Option<u64>, sizes: &[u64]) -> Result<()> {
     let size = u64::from(p.sector_size());
     ensure!(
-        size == 2048,
-        "the oracle seals 2 KiB sectors only; {:?} is {} bytes",
+        sizes.contains(&size),
+        "the oracle takes sectors of {:?} bytes here; {:?} is {} bytes",
+        sizes,
         p,
         size
     );

@@ -1,4 +1,4 @@
-//! `seal`: rust-fil-proofs' own sealer on one 2 KiB sector (PC1, PC2, C1).
+//! `seal`: rust-fil-proofs' own sealer on one 2 KiB or 8 MiB sector (PC1, PC2, C1).
 
 use std::fs;
 use std::io::Cursor;
@@ -10,38 +10,36 @@ use filecoin_proofs_api::{ApiFeature, SectorId, UnpaddedBytesAmount};
 use serde_json::json;
 
 use crate::args::Args;
-use crate::proof_kind::{ensure_2kib, parse_seal_proof, seal_proof_id};
+use crate::proof_kind::{ensure_size, parse_seal_proof, seal_proof_id, SEALABLE};
 
-/// Unpadded bytes of a 2 KiB sector: Fr32 padding puts 254 data bits in each 32-byte node.
-const UNPADDED_2KIB: usize = 2032;
-const PADDED_2KIB: usize = 2048;
-
-/// Turns the caller's bytes into the one piece that fills the sector.
+/// Turns the caller's bytes into the one piece that fills a sector of `padded` bytes.
 ///
-/// 2032 bytes are raw data (Fr32-padded here); 2048 bytes are an already padded sector,
-/// accepted only if it is valid Fr32 (it unpads and pads back to itself).
-fn unpadded_piece(data: &[u8]) -> Result<Vec<u8>> {
-    match data.len() {
-        UNPADDED_2KIB => Ok(data.to_vec()),
-        PADDED_2KIB => {
-            let mut raw = Vec::with_capacity(UNPADDED_2KIB);
-            fr32::write_unpadded(data, &mut raw, 0, UNPADDED_2KIB)
-                .context("unpadding the 2048-byte --data")?;
-            ensure!(raw.len() == UNPADDED_2KIB, "unpadding gave {} bytes", raw.len());
-            Ok(raw)
-        }
-        n => anyhow::bail!(
-            "--data must hold {} raw bytes or {} Fr32-padded bytes for a 2 KiB sector, got {}",
-            UNPADDED_2KIB,
-            PADDED_2KIB,
-            n
-        ),
+/// `padded / 128 * 127` bytes are raw data (Fr32-padded here: 254 data bits in each 32-byte
+/// node); `padded` bytes are an already padded sector, accepted only if it is valid Fr32 (it
+/// unpads and pads back to itself).
+fn unpadded_piece(data: &[u8], padded: usize) -> Result<Vec<u8>> {
+    let unpadded = padded / 128 * 127;
+    if data.len() == unpadded {
+        return Ok(data.to_vec());
     }
+    ensure!(
+        data.len() == padded,
+        "--data must hold {} raw bytes or {} Fr32-padded bytes for a {}-byte sector, got {}",
+        unpadded,
+        padded,
+        padded,
+        data.len()
+    );
+    let mut raw = Vec::with_capacity(unpadded);
+    fr32::write_unpadded(data, &mut raw, 0, unpadded).context("unpadding the padded --data")?;
+    ensure!(raw.len() == unpadded, "unpadding gave {} bytes", raw.len());
+    Ok(raw)
 }
 
 pub fn run(args: &Args) -> Result<serde_json::Value> {
     let proof = parse_seal_proof(&args.req("registered-proof")?)?;
-    ensure_2kib(proof, args.opt_u64("sector-size")?)?;
+    ensure_size(proof, args.opt_u64("sector-size")?, &SEALABLE)?;
+    let padded = u64::from(proof.sector_size()) as usize;
     let prover_id = args.hex32("prover-id")?;
     let sector_id = args.u64("sector-id")?;
     let ticket = args.hex32("ticket")?;
@@ -51,7 +49,7 @@ pub fn run(args: &Args) -> Result<serde_json::Value> {
     args.finish()?;
 
     let data = fs::read(&data_path).with_context(|| format!("reading --data {:?}", data_path))?;
-    let raw = unpadded_piece(&data)?;
+    let raw = unpadded_piece(&data, padded)?;
 
     fs::create_dir_all(&out).with_context(|| format!("creating --out {:?}", out))?;
     let cache = out.join("cache");
@@ -65,19 +63,19 @@ pub fn run(args: &Args) -> Result<serde_json::Value> {
         proof,
         Cursor::new(&raw),
         &mut staged_bytes,
-        UnpaddedBytesAmount(UNPADDED_2KIB as u64),
+        UnpaddedBytesAmount(raw.len() as u64),
         &[],
     )?;
     let staged_bytes = staged_bytes.into_inner();
     ensure!(
-        staged_bytes.len() == PADDED_2KIB,
+        staged_bytes.len() == padded,
         "staged sector is {} bytes",
         staged_bytes.len()
     );
-    if data.len() == PADDED_2KIB {
+    if data.len() == padded {
         ensure!(
             staged_bytes == data,
-            "the 2048-byte --data is not valid Fr32 (its top two bits per 32-byte node must be clear)"
+            "the padded --data is not valid Fr32 (its top two bits per 32-byte node must be clear)"
         );
     }
     fs::write(&staged, &staged_bytes)?;

@@ -18,7 +18,10 @@ another process, written as Curio's is, sees.
     .venv/bin/python benchmarks/serve_bench.py --proofs 800 --ways go-tcp,go-unix   # fewer ways
 
 ``--ways`` runs only the named ways beside the in-process baseline (the no-op RPC only with
-grpc-tcp), e.g. the Go client's alone, as Curio would call the daemon.
+grpc-tcp), e.g. the Go client's alone, as Curio would call the daemon. ``--cpu-calls N`` then
+calls each way N more times, in blocks of 50 alternated between the ways, and prints the CPU time
+this process's threads spent per call, by role (read from /proc: the kernel counts in 10 ms
+ticks, so N of a few hundred): where a way's added time goes.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -86,6 +90,7 @@ def main(argv=None) -> int:
     ap.add_argument("--proofs", type=int, default=300, help="proofs per way")
     ap.add_argument("--ways", default=",".join(WAYS[1:]),
                     help=f"comma-separated ways beside in-process (default: all of {', '.join(WAYS[1:])})")
+    ap.add_argument("--cpu-calls", type=int, default=0, help="then N calls per way in a block, CPU per thread role")
     args = ap.parse_args(argv)
     chosen = ["in-process", *dict.fromkeys(w.strip() for w in args.ways.split(",") if w.strip())]
     unknown = sorted(set(chosen) - set(WAYS))
@@ -140,6 +145,7 @@ def main(argv=None) -> int:
                 tcp.cancel("no-such-job")
             except grpc.RpcError:
                 transport.append(time.perf_counter() - t0)
+        cpu = _cpu_per_call(order, args.cpu_calls) if args.cpu_calls else {}
         bare_channel.close()
         bare.stop(0)
         for client in go.values():
@@ -163,8 +169,57 @@ def main(argv=None) -> int:
               "to the in-process proof")
     if transport:
         print(f"an RPC doing no work over TCP (CancelProof, NOT_FOUND): median {statistics.median(transport) * 1e3:.2f} ms")
+    if cpu:
+        roles = sorted({r for per in cpu.values() for r in per}, key=lambda r: -cpu["in-process"].get(r, 0))
+        print(f"CPU ms per call of this process's threads, {args.cpu_calls} calls per way in alternated blocks:")
+        print(f"{'way':<11} " + " ".join(f"{r:>13}" for r in roles) + f" {'total':>7}")
+        for name, per in cpu.items():
+            print(f"{name:<11} " + " ".join(f"{per.get(r, 0) * 1e3:13.3f}" for r in roles)
+                  + f" {sum(per.values()) * 1e3:7.3f}")
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     return 0
+
+
+#: thread name prefixes (Python's names; the kernel's for grpc-core's own threads) -> role
+_ROLES = (("cuzk-gpu", "prover"), ("cuzk-synth", "synthesis"), ("cuzk-serve-rpc", "rpc handlers"),
+          ("ThreadPoolExecutor", "bare handlers"), ("MainThread", "main"), ("event_engine", "grpc core"),
+          ("grpc", "grpc core"))
+
+
+def _thread_cpu() -> dict:
+    """CPU seconds by role of every thread of this process (grpcio's poll threads run ``_serve``)."""
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            stat = Path(f"/proc/self/task/{tid}/stat").read_text()
+            comm = Path(f"/proc/self/task/{tid}/comm").read_text().strip()
+        except OSError:  # the thread ended
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        name = names.get(int(tid), comm)
+        role = "grpc poll" if name.endswith("(_serve)") else next(
+            (r for prefix, r in _ROLES if name.startswith(prefix)), "other")
+        out[role] = out.get(role, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def _cpu_per_call(order, calls: int, block: int = 50) -> dict:
+    """way -> role -> CPU seconds per call, over ``calls`` calls of each way in blocks of
+    ``block``, the ways taking turns (so the host's drift hits them alike)."""
+    spent = {name: {} for name, _ in order}
+    rounds = max(1, calls // block)
+    for i in range(rounds):
+        k = i % len(order)
+        for name, fn in order[k:] + order[:k]:
+            before = _thread_cpu()
+            for _ in range(block):
+                fn()
+            after = _thread_cpu()
+            for role, t in after.items():
+                spent[name][role] = spent[name].get(role, 0.0) + max(0.0, t - before.get(role, 0.0))
+    return {name: {r: t / (rounds * block) for r, t in per.items() if t > 0} for name, per in spent.items()}
 
 
 def _timed(fn):

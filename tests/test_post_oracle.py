@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "oracles"))
-from post_sectors import RANDOMNESS, STATEMENTS, STATEMENTS_8M, make_oracle_post  # noqa: E402
+from post_sectors import ALL_STATEMENTS as ALL, RANDOMNESS, STATEMENTS, STATEMENTS_8M, make_oracle_post  # noqa: E402
 from r1cs_compare import first_row_difference, witness_difference  # noqa: E402
 from rust_oracle import read_r1cs, read_witness  # noqa: E402
 
@@ -34,7 +34,6 @@ from cuzk.serve.payloads import post_work  # noqa: E402
 from post_keys_support import post_keys  # noqa: E402
 
 R = int.from_bytes(RANDOMNESS, "little")
-ALL = {**STATEMENTS, **STATEMENTS_8M}
 #: the 8 MiB statements: seconds of sealing, and a 231k-row WinningPoSt to compare
 NAMES = [*STATEMENTS, *(pytest.param(n, marks=pytest.mark.slow) for n in STATEMENTS_8M)]
 #: every partition's row-by-row comparison: API 1.2 and 1.0 WindowPoSt (1.0's second partition is
@@ -53,8 +52,7 @@ def made(tmp_path_factory):
     def get(name):
         size = ALL[name].sector_size
         if size not in cache:
-            statements = {n: st for n, st in ALL.items() if st.sector_size == size}
-            oracle = make_oracle_post(tmp_path_factory.mktemp(f"post-oracle-{size}"), statements)
+            oracle = make_oracle_post(tmp_path_factory.mktemp(f"post-oracle-{size}"), size)
             sectors = {}
             for sid, sealed in oracle.sectors.items():
                 comm_c, comm_r_last = sealed.comm_c_and_r_last

@@ -24,7 +24,7 @@ from post_sectors import RANDOMNESS, STATEMENTS, STATEMENTS_8M, make_oracle_post
 
 import cuzk  # noqa: E402
 from cuzk.formats.bellperson import vk_to_bytes  # noqa: E402
-from cuzk.serve.filecoin import circuit_id, filecoin_circuit  # noqa: E402
+from cuzk.serve.filecoin import circuit_id, filecoin_circuit, post_proof  # noqa: E402
 from cuzk.serve.proto.cuzk.v1 import proving_pb2 as pb  # noqa: E402
 
 from dev_keys import dev_param_cache  # noqa: E402
@@ -32,7 +32,6 @@ from post_keys_support import post_keys  # noqa: E402
 from serve_support import serving  # noqa: E402
 
 A = pb.AwaitProofResponse
-PREFIX = {"window": "wpost", "winning": "winning"}
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +54,8 @@ def served(tmp_path_factory):
 
 
 def _circuit(st) -> str:
-    return circuit_id(PREFIX[st.kind], st.sector_size)
+    """The daemon's circuit id for the statement's registered proof (as it routes a request)."""
+    return circuit_id(post_proof(st.registered_proof).kind, st.sector_size)
 
 
 def _prove(client, oracle, st, partition):
@@ -91,7 +91,7 @@ def test_filecoin_proofs_accepts_what_serve_proves_from_rust_fil_proofs_vanilla(
 
 @pytest.fixture(scope="module")
 def oracle_8m(tmp_path_factory):
-    return make_oracle_post(tmp_path_factory.mktemp("post-oracle-8m"), STATEMENTS_8M)
+    return make_oracle_post(tmp_path_factory.mktemp("post-oracle-8m"), 8 << 20)
 
 
 @pytest.mark.slow

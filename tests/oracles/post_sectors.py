@@ -21,7 +21,7 @@ from pathlib import Path
 
 from rust_oracle import OracleResult, run_oracle
 
-__all__ = ["PROVER_ID", "RANDOMNESS", "STATEMENTS", "STATEMENTS_8M", "Statement", "Sealed",
+__all__ = ["PROVER_ID", "RANDOMNESS", "STATEMENTS", "STATEMENTS_8M", "ALL_STATEMENTS", "Statement", "Sealed",
            "OraclePost", "make_oracle_post"]
 
 PROVER_ID = bytes(range(32))
@@ -51,7 +51,7 @@ STATEMENTS_8M = {
     "window-8m": Statement("window-8m", "window", 11, (7,), 1, 8 << 20),
     "winning-8m": Statement("winning-8m", "winning", 1, (7,), 1, 8 << 20),
 }
-_ALL = {**STATEMENTS, **STATEMENTS_8M}
+ALL_STATEMENTS = {**STATEMENTS, **STATEMENTS_8M}
 #: the registered seal proof the oracle seals each size with (StackedDrg2KiBV1_1, StackedDrg8MiBV1_1)
 SEAL_PROOF = {2048: 5, 8 << 20: 6}
 
@@ -89,7 +89,7 @@ class OraclePost:
 
     def vanilla_bytes(self, name: str, ids=None) -> list[bytes]:
         """The statement's bincode FallbackPoStSectorProofs (of ``ids``, default all), in sector order."""
-        st = _ALL[name]
+        st = ALL_STATEMENTS[name]
         out = self.root / "vanilla" / name
         return [(out / f"vanilla-{i}.bin").read_bytes() for i in (ids or st.sector_ids)]
 
@@ -103,7 +103,7 @@ class OraclePost:
         """``dump-r1cs-post`` of the statement's partition (cached): its summary and R1CS path."""
         key = (name, partition)
         if key not in self._dumps:
-            st = _ALL[name]
+            st = ALL_STATEMENTS[name]
             files = ",".join(str(self.root / "vanilla" / name / f"vanilla-{i}.bin") for i in st.sector_ids)
             r1cs = self.root / f"{name}-{partition}.r1cs"
             out = run_oracle(self.root / "tmp", "dump-r1cs-post", "--kind", st.kind, "--registered-proof",
@@ -114,7 +114,7 @@ class OraclePost:
 
     def verify(self, name: str, vk: bytes, proof: bytes, *, randomness: bytes = RANDOMNESS) -> OracleResult:
         """filecoin-proofs' verify_window_post / verify_winning_post of ``proof`` with ``vk``."""
-        st = _ALL[name]
+        st = ALL_STATEMENTS[name]
         tag = f"{name}-{randomness.hex()[:8]}"
         (self.root / f"{tag}.vk").write_bytes(vk)
         (self.root / f"{tag}.proof").write_bytes(proof)
@@ -124,11 +124,10 @@ class OraclePost:
                           PROVER_ID.hex(), "--replicas", self.replicas(st.sector_ids), check=False)
 
 
-def make_oracle_post(root: Path, statements=None) -> OraclePost:
-    """Seal the sectors ``statements`` (default :data:`STATEMENTS`; all of one sector size) name
-    with the oracle (seeded data) and make each statement's vanilla proofs."""
-    statements = STATEMENTS if statements is None else statements
-    (size,) = {st.sector_size for st in statements.values()}
+def make_oracle_post(root: Path, size: int = 2048) -> OraclePost:
+    """Seal the sectors the statements of sector size ``size`` name with the oracle (seeded data)
+    and make each of those statements' vanilla proofs."""
+    statements = {n: st for n, st in ALL_STATEMENTS.items() if st.sector_size == size}
     sectors = {}
     for i in sorted({i for st in statements.values() for i in st.sector_ids}):
         data = root / f"data-{i}.bin"

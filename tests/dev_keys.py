@@ -30,7 +30,7 @@ import numpy as np
 
 import cuzk
 
-__all__ = ["dev_param_cache", "dev_root"]
+__all__ = ["dev_keys", "dev_param_cache", "dev_root"]
 
 
 def dev_root() -> Path:
@@ -78,3 +78,18 @@ def dev_param_cache(circuit_id: str, seed: int):
                 _make(partial, fc, synth, seed)
                 os.replace(partial, folder)
     return folder, vk_from_bytes((folder / fc.vk_name).read_bytes())
+
+
+def dev_keys(circuit_id: str, seed: int, r1cs):
+    """``(pk, vk)``: the development key of ``circuit_id`` with ``seed`` (made when missing, as
+    :func:`dev_param_cache`), mapped from its key cache: a test that proves the circuit itself
+    shares the daemon tests' key instead of running minutes of setup of its own. ``r1cs`` is the
+    test's own circuit, which must be the one the key was made for."""
+    from cuzk.engine import keycache
+    from cuzk.serve.filecoin import filecoin_circuit
+
+    folder, vk = dev_param_cache(circuit_id, seed)
+    if not folder.name.startswith(f"{circuit_id}-{r1cs.digest[:16]}-"):
+        raise RuntimeError(f"{circuit_id}: the test's circuit (digest {r1cs.digest[:16]}) is not the one of {folder}")
+    pk, _ = keycache.KeyCache(folder / "keys").load(folder / filecoin_circuit(circuit_id).params_name)
+    return pk, vk

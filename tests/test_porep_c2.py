@@ -11,16 +11,14 @@ import sys
 from pathlib import Path
 
 import attrs
-import numpy as np
 import pytest
 
 import cuzk
 from cuzk.circuits.filecoin.porep import c2, fr32_pad, seal
 from cuzk.circuits.filecoin.porep.c1 import commit_phase1
 from cuzk.errors import InputError, ParamsFormatError, UnsatisfiedConstraint
-from cuzk.groth16 import setup
 
-pytestmark = pytest.mark.slow  # one 2.7M-constraint key: ~2 min of setup on 2 cores
+pytestmark = pytest.mark.slow  # 2.7M-constraint proofs; the key's setup (~2 min) runs once per machine
 
 PROVER_ID, SECTOR_ID, TICKET = bytes(range(32)), 42, bytes([9] * 32)
 SEED = bytes(range(100, 132))
@@ -39,8 +37,10 @@ def c1(sealed):
 
 @pytest.fixture(scope="module")
 def keys(sealed):
+    from dev_keys import dev_keys
+
     synth = cuzk.Synthesizer(c2.circuit_for(sealed.proof))
-    pk, vk = setup(synth.r1cs, rng=np.random.default_rng(5))
+    pk, vk = dev_keys("porep-2k", 5, synth.r1cs)  # the daemon tests' key (tests/dev_keys.py)
     return synth, pk, vk
 
 

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import attrs
-import numpy as np
 import pytest
 
 import cuzk
@@ -19,9 +18,8 @@ from cuzk.circuits.filecoin.update import (
     circuit_for, partition_proofs, prove_update, update, update_public_inputs, verify_update,
 )
 from cuzk.errors import InputError, ParamsFormatError
-from cuzk.groth16 import setup
 
-pytestmark = pytest.mark.slow  # one 1.7M-constraint key: ~2.5 min of setup on 2 loaded cores
+pytestmark = pytest.mark.slow  # 1.7M-constraint proofs; the key's setup (~2.5 min) runs once per machine
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +31,10 @@ def updated():
 
 @pytest.fixture(scope="module")
 def keys(updated):
+    from dev_keys import dev_keys
+
     synth = cuzk.Synthesizer(circuit_for(updated.params))
-    pk, vk = setup(synth.r1cs, rng=np.random.default_rng(9))
+    pk, vk = dev_keys("snap-2k", 9, synth.r1cs)  # the daemon tests' key (tests/dev_keys.py)
     return synth, pk, vk
 
 

@@ -33,6 +33,7 @@ __all__ = ["Job", "JobTable", "request_digest", "outcome_of"]
 
 _log = logging.getLogger("cuzk.serve")
 _RANK = {"low": 0, "normal": 1, "high": 2, "critical": 3}
+_WAITERS_LOCK = threading.Lock()  # Job._waiters of every job: held for a set operation only
 
 
 def request_digest(*parts) -> bytes:
@@ -55,7 +56,7 @@ class Job:
     """One request the Engine runs (see the module doc)."""
 
     __slots__ = ("id", "digest", "kind", "circuit", "priority", "deadline", "seq", "submitted", "engine_future",
-                 "result", "ended_at", "extra")
+                 "result", "ended_at", "extra", "_waiters")
 
     def __init__(self, job_id, digest, kind, circuit, priority, deadline, seq):
         self.id, self.digest, self.kind, self.circuit = job_id, digest, kind, circuit
@@ -65,6 +66,29 @@ class Job:
         self.result: Future = Future()
         self.ended_at: float | None = None
         self.extra = None  # an extension job's public inputs, once taken from its synthesizer
+        # the events of the RPCs waiting now: one done callback wakes them, and each wait takes its
+        # event out again, so a client polling a long job with short timeouts leaves nothing behind
+        # (a done callback per wait would stay on the future until the job ends)
+        self._waiters: set[threading.Event] = set()
+        self.result.add_done_callback(self._wake_waiters)
+
+    def _wake_waiters(self, _f) -> None:
+        with _WAITERS_LOCK:
+            waiting = list(self._waiters)
+        for ev in waiting:
+            ev.set()
+
+    def wait(self, timeout: float | None, wake: threading.Event | None = None) -> None:
+        """Until the job ends, ``timeout`` seconds pass (None: no limit) or ``wake`` is set."""
+        ev = wake if wake is not None else threading.Event()
+        with _WAITERS_LOCK:
+            self._waiters.add(ev)
+        try:
+            if not self.result.done():  # ended before the add: its callback may have run already
+                ev.wait(timeout)
+        finally:
+            with _WAITERS_LOCK:
+                self._waiters.discard(ev)
 
     @property
     def started(self) -> bool:
@@ -235,9 +259,7 @@ def outcome_of(job: Job, timeout: float | None, wake: threading.Event | None = N
     """``(status, value_or_error)`` of ``job``, waiting at most ``timeout`` seconds (None: until it
     ends) or until ``wake`` is set (the client went away): status is "COMPLETED", "FAILED",
     "CANCELLED" or "TIMEOUT" (not ended yet; the job is left as it is)."""
-    ev = wake if wake is not None else threading.Event()
-    job.result.add_done_callback(lambda _f: ev.set())
-    ev.wait(timeout)
+    job.wait(timeout, wake)
     f = job.result
     if not f.done():
         return "TIMEOUT", None

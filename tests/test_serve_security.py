@@ -100,6 +100,16 @@ def test_bearer_token(cube):
         with Client(srv.tcp_address, token=TOKEN, timeout=60) as c:
             assert c.prove_circuit("cube", {"x": 1, "out": 7}).result.status == pb.AwaitProofResponse.COMPLETED
             assert 'cuzk_serve_rpcs_total{code="UNAUTHENTICATED",method="GetStatus"}' in c.metrics()
+        # methods a client makes up are refused before grpc routes them, and counted under one
+        # label: their names never reach the daemon's counters or /metrics
+        with grpc.insecure_channel(srv.tcp_address) as ch:
+            for i in range(200):
+                made_up = ch.unary_unary(f"/cuzk.v1.ProvingEngine/Made{i}") if i % 2 else ch.unary_unary(f"/x{i}.Y/Z")
+                assert _refused(lambda: made_up(b"", timeout=30)) == grpc.StatusCode.UNAUTHENTICATED
+        with Client(srv.tcp_address, token=TOKEN, timeout=60) as c:
+            text = c.metrics()
+        assert 'cuzk_serve_rpcs_total{code="UNAUTHENTICATED",method="unknown"} 200' in text
+        assert "Made1" not in text and "x0.Y" not in text and "x0" not in text
 
 
 def test_tls_with_client_certificates(cube, tmp_path):

@@ -38,7 +38,7 @@ from cuzk.serve.config import LATENCY_OPTION
 from cuzk.serve.credentials import server_credentials
 from cuzk.serve.daemon import Daemon
 from cuzk.serve.health import CHECK_METHOD, Health, stream_bound
-from cuzk.serve.reflection import Reflection
+from cuzk.serve.reflection import SERVICE_NAMES, Reflection
 from cuzk.serve.service import TokenAuth, add_services
 from cuzk.serve.systemd import notify
 
@@ -66,6 +66,15 @@ def _prepare_socket(path: str) -> None:
             raise ConfigError(f"config: [daemon] listen: {path} is in use by another process")
         finally:
             probe.close()
+
+
+def served_methods() -> frozenset:
+    """Full names ("/package.Service/Method") of every method of the services the daemon serves,
+    from their descriptors (the generated modules register them in protobuf's default pool)."""
+    from google.protobuf import descriptor_pool
+
+    pool = descriptor_pool.Default()
+    return frozenset(f"/{svc}/{m.name}" for svc in SERVICE_NAMES for m in pool.FindServiceByName(svc).methods)
 
 
 class Server:
@@ -110,7 +119,7 @@ class Server:
         cfg = self.cfg
         token = cfg.token()
         if token:
-            self._auth = TokenAuth(token, self.daemon.count_rpc, open_methods=(CHECK_METHOD,))
+            self._auth = TokenAuth(token, self.daemon.count_rpc, open_methods=(CHECK_METHOD,), methods=served_methods())
         interceptors = [self._auth] if self._auth is not None else []
         n = cfg.max_message_bytes
         self._pool = ThreadPoolExecutor(max_workers=cfg.max_concurrent_rpcs, thread_name_prefix="cuzk-serve-rpc")

@@ -165,12 +165,17 @@ class CircuitProverService(cpb_grpc.CircuitProverServicer):
 class TokenAuth(grpc.ServerInterceptor):
     """Refuse every call without ``authorization: Bearer <token>`` (UNAUTHENTICATED); the token is
     compared in constant time (``hmac.compare_digest``), so its bytes cannot be guessed by timing.
-    ``open_methods``: full method names that need no token (the health Check: cuzk/serve/health.py)."""
+    ``open_methods``: full method names that need no token (the health Check: cuzk/serve/health.py).
+    ``on_refusal(method, "UNAUTHENTICATED")`` counts each refusal under the method's short name
+    when its full name is in ``methods`` (those the server serves), else under ``"unknown"``: a
+    refusal comes before grpc routes the call, and a label per name a client makes up would let
+    anyone without the token grow the daemon's memory and its /metrics without bound."""
 
-    def __init__(self, token: str, on_refusal=None, *, open_methods=()):
+    def __init__(self, token: str, on_refusal=None, *, open_methods=(), methods=()):
         self._want = f"Bearer {token}".encode()
         self._on_refusal = on_refusal
         self._open = frozenset(open_methods)
+        self._methods = frozenset(methods)
 
         def deny(request, context):
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token (metadata 'authorization')")
@@ -189,7 +194,8 @@ class TokenAuth(grpc.ServerInterceptor):
         if hmac.compare_digest(got, self._want):  # one read of _want: set_token swaps it whole
             return continuation(handler_call_details)
         if self._on_refusal is not None:
-            self._on_refusal(handler_call_details.method.rpartition("/")[2], "UNAUTHENTICATED")
+            method = handler_call_details.method
+            self._on_refusal(method.rpartition("/")[2] if method in self._methods else "unknown", "UNAUTHENTICATED")
         return self._deny
 
 

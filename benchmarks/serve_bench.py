@@ -6,9 +6,17 @@ a bare grpcio handler on loopback TCP that only calls ``Engine.submit(...).resul
 same Engine and returns the proof's bytes: no daemon code, the daemon's and cuzk's client's
 channel options; the daemon's own ProveCircuit path called in process, without gRPC; and, where
 go is installed, a Go client in its own process over TCP and the Unix socket, as Curio calls the
-daemon: tests/oracles/curio-client's time-circuit command, which times each call itself), each
-taking each place in the round in turn, so drift and the order hit them alike; then prints each
-way's median and p90 and the median difference and ratio against in-process. The bare way is
+daemon: tests/oracles/curio-client's time-circuit command, which times each call itself), then
+prints each way's median and p90 and the median difference and ratio against in-process.
+
+Each round runs the ways in a fresh random order (``--seed``), each way ``--back-to-back``
+calls in a row (default 3), the first of which is not counted: a call runs while the one before
+it is still ending (grpc's threads closing its stream, the Go client's runtime), so a counted
+call follows a call of its own way, as one caller's proofs follow each other. (A fixed cycle,
+even one rotated each round, gives each way the same predecessor every round: the in-process
+proof then always ran behind a gRPC call's tail, and the ways that followed it ran clean, which
+understated what gRPC adds by up to 0.4 ms.) ``--back-to-back 1`` counts every call, each behind
+a random way. The bare way is
 grpcio's own cost for a call whose handler blocks while a proof runs: what the daemon adds
 beyond it is the daemon's, and the in-process daemon path shows how much of that is its code. The
 Python client shares the daemon's process (and its GIL); the Go client shows what a client in
@@ -29,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -87,11 +96,16 @@ def go_binary():
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--proofs", type=int, default=300, help="proofs per way")
+    ap.add_argument("--proofs", type=int, default=300, help="counted proofs per way")
     ap.add_argument("--ways", default=",".join(WAYS[1:]),
                     help=f"comma-separated ways beside in-process (default: all of {', '.join(WAYS[1:])})")
+    ap.add_argument("--back-to-back", type=int, default=3,
+                    help="calls of a way in a row each round, the first not counted (1: all counted)")
+    ap.add_argument("--seed", type=int, default=1, help="seed of the rounds' orders")
     ap.add_argument("--cpu-calls", type=int, default=0, help="then N calls per way in a block, CPU per thread role")
     args = ap.parse_args(argv)
+    if args.back_to_back < 1:
+        ap.error("--back-to-back: at least 1")
     chosen = ["in-process", *dict.fromkeys(w.strip() for w in args.ways.split(",") if w.strip())]
     unknown = sorted(set(chosen) - set(WAYS))
     if unknown:
@@ -132,12 +146,15 @@ def main(argv=None) -> int:
             for _ in range(5):
                 fn()
         order = list(timed.items())
-        for i in range(args.proofs):
-            # each way takes each place in the round in turn: the call after an in-process proof
-            # finds grpc's code and data colder than the calls after it
-            k = i % len(order)
-            for name, fn in order[k:] + order[:k]:
-                times[name].append(fn())
+        rng = random.Random(args.seed)
+        counted = max(1, args.back_to_back - 1)
+        for _ in range(-(-args.proofs // counted)):
+            rng.shuffle(order)  # the module doc says why a fresh order, and why back to back
+            for name, fn in order:
+                first = fn()  # behind another way's call: counted only when every call is
+                if args.back_to_back == 1:
+                    times[name].append(first)
+                times[name].extend(fn() for _ in range(args.back_to_back - 1))
             if "grpc-tcp" not in times:  # the other ways alone: no Python client call between them
                 continue
             t0 = time.perf_counter()
@@ -151,7 +168,9 @@ def main(argv=None) -> int:
         for client in go.values():
             client.close()
     base = statistics.median(times["in-process"])
-    print(f"Cube (1 constraint), {args.proofs} proofs per way, CPU backend, one prove worker")
+    print(f"Cube (1 constraint), {len(times['in-process'])} proofs per way "
+          f"({'each behind a random way' if args.back_to_back == 1 else f'{args.back_to_back} back to back, the first not counted'}), "
+          "CPU backend, one prove worker")
     # "paired": the median over rounds of the way's time less the in-process proof's of the same
     # round, which drift on the host moves less than the difference of the two medians
     print(f"{'way':<11} {'median ms':>10} {'p90 ms':>8} {'added ms':>9} {'paired ms':>10} {'ratio':>6}")

@@ -55,6 +55,7 @@ from serve_support import config_text, cube_entry, cube_keys  # noqa: E402
 
 from cuzk.serve import Client  # noqa: E402
 from cuzk.serve.config import LATENCY_OPTION, NO_RETRIES_OPTION, parse_config  # noqa: E402
+from cuzk.serve.logs import configure  # noqa: E402
 from cuzk.serve.proto.cuzk.v1 import circuits_pb2 as cpb  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
@@ -120,6 +121,9 @@ def main(argv=None) -> int:
     times = {w: [] for w in chosen}
     transport = []
     inputs = {"x": 3, "out": 35}
+    # the daemon logs as `cuzk serve` does (cuzk/cli_serve.py; level info: a line per job), to a file
+    log = (folder / "serve.log").open("w")
+    configure(cfg.log_level, cfg.log_format, stream=log)
     with Server(cfg) as srv, Client(srv.tcp_address, timeout=60) as tcp, Client(f"unix://{sock}", timeout=60) as unix:
         engine = srv.daemon.engine
         bare = grpc.server(ThreadPoolExecutor(4), options=[("grpc.so_reuseport", 0), LATENCY_OPTION], handlers=[
@@ -167,6 +171,7 @@ def main(argv=None) -> int:
         bare.stop(0)
         for client in go.values():
             client.close()
+    log.close()
     base = statistics.median(times["in-process"])
     print(f"Cube (1 constraint), {len(times['in-process'])} proofs per way "
           f"({'each behind a random way' if args.back_to_back == 1 else f'{args.back_to_back} back to back, the first not counted'}), "

@@ -1,12 +1,16 @@
 """``cuzk serve``'s log (cuzk/serve/logs.py): each job's end is one line with its id, kind,
 outcome and timings (WARNING with the error when it failed), as text or as one JSON object per
-line with ``[logging] format = "json"``, in process and from a ``cuzk serve`` process."""
+line with ``[logging] format = "json"``, in process and from a ``cuzk serve`` process; the lines
+are written by a thread of their own, stamped with the time each job ended."""
 
 from __future__ import annotations
 
 import io
 import json
 import logging
+import threading
+import time
+import types
 
 import pytest
 
@@ -14,7 +18,7 @@ grpc = pytest.importorskip("grpc")
 
 from cuzk.serve import Client  # noqa: E402
 from cuzk.serve.config import parse_config  # noqa: E402
-from cuzk.serve.logs import configure  # noqa: E402
+from cuzk.serve.logs import JobLines, configure  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
 from serve_support import DaemonProcess, config_text, cube_entry  # noqa: E402
@@ -93,3 +97,49 @@ def test_a_daemon_logs_json_on_stderr(cube, tmp_path):
     assert any("gRPC on" in r["message"] for r in records)
     # every line is either one of the plain addresses/notices printed on stdout or a JSON record
     assert all(x.startswith(("{", "cuzk serve: ")) for x in daemon.lines), daemon.lines
+
+
+class _Records(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+def _job(job_id):
+    return types.SimpleNamespace(id=job_id, kind="circuit:cube", circuit="cube", priority="normal", engine_future=None)
+
+
+def test_job_lines_are_written_off_the_ending_thread_stamped_at_the_end():
+    log = logging.getLogger("cuzk.serve.test-joblines")
+    log.propagate, sink = False, _Records()
+    log.addHandler(sink)
+    log.setLevel(logging.INFO)
+    lines = JobLines(log, period_s=0.05)
+    try:
+        before = time.time()
+        lines.post(_job("a"), "completed", None)
+        posted = time.time()
+        assert sink.records == []  # nothing written on the posting thread
+        deadline = time.monotonic() + 10
+        while not sink.records and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (rec,) = sink.records
+        assert rec.threadName == "cuzk-serve-joblines" != threading.current_thread().name
+        assert before <= rec.created <= posted and rec.job["id"] == "a" and rec.levelno == logging.INFO
+        # a failed job's line: WARNING with the error; lines still pending are written by close
+        lines.post(_job("b"), "failed", ValueError("bad witness"))
+        lines.post(_job("c"), "cancelled", None)
+    finally:
+        lines.close()
+    assert [r.job["id"] for r in sink.records] == ["a", "b", "c"]
+    assert sink.records[1].levelno == logging.WARNING and "ValueError: bad witness" in sink.records[1].getMessage()
+    lines.post(_job("d"), "completed", None)  # after close: written at once
+    assert sink.records[-1].job["id"] == "d"
+    log.setLevel(logging.WARNING)
+    lines.post(_job("e"), "completed", None)  # below the level: nothing kept
+    assert sink.records[-1].job["id"] == "d" and not lines._pending
+    log.removeHandler(sink)
+

@@ -26,7 +26,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
-from cuzk.serve.logs import job_line
+from cuzk.serve.logs import JobLines
 from cuzk.serve.validate import RequestError
 
 __all__ = ["Job", "JobTable", "request_digest", "outcome_of"]
@@ -121,6 +121,7 @@ class JobTable:
         self._seq = itertools.count()
         self._ended: collections.deque = collections.deque()  # ended jobs, oldest first: purged from the left
         self._finisher = ThreadPoolExecutor(max_workers=finish_workers, thread_name_prefix="cuzk-serve-finish")
+        self._lines = JobLines(_log)  # each job's end, written off the thread that ends it
         self.counts = {"completed": 0, "failed": 0, "cancelled": 0}
         self._counted: dict[str, dict[str, int]] = {}
 
@@ -215,7 +216,7 @@ class JobTable:
             self.counts[outcome] += 1
             per = self._counted.setdefault(job.kind, dict.fromkeys(self.counts, 0))
             per[outcome] += 1
-        job_line(_log, job, outcome, error)
+        self._lines.post(job, outcome, error)
 
     def _purge(self) -> None:
         """Forget ended jobs older than the retention, and the oldest ended ones beyond ``max_jobs``
@@ -253,6 +254,7 @@ class JobTable:
 
     def close(self) -> None:
         self._finisher.shutdown(wait=True)
+        self._lines.close()
 
 
 def outcome_of(job: Job, timeout: float | None, wake: threading.Event | None = None):

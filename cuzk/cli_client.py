@@ -18,12 +18,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
 from cuzk.cli_keys import size_text
 
 __all__ = ["add_client_parser"]
+
+
+def _seconds(text: str) -> float:
+    """argparse type: a positive finite number of seconds (-1, nan or inf failed every call as
+    DEADLINE_EXCEEDED, which did not name the argument)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not 0 < v < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return v
 
 
 def _client(args):
@@ -34,7 +47,7 @@ def _client(args):
     if args.token_file:
         token = Path(args.token_file).read_text(encoding="utf-8").strip()
     tls = None
-    if args.tls_ca or args.tls_cert:
+    if args.tls_ca or args.tls_cert or args.tls_key:  # a key alone is refused, not dropped (Client)
         tls = {k: v for k, v in (("ca", args.tls_ca), ("cert", args.tls_cert), ("key", args.tls_key)) if v}
     address = args.address or f"unix://{runtime_dir()}/cuzk/cuzk.sock"
     return Client(address, token=token, tls=tls, timeout=args.timeout)
@@ -139,7 +152,7 @@ def add_client_parser(subparsers) -> argparse.ArgumentParser:
     c.add_argument("--tls-ca", help="use TLS, trusting this CA certificate file")
     c.add_argument("--tls-cert", help="client certificate (a daemon with [tls] client_ca)")
     c.add_argument("--tls-key", help="the client certificate's key")
-    c.add_argument("--timeout", type=float, default=None, help="seconds per call (default: none)")
+    c.add_argument("--timeout", type=_seconds, default=None, help="seconds per call (default: none)")
     sub = c.add_subparsers(dest="client_command", required=True)
     s = sub.add_parser("status", help="devices, keys by tier, queues, totals")
     s.add_argument("--json", action="store_true", help="the daemon's full status as JSON")

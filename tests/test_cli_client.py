@@ -93,3 +93,35 @@ def test_token_and_tls(tmp_path, capsys):
         code, _, err = _run(capsys, "--address", srv.tcp_address, "--timeout", "10", "--token-file",
                             str(folder / "token"), "status")  # plain text against TLS
         assert code == 1 and "UNAVAILABLE" in err
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--tls-cert", "c.pem"], "cert given without key"),  # grpc-core aborted the process on a cert alone
+    (["--tls-key", "k.pem"], "key given without cert"),   # a key alone was dropped: plain text
+    (["--tls-ca", "ca.pem", "--tls-key", "k.pem"], "key given without cert"),
+])
+def test_a_client_certificate_without_its_key_is_refused(tmp_path, capsys, flags, says):
+    for name in ("c.pem", "k.pem", "ca.pem"):
+        (tmp_path / name).write_text("not a PEM")
+    flags = [str(tmp_path / f) if f.endswith(".pem") else f for f in flags]
+    code, _, err = _run(capsys, "--address", f"unix://{tmp_path}/none.sock", *flags, "status")
+    assert code == 1 and says in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan", "inf", "soon"])
+def test_timeout_must_be_a_positive_finite_number(tmp_path, capsys, value):
+    with pytest.raises(SystemExit) as e:
+        main(["client", "--address", f"unix://{tmp_path}/none.sock", "--timeout", value, "health"])
+    assert e.value.code == 2 and "--timeout: expected a positive number of seconds" in capsys.readouterr().err
+
+
+def test_the_python_client_checks_its_arguments(tmp_path):
+    from cuzk.errors import InputError
+    from cuzk.serve import Client
+
+    with pytest.raises(InputError, match="cert given without key"):
+        Client(f"unix://{tmp_path}/none.sock", tls={"cert": b"x"})
+    with pytest.raises(InputError, match="timeout"):
+        Client(f"unix://{tmp_path}/none.sock", timeout=float("nan"))
+    with pytest.raises(InputError, match="unknown keys"):
+        Client(f"unix://{tmp_path}/none.sock", tls={"pem": b"x"})

@@ -15,11 +15,13 @@ raises ``grpc.RpcError`` with its status code and the daemon's message (``e.code
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from cuzk.errors import InputError
 from cuzk.serve.config import LATENCY_OPTION, MAX_MESSAGE_BYTES, NO_RETRIES_OPTION
 from cuzk.serve.proto.cuzk.v1 import circuits_pb2 as cpb
 from cuzk.serve.proto.cuzk.v1 import circuits_pb2_grpc as cpb_grpc
@@ -44,11 +46,14 @@ def _credentials(tls):
     if isinstance(tls, dict):
         unknown = set(tls) - {"ca", "cert", "key"}
         if unknown:
-            raise ValueError(f"tls: unknown keys {sorted(unknown)} (ca, cert, key)")
+            raise InputError(f"tls: unknown keys {sorted(unknown)} (ca, cert, key)")
+        if bool(tls.get("cert")) != bool(tls.get("key")):  # grpc-core aborts the process on a cert alone
+            have, lack = ("cert", "key") if tls.get("cert") else ("key", "cert")
+            raise InputError(f"tls: a client certificate and its key go together; {have} given without {lack}")
         return grpc.ssl_channel_credentials(root_certificates=_bytes(tls.get("ca")),
                                             private_key=_bytes(tls.get("key")),
                                             certificate_chain=_bytes(tls.get("cert")))
-    raise ValueError(f"tls must be True, a dict of ca/cert/key or grpc credentials, got {tls!r:.60}")
+    raise InputError(f"tls must be True, a dict of ca/cert/key or grpc credentials, got {tls!r:.60}")
 
 
 class Client:
@@ -68,6 +73,8 @@ class Client:
 
     def __init__(self, address: str, *, token: str | None = None, tls=None, timeout: float | None = None,
                  max_message_bytes: int = MAX_MESSAGE_BYTES, options=()):
+        if timeout is not None and not (isinstance(timeout, (int, float)) and 0 < timeout < math.inf):
+            raise InputError(f"timeout: seconds per call, a positive finite number or None, got {timeout!r:.40}")
         opts = [("grpc.max_send_message_length", max_message_bytes),
                 ("grpc.max_receive_message_length", max_message_bytes), LATENCY_OPTION, NO_RETRIES_OPTION,
                 *options]

@@ -26,7 +26,7 @@ import os
 import tempfile
 from typing import IO, Iterator, Mapping
 
-__all__ = ["atomic_write", "write_together"]
+__all__ = ["atomic_write", "write_together", "refuse_same_file"]
 
 
 def _temp_beside(path: str, mode: int | None) -> tuple[int, str]:
@@ -50,6 +50,23 @@ def _unlink(path: str) -> None:
 def _refuse_directory(path: str) -> None:
     if os.path.isdir(path):  # os.replace would fail only after the whole file was written
         raise IsADirectoryError(f"[Errno 21] Is a directory: {path!r}")
+
+
+def refuse_same_file(paths) -> None:
+    """Refuse ``paths`` (outputs to write together) when two of them resolve to one file.
+
+    Raises:
+        cuzk.errors.InputError: naming both paths.
+    """
+    from cuzk.errors import InputError
+
+    seen: dict[str, str] = {}
+    for path in map(os.fspath, paths):
+        real = os.path.realpath(path)  # "out/p.json", "./out/p.json" and a link to it are one file
+        if real in seen:
+            same = f"{path} is named twice" if seen[real] == path else f"{seen[real]} and {path} are one file ({real})"
+            raise InputError(f"{same}; each output needs its own file")
+        seen[real] = path
 
 
 @contextlib.contextmanager
@@ -90,9 +107,12 @@ def write_together(contents: Mapping[object, bytes]) -> None:
     back what was there (and removes what was not).
 
     Raises:
+        cuzk.errors.InputError: two paths name one file (the second write would replace the
+            first; :func:`refuse_same_file`); nothing is written.
         IsADirectoryError, OSError: one file cannot be written; every target is as it was.
     """
     items = [(os.fspath(p), data) for p, data in contents.items()]
+    refuse_same_file([path for path, _ in items])
     for path, _ in items:
         _refuse_directory(path)
     temps: list[str] = []

@@ -175,7 +175,11 @@ def read_json_file(path, error: type[Exception] = CuzkError, *, max_bytes: int, 
         if size > max_bytes:
             raise error(f"{where}: {size} bytes is larger than {max_bytes} bytes{', ' + why if why else ''}; "
                         "refusing to read it")
-        raw = f.read(max_bytes + 1)  # a file growing under us is cut at the limit
+        # ask for what fstat says, not the bound: read(n) reserves n bytes first, and the bound of
+        # a C1 output is 1.4 GB of address space for a file of megabytes
+        raw = f.read(min(size, max_bytes) + 1)
+        if size < len(raw) <= max_bytes:  # growing under us, or no size to go by (a pipe): cut at the bound
+            raw += f.read(max_bytes + 1 - len(raw))
     if len(raw) > max_bytes:
         raise error(f"{where}: the file grew past {max_bytes} bytes while being read")
     check_depth(raw, where, error)

@@ -8,12 +8,13 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from typing import Sequence
 
 import cuzk
-from cuzk.errors import CuzkError
+from cuzk.errors import CuzkError, InputError
 
 __all__ = ["main", "build_parser", "environment_info"]
 
@@ -71,9 +72,25 @@ def _stages(args):
     from cuzk import demo
 
     if args.simulate:
-        synth_s, prove_s = (float(x) for x in args.simulate.split(","))
-        return demo.simulated_stages(synth_s, prove_s)
+        return demo.simulated_stages(*_simulated_times(args.simulate))
     return demo.real_stages(args.size, args.device)
+
+
+def _simulated_times(text: str) -> tuple[float, float]:
+    """``--simulate SYNTH_S,PROVE_S``: two finite numbers of seconds, >= 0.
+
+    >>> _simulated_times("1")
+    Traceback (most recent call last):
+    ...
+    cuzk.errors.InputError: --simulate: expected SYNTH_S,PROVE_S (two numbers of seconds, >= 0), got '1'
+    """
+    try:
+        times = tuple(float(x) for x in text.split(","))
+    except ValueError:
+        times = ()
+    if len(times) != 2 or not all(math.isfinite(t) and t >= 0 for t in times):
+        raise InputError(f"--simulate: expected SYNTH_S,PROVE_S (two numbers of seconds, >= 0), got {text[:40]!r}")
+    return times
 
 
 def _cmd_info(args) -> int:
@@ -197,7 +214,7 @@ def _run(argv):
         return 2, args
     try:
         return args.fn(args), args
-    # a cuzk error; a malformed --simulate (ValueError); an output path that cannot be written
+    # a cuzk error; another ValueError (status 2); an output path that cannot be written
     except (CuzkError, ValueError, OSError) as e:
         sub = getattr(args, "groth16_command", None) or getattr(args, "porep_command", None)  # as the file errors
         print(f"cuzk {args.command}{' ' + sub if sub else ''}: error: {e}", file=sys.stderr)

@@ -47,11 +47,12 @@ _files = file_errors("groth16")
 
 @_files
 def _cmd_prove(args) -> int:
-    from cuzk.atomic_file import write_together
+    from cuzk.atomic_file import refuse_same_file, write_together
     from cuzk.formats.snarkjs import read_zkey
     from cuzk.formats.snarkjs_json import proof_to_json, public_to_json
     from cuzk.prover import GpuProver
 
+    refuse_same_file([args.proof, args.public])  # before the proving, not after it
     t0 = time.perf_counter()
     if args.trusted or args.no_cache:
         pk, how = read_zkey(args.zkey, r1cs=args.r1cs, checked=not args.trusted), "read"

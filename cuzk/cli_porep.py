@@ -29,6 +29,7 @@ one, else the key's own), so a proof file on disk is one ``verify`` accepts.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -42,18 +43,24 @@ __all__ = ["add_porep_parser", "read_c1", "params_paths"]
 def read_c1(path):
     """The :class:`~cuzk.circuits.filecoin.porep.c1.SealCommitPhase1Output` in ``path``: C1 JSON
     as filecoin-ffi writes it, or Curio's envelope ``{"SectorNum", "Phase1Out", "SectorSize"}``
-    around it, checked (``VanillaFormatError`` naming the field that is wrong)."""
+    around it (whose ``SectorSize`` must be the C1 output's), checked (``VanillaFormatError``
+    naming the field that is wrong; ``InputError`` for a path that is not a regular file)."""
     from cuzk.bounded_json import read_json_file
-    from cuzk.circuits.filecoin.porep.c1 import MAX_C1_JSON_BYTES, SealCommitPhase1Output, curio_envelope_doc
+    from cuzk.circuits.filecoin.porep.c1 import (MAX_C1_JSON_BYTES, SealCommitPhase1Output, check_envelope_size,
+                                                 curio_envelope_doc)
     from cuzk.errors import VanillaFormatError
 
-    with open(path, "rb") as f:
+    f, _ = _open_regular(path, "a C1 file")  # /dev/zero would be read up to the C1 bound below
+    with f:
         head = f.read(256)
     if b'"Phase1Out"' in head:  # Go's json.Marshal writes SectorNum, then Phase1Out: near the start
         doc = read_json_file(path, VanillaFormatError, max_bytes=MAX_C1_JSON_BYTES // 3 * 4 + 4096,  # base64 of it
                              why="more than an envelope of the largest C1 output can be")
-        _, text = curio_envelope_doc(doc, str(path))
+        env, text = curio_envelope_doc(doc, str(path))
         c1 = SealCommitPhase1Output.from_json(text, f"{path}: Phase1Out")
+        # the check cuzk serve makes against its request's sector_size (cuzk/serve/payloads.py)
+        check_envelope_size(env, c1.seal_proof.sector_size, str(path),
+                            f"the sector size of its {c1.seal_proof.name} C1 output, {c1.seal_proof.sector_size}")
     else:
         c1 = SealCommitPhase1Output.read(path)  # refused before reading when over the C1 bound
     c1.check()
@@ -75,13 +82,49 @@ def params_paths(c1, args) -> tuple[Path, Path]:
 
 
 def _vk_of(path: Path, fallback=None):
-    from cuzk.formats.bellperson import vk_from_bytes
+    from cuzk.formats.bellperson import MAX_VK_BYTES, vk_from_bytes
 
-    if path.is_file():
-        return vk_from_bytes(path.read_bytes())
-    if fallback is None:
-        raise InputError(f"no verifying key {path} (pass --vk, or --param-cache with Filecoin's .vk file)")
-    return fallback
+    if not path.exists():
+        if fallback is None:
+            raise InputError(f"no verifying key {path} (pass --vk, or --param-cache with Filecoin's .vk file)")
+        return fallback
+    f, size = _open_regular(path, "a verifying key (.vk)")
+    with f:
+        if size > MAX_VK_BYTES:
+            raise InputError(f"{path}: {size} bytes; a verifying key (.vk) is at most {MAX_VK_BYTES} bytes")
+        return vk_from_bytes(f)  # streamed: each count is checked against the bytes left before its points
+
+
+def _open_regular(path, what: str):
+    """(the open binary file, its size): every size check here is on fstat's size, so a device
+    (whose size reads as 0) or a pipe is refused before a byte is read."""
+    from cuzk.engine.keysource import open_regular
+
+    return open_regular(path, what)
+
+
+def _read_exact(path, size: int, what: str, why: str) -> bytes:
+    """The ``size`` bytes of file ``path``, refused unread when it holds another number
+    (``what``: the file, ``why``: what that size is, for the messages)."""
+    f, have = _open_regular(path, what)
+    with f:
+        if have != size:
+            raise InputError(f"{path}: {have} bytes; {why}")
+        data = f.read(size + 1)
+    if len(data) != size:
+        raise InputError(f"{path}: changed size while being read; {why}")
+    return data
+
+
+def _cache_dir(path: str) -> None:
+    """Make ``--cache-dir`` before sealing, so that a path that cannot be a directory is refused
+    naming the option (the sealer's own ``os.makedirs`` says only "File exists")."""
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise InputError(f"--cache-dir {path}: exists and is not a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"--cache-dir {path}: cannot make the directory: {e.strerror or e}") from None
 
 
 def _bytes32(text: str, what: str) -> bytes:
@@ -102,15 +145,19 @@ def _cmd_seal(args) -> int:
 
     proof = registered_seal_proof(args.registered_proof)
     ids = {k: _bytes32(getattr(args, k), k.replace("_", "-")) for k in ("prover_id", "ticket", "seed")}
+    want = proof.sector_size // 128 * 127
     if args.raw:  # payload bytes: Fr32-padded here (127 payload bytes per 128)
-        raw = Path(args.data).read_bytes()
-        want = proof.sector_size // 128 * 127
-        if len(raw) != want:
-            raise InputError(f"{args.data}: {len(raw)} bytes; a {proof.sector_size}-byte sector holds {want} "
-                             f"unpadded bytes")
-        data = fr32_pad(raw)
+        data = fr32_pad(_read_exact(args.data, want, "the sector's payload",
+                                    f"a {proof.sector_size}-byte sector holds {want} unpadded bytes"))
     else:  # already padded, as a sector's staged file: mapped, not read into memory
-        data = np.memmap(args.data, dtype=np.uint8, mode="r")
+        f, size = _open_regular(args.data, "the sector data")
+        with f:
+            if size != proof.sector_size:  # an empty file cannot even be mapped
+                raise InputError(f"{args.data}: {size} bytes; a {proof.sector_size}-byte sector's Fr32-padded data "
+                                 f"is {proof.sector_size} bytes (with --raw, its {want} payload bytes)")
+            data = np.memmap(f, dtype=np.uint8, mode="r", shape=(size,))
+    if args.cache_dir is not None:
+        _cache_dir(args.cache_dir)
     t0 = time.perf_counter()
     sealed = seal(data, registered_proof=proof, prover_id=ids["prover_id"], sector_id=args.sector_id,
                   ticket=ids["ticket"], cache_dir=args.cache_dir)
@@ -168,7 +215,10 @@ def _cmd_verify(args) -> int:
     c1 = read_c1(args.c1)
     _, vk_path = params_paths(c1, args)
     vk = _vk_of(vk_path)
-    data = Path(args.proof).read_bytes()
+    sp = c1.seal_proof
+    size = sp.partitions * c2.PROOF_BYTES
+    data = _read_exact(args.proof, size, "a proof",
+                       f"a {sp.name} proof is {sp.partitions} partition(s) x {c2.PROOF_BYTES} = {size} bytes")
     if c2.verify_commit_phase2(c1, vk, data):
         print("OK!")
         return 0

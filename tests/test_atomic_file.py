@@ -55,3 +55,16 @@ def test_permissions_follow_the_umask_or_the_request(tmp_path):
     os.umask(umask)
     assert (tmp_path / "x").stat().st_mode & 0o777 == 0o666 & ~umask
     assert (tmp_path / "y").stat().st_mode & 0o777 == 0o640
+
+
+def test_write_together_refuses_two_paths_of_one_file(tmp_path):
+    from cuzk.errors import InputError
+
+    (tmp_path / "sub").mkdir()
+    os.symlink(tmp_path / "sub", tmp_path / "link")
+    a = tmp_path / "sub" / "a.json"
+    # the second write replaced the first: one file left, holding the second's bytes
+    for other in (a, tmp_path / "sub" / "." / "a.json", tmp_path / "link" / "a.json"):
+        with pytest.raises(InputError, match="each output needs its own file"):
+            write_together({a: b"proof", str(other): b"public"})
+        assert os.listdir(tmp_path / "sub") == []

@@ -12,10 +12,13 @@ import random
 import pytest
 
 from cuzk import cli
+from cuzk.cli_porep import read_c1
 from cuzk.circuits.filecoin.porep import c2, commit_phase1, fr32_pad, seal
 from cuzk.circuits.filecoin.porep.c1 import SealCommitPhase1Output, curio_envelope
 from cuzk.errors import VanillaFormatError
 from cuzk.serve.filecoin import FilecoinCircuit
+
+from memory_limit_support import run_limited, sparse_file
 
 PROVER, SECTOR, TICKET, SEED = bytes(range(32)), 42, bytes([9] * 32), bytes(range(100, 132))
 RAW = random.Random(41).randbytes(2032)
@@ -139,7 +142,7 @@ def test_c2_from_files_verifies_and_verify_rejects_another_proof(tmp_path, c1, c
     assert cli.main(["porep", "verify", str(c1_file), str(flipped), *common]) == 1
     assert capsys.readouterr().out == "Invalid proof\n"
     assert cli.main(["porep", "verify", str(c1_file), str(tmp_path / "c1.json"), *common]) == 1
-    assert "a C2 proof of 1 partitions is 192 bytes" in capsys.readouterr().err
+    assert "bytes; a StackedDrg2KiBV1_1 proof is 1 partition(s) x 192 = 192 bytes" in capsys.readouterr().err
 
 
 def test_an_envelope_too_large_for_any_c1_is_refused_before_it_is_read(tmp_path, c1, capsys, monkeypatch):
@@ -151,3 +154,69 @@ def test_an_envelope_too_large_for_any_c1_is_refused_before_it_is_read(tmp_path,
     assert cli.main(["porep", "verify", str(envelope), str(tmp_path / "proof.bin"), "--param-cache", str(tmp_path)]) == 1
     assert "more than an envelope of the largest C1 output" in capsys.readouterr().err
 
+
+
+@pytest.fixture(scope="module")
+def vk_file(tmp_path_factory):
+    import numpy as np
+
+    from cuzk import Synthesizer, groth16
+    from cuzk.circuits import Cube
+
+    _, vk = groth16.setup(Synthesizer(Cube()).r1cs, rng=np.random.default_rng(1))
+    path = tmp_path_factory.mktemp("vk") / "cube.vk"
+    path.write_bytes(vk.to_bytes())
+    return path
+
+
+def test_files_are_sized_before_they_are_read(tmp_path, c1_file, vk_file):
+    # each was read whole first: gigabytes of a sparse file, /dev/zero until memory ran out
+    big = sparse_file(tmp_path / "big.bin")
+    proof = tmp_path / "proof.bin"
+    proof.write_bytes(bytes(192))
+    seal_raw = lambda data: _seal_args(data, tmp_path / "out.json", "--raw")  # noqa: E731
+    cases = [
+        (seal_raw(big), f"{big}: {4 << 30} bytes; a 2048-byte sector holds 2032 unpadded bytes"),
+        (seal_raw("/dev/zero"), "/dev/zero: not a regular file (a character device); the sector's payload must be one"),
+        (_seal_args("/dev/zero", tmp_path / "out.json"), "/dev/zero: not a regular file (a character device)"),
+        (["porep", "verify", c1_file, big, "--vk", vk_file],
+         f"{big}: {4 << 30} bytes; a StackedDrg2KiBV1_1 proof is 1 partition(s) x 192 = 192 bytes"),
+        (["porep", "verify", c1_file, "/dev/zero", "--vk", vk_file], "/dev/zero: not a regular file"),
+        (["porep", "verify", c1_file, proof, "--vk", big], f"{big}: {4 << 30} bytes; a verifying key (.vk) is at most"),
+        (["porep", "verify", c1_file, proof, "--vk", "/dev/zero"], "/dev/zero: not a regular file"),
+        (["porep", "verify", "/dev/zero", proof, "--vk", vk_file], "/dev/zero: not a regular file"),
+    ]
+    for (argv, message), (status, err) in zip(cases, run_limited([argv for argv, _ in cases])):
+        assert status == 1 and message in err and err.count("\n") == 1, (argv, err)
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_seal_names_a_sector_file_of_another_size_and_a_cache_dir_that_is_a_file(tmp_path, capsys):
+    # an empty file was "cannot mmap an empty file" (no file named, exit 2); the cache dir "File exists"
+    (tmp_path / "empty").write_bytes(b"")
+    assert cli.main(_seal_args(tmp_path / "empty", tmp_path / "c1.json")) == 1
+    assert (f"{tmp_path / 'empty'}: 0 bytes; a 2048-byte sector's Fr32-padded data is 2048 bytes"
+            in capsys.readouterr().err)
+    (tmp_path / "padded.bin").write_bytes(fr32_pad(RAW))
+    (tmp_path / "afile").write_bytes(b"x")
+    for cache, why in ((tmp_path / "afile", "exists and is not a directory"),
+                       (tmp_path / "afile" / "sub", "cannot make the directory: Not a directory")):
+        assert cli.main(_seal_args(tmp_path / "padded.bin", tmp_path / "c1.json", "--cache-dir", str(cache))) == 1
+        err = capsys.readouterr().err
+        assert err == f"cuzk porep seal: error: --cache-dir {cache}: {why}\n"
+    assert not (tmp_path / "c1.json").exists()
+
+
+def test_an_envelope_whose_sector_size_is_not_its_c1s_is_refused(tmp_path, c1, capsys):
+    envelope = tmp_path / "envelope.json"
+    doc = json.loads(_envelope(c1))
+    envelope.write_text(json.dumps({**doc, "SectorSize": 32 << 30}))
+    with pytest.raises(VanillaFormatError) as e:
+        read_c1(envelope)
+    assert e.value.path == f"{envelope}.SectorSize"
+    argv = ["porep", "verify", str(envelope), str(tmp_path / "proof.bin"), "--param-cache", str(tmp_path)]
+    assert cli.main(argv) == 1
+    assert (f"{envelope}.SectorSize: {32 << 30} differs from the sector size of its StackedDrg2KiBV1_1 C1 output, "
+            "2048") in capsys.readouterr().err
+    envelope.write_bytes(_envelope(c1))
+    assert read_c1(envelope) == c1

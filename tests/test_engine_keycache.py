@@ -354,6 +354,22 @@ def test_cli_keys_load_list_clear(circuit, tmp_path, capsys):
     assert "cuzk keys load: error:" in capsys.readouterr().err
 
 
+def test_a_source_that_is_not_a_regular_file_is_refused_unread(tmp_path):
+    from memory_limit_support import run_limited
+
+    # /dev/zero's size reads as 0, so its "small file" digest read it whole: until memory ran out
+    os.mkfifo(tmp_path / "fifo")  # opening it waited for a writer
+    d = ["--dir", tmp_path / "cache"]
+    cases = [(["keys", *d, "load", "/dev/zero"], "/dev/zero: not a regular file (a character device)"),
+             (["keys", *d, "load", "/dev/zero", "--kind", "zkey"], "/dev/zero: not a regular file"),
+             (["keys", *d, "load", tmp_path / "fifo"], f"{tmp_path / 'fifo'}: not a regular file (a pipe)"),
+             (["keys", *d, "load", tmp_path], f"{tmp_path}: not a regular file (a directory)"),
+             (["groth16", "prove", "/dev/zero", "w.wtns", tmp_path / "p.json", tmp_path / "q.json", "--key-cache",
+               tmp_path / "cache"], "/dev/zero: not a regular file (a character device); a key must be one")]
+    for (argv, message), (status, err) in zip(cases, run_limited([argv for argv, _ in cases], timeout=60)):
+        assert status == 1 and message in err and err.count("\n") == 1, (argv, err)
+
+
 def test_prune_removes_damaged_then_least_recently_used(circuit, tmp_path):
     _, params, zkey, _ = circuit
     cache = KeyCache(tmp_path)

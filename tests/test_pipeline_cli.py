@@ -136,7 +136,7 @@ def test_bench_writes_traces(tmp_path, capsys):
         data = json.loads((tmp_path / f"t.c{tag}.json").read_text())
         assert any(e["ph"] == "X" for e in data["traceEvents"])
     assert cli.main(["bench", "--simulate", "0,0", "--concurrency", "0"]) == 1
-    assert cli.main(["bench", "--simulate", "x,y"]) == 2
+    assert cli.main(["bench", "--simulate", "x,y"]) == 1  # a cuzk error naming --simulate (a bare ValueError was 2)
 
 
 def test_bad_counts_and_unwritable_outputs_are_one_line_errors(tmp_path, capsys):
@@ -179,3 +179,11 @@ def test_run_demo_rejects_bad_proofs():
 def test_python_dash_m():
     r = subprocess.run([sys.executable, "-m", "cuzk", "--version"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "cuzk 0.1.0"
+
+
+@pytest.mark.parametrize("value", ["1", "1,2,3", "a,b", "nan,nan", "inf,1", "-1,0"])
+def test_a_malformed_simulate_is_one_line_naming_the_option(capsys, value):
+    # "1" was "not enough values to unpack" (exit 2); an infinite stage time would sleep for ever
+    assert cli.main(["bench", f"--simulate={value}", "--proofs", "1", "--concurrency", "1"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("cuzk bench: error: --simulate: expected SYNTH_S,PROVE_S") and err.count("\n") == 1

@@ -351,3 +351,37 @@ def test_r1cs_wire_count_must_match_the_wire_label_section(tmp_path):
     (tmp_path / "big.r1cs").write_bytes(data)
     with pytest.raises(R1csFormatError, match="wire-label section"):
         snarkjs.read_r1cs(tmp_path / "big.r1cs")
+
+
+def test_a_small_json_file_is_read_without_reserving_its_bound(tmp_path):
+    """read_json_file asks for the file's own size: read(bound) reserved the whole bound first
+    (1.4 GB of address space for a C1 output of megabytes), so a small file failed under a limit."""
+    path = tmp_path / "small.json"
+    path.write_text("[1, 2, 3]")
+    child = textwrap.dedent(f"""
+        import resource
+        from cuzk.bounded_json import read_json_file
+        with open("/proc/self/statm") as f:
+            used = int(f.read().split()[0]) * resource.getpagesize()
+        resource.setrlimit(resource.RLIMIT_AS, (used + (256 << 20), used + (256 << 20)))
+        print(read_json_file({str(path)!r}, max_bytes=4 << 30))
+        """)
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "[1, 2, 3]", done.stderr[-1000:]
+
+
+def test_json_from_a_pipe_is_cut_at_its_bound(tmp_path):
+    from cuzk.bounded_json import read_json_file
+
+    for body, ok in ((b"[4, 5]", True), (b"[" + b"1," * 100 + b"1]", False)):
+        r, w = os.pipe()
+        os.write(w, body)
+        os.close(w)
+        try:
+            if ok:
+                assert read_json_file(f"/dev/fd/{r}", max_bytes=100) == [4, 5]
+            else:
+                with pytest.raises(CuzkError, match="grew past 100 bytes"):
+                    read_json_file(f"/dev/fd/{r}", max_bytes=100)
+        finally:
+            os.close(r)

@@ -172,6 +172,24 @@ def test_malformed_public_and_vk_json(tmp_path):
         sjj.vk_from_json({"nPublic": 3, "IC": [["0", "1", "0"]]})
 
 
+@pytest.mark.parametrize("text", ["3_5", " 35", "35\n", "+35", "-0", "\u0663\u0665", "\uff13\uff15", "3.5", "0x23", ""])
+def test_numbers_are_ascii_decimal_strings_only(text):
+    # int() read all but the last three as a number (35 or 0): a public.json snarkjs refuses verified
+    with pytest.raises(SnarkjsFormatError, match=r"\[0\]: .* is not a decimal number"):
+        sjj.public_from_json([text])
+    edited = lambda o: o["pi_a"].__setitem__(2, text)  # noqa: E731 - z of a proof point, the same reader
+    with pytest.raises(SnarkjsFormatError, match=r"pi_a: .* is not a decimal number"):
+        sjj.proof_from_json(_bad_proof(edited))
+    assert sjj.public_from_json(["35", "0035", 35]) == [35, 35, 35]  # JSON integers are unambiguous too
+
+
+def test_a_long_number_is_refused_before_int_and_not_echoed_whole():
+    for value in ("9" * 100_000, "x" * 100_000, 10 ** 1000):
+        with pytest.raises(SnarkjsFormatError) as e:
+            sjj.public_from_json([value])
+        assert len(str(e.value)) < 200, str(e.value)[:300]
+
+
 # ---------------------------------------------------------------- the snarkjs H convention
 @given(st.lists(scalars, min_size=24, max_size=24))
 def test_odd_coset_h_matches_python_ints(vals):

@@ -36,16 +36,16 @@ import hashlib
 import io
 import json
 import os
-import tempfile
+import stat
 
 import attrs
 
 from cuzk.atomic_file import atomic_write
 from cuzk.bounded_json import loads_bounded
-from cuzk.errors import KeyCacheError, KeyCacheFormatError
+from cuzk.errors import InputError, KeyCacheError, KeyCacheFormatError
 
 __all__ = ["SourceRecord", "HashingReader", "full_digest", "sampled_digest", "check_header", "checked_read",
-           "sniff_kind", "SAMPLES", "SAMPLE_BYTES", "RECORD_BYTES"]
+           "sniff_kind", "regular_size", "open_regular", "SAMPLES", "SAMPLE_BYTES", "RECORD_BYTES"]
 
 SAMPLES = 64  #: pieces in a sampled digest
 SAMPLE_BYTES = 64 << 10  #: bytes per piece
@@ -61,13 +61,54 @@ def _opened(source):
     return source, False
 
 
+def regular_size(f, where=None, what: str = "a key") -> int:
+    """The size of open file ``f`` (a file object or descriptor), refused unless it is a regular
+    file (``what`` says which file the caller wanted, for the message).
+
+    Every read here trusts ``st_size``: a character device reports 0 (and ``/dev/zero`` then
+    reads forever into one bytes object), a pipe has no size at all.
+
+    Raises:
+        InputError: ``f`` is a directory, device, pipe or socket (``where`` or its name named).
+    """
+    st = os.fstat(f if isinstance(f, int) else f.fileno())
+    if not stat.S_ISREG(st.st_mode):
+        where = where if where is not None else getattr(f, "name", "the key source")
+        raise InputError(f"{where}: not a regular file ({_file_type(st.st_mode)}); {what} must be one")
+    return st.st_size
+
+
+def open_regular(path, what: str = "a key"):
+    """``(open binary file, size)`` of ``path``, refused unless it is a regular file; opened
+    without waiting, so a pipe is refused rather than waited on for a writer.
+
+    Raises:
+        InputError: ``path`` is a directory, device, pipe or socket (see :func:`regular_size`).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        size = regular_size(fd, os.fspath(path), what)  # before open(fd), which names a directory by its number
+    except BaseException:
+        os.close(fd)
+        raise
+    return open(fd, "rb"), size
+
+
+def _file_type(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a pipe"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a plain file"
+
+
 def full_digest(source, *, progress=None) -> str:
     """SHA-256 (hex) of a whole file (a path, or an open binary file, read from offset 0);
     ``progress(done, total)`` in bytes, per 8 MiB."""
     f, mine = _opened(source)
     try:
         h = hashlib.sha256()
-        total, done = os.fstat(f.fileno()).st_size, 0
+        total, done = regular_size(f), 0
         f.seek(0)
         while block := f.read(_BLOCK):
             h.update(block)
@@ -87,11 +128,11 @@ def sampled_digest(source) -> str:
     f, mine = _opened(source)
     try:
         h = hashlib.sha256(b"cuzk-sampled-v1")
-        size = os.fstat(f.fileno()).st_size
+        size = regular_size(f)
         h.update(size.to_bytes(8, "little"))
         if size <= SAMPLES * SAMPLE_BYTES:
             f.seek(0)
-            h.update(f.read())
+            h.update(f.read(size))  # a file that grew since the fstat still hashes as the size says
         else:
             for i in range(SAMPLES):
                 f.seek(i * (size - SAMPLE_BYTES) // (SAMPLES - 1))
@@ -242,7 +283,7 @@ class HashingReader(io.RawIOBase):
     def __init__(self, f, progress=None):
         super().__init__()
         self._f = f
-        self._total = os.fstat(f.fileno()).st_size
+        self._total = regular_size(f)
         self._hash = hashlib.sha256()
         self._hashed = 0  # bytes [0, _hashed) went into the hash, in order
         self._gap = False
@@ -293,8 +334,13 @@ class HashingReader(io.RawIOBase):
 
 
 def sniff_kind(path) -> str:
-    """``"zkey"`` for a file that starts with snarkjs' magic ``zkey``, else ``"params"``."""
-    with open(path, "rb") as f:
+    """``"zkey"`` for a file that starts with snarkjs' magic ``zkey``, else ``"params"``.
+
+    Raises:
+        InputError: ``path`` is not a regular file (opening a pipe would wait for a writer).
+    """
+    f, _ = open_regular(path)
+    with f:
         return "zkey" if f.read(4) == b"zkey" else "params"
 
 

@@ -48,7 +48,7 @@ from cuzk.groth16.keys import ProvingKey, VerifyingKey
 __all__ = [
     "check_params_layout",
     "vk_to_bytes", "vk_from_bytes", "write_params", "read_params", "vk_to_json", "vk_from_json",
-    "VK_FIXED", "PARAMS_QUERIES",
+    "VK_FIXED", "PARAMS_QUERIES", "MAX_VK_BYTES",
 ]
 
 #: The six fixed vk elements, in file order, with their groups.
@@ -65,6 +65,11 @@ _VK_JSON_ITEMS = 64 + MAX_PUBLIC_INPUTS + 1
 
 def _usize(group) -> int:
     return encoded_size(group, compressed=False)
+
+
+#: The largest ``.vk`` file: the fixed points, the ic count and ONE's point plus one per public
+#: input, for up to ``MAX_PUBLIC_INPUTS`` of them (a larger file is refused before it is read).
+MAX_VK_BYTES = sum(_usize(g) for _, g in VK_FIXED) + _U32.size + _usize(G1) * (MAX_PUBLIC_INPUTS + 1)
 
 
 # ---------------------------------------------------------------------------- binary

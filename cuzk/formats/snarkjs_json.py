@@ -4,10 +4,12 @@ The curve is written as snarkjs names it (``"curve": "bn128"`` for BN254, ``"bls
 the key or proof, and read back from the file: a proof or key of one curve comes back over
 that curve (a file without ``"curve"`` is BLS12-381's, as before curves were data).
 
-Numbers are decimal strings. A G1 point is ``[x, y, "1"]``, a G2 point
-``[[x.c0, x.c1], [y.c0, y.c1], ["1", "0"]]`` (affine; snarkjs writes the identity with z = 0,
-``["0", "1", "0"]``). Readers check every point (reduced coordinates, on the curve, in the
-subgroup) and raise :class:`~cuzk.errors.SnarkjsFormatError` naming the field.
+Numbers are decimal strings: ASCII digits only, as snarkjs writes them (JSON integers are read
+too; a sign, whitespace, ``_`` or another script's digits are refused). A G1 point is
+``[x, y, "1"]``, a G2 point ``[[x.c0, x.c1], [y.c0, y.c1], ["1", "0"]]`` (affine; snarkjs
+writes the identity with z = 0, ``["0", "1", "0"]``). Readers check every point (reduced
+coordinates, on the curve, in the subgroup) and raise :class:`~cuzk.errors.SnarkjsFormatError`
+naming the field.
 
     >>> proof = read_proof_json("proof.json")                  # doctest: +SKIP
     >>> cuzk.groth16.verify(read_vk_json("verification_key.json"), read_public_json("public.json"), proof)   # doctest: +SKIP
@@ -68,12 +70,18 @@ MAX_JSON_BYTES = {
 def _num(v, field: str, modulus: int, label: str = "q") -> int:
     if isinstance(v, bool) or not isinstance(v, (str, int)):
         raise SnarkjsFormatError(f"{field}: expected a decimal string, got {type(v).__name__}")
-    try:
-        x = int(v)
-    except ValueError:
-        raise SnarkjsFormatError(f"{field}: {v!r} is not a decimal number") from None
+    if isinstance(v, str):
+        # only what snarkjs writes: Python's int() would also read " 35\n", "+35", "3_5" and
+        # other scripts' digits as 35, so a file snarkjs refuses would verify here
+        if not (v.isascii() and v.isdigit()):
+            raise SnarkjsFormatError(f"{field}: {v[:40]!r}{'...' if len(v) > 40 else ''} is not a decimal number "
+                                     f"(ASCII digits only)")
+        if len(v) > len(str(modulus)):  # before int(): its cost grows with the square of the length
+            raise SnarkjsFormatError(f"{field}: a {len(v)}-digit number is outside [0, {label})")
+    x = int(v)
     if not 0 <= x < modulus:
-        raise SnarkjsFormatError(f"{field}: {x} is outside [0, {label})")
+        text = str(x) if x.bit_length() <= 512 else f"a {x.bit_length()}-bit number"  # a JSON integer, any length
+        raise SnarkjsFormatError(f"{field}: {text} is outside [0, {label})")
     return x
 
 

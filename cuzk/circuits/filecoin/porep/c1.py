@@ -51,6 +51,7 @@ from cuzk.errors import InputError, VanillaFormatError
 __all__ = [
     "SealCommitPhase1Output", "commit_phase1", "check", "partition_challenges", "circuit_inputs", "C1_OUTPUT", "C1_OUTPUT_V1", "REGISTERED_SEAL_PROOF", "VANILLA_SEAL_PROOF",
     "vanilla_variant", "MAX_C1_JSON_BYTES", "MAX_PARTITIONS", "MAX_CHALLENGES", "curio_envelope", "curio_envelope_doc",
+    "check_envelope_size",
 ]
 
 #: Most partitions a document may hold: above the 126 of a non-interactive 32/64 GiB proof.
@@ -359,3 +360,23 @@ def curio_envelope_doc(doc, where: str = "envelope") -> tuple[dict, bytes]:
     except (binascii.Error, ValueError) as e:
         raise VanillaFormatError(f"{where}.Phase1Out: is not base64: {e}", path=f"{where}.Phase1Out") from None
     return doc, c1
+
+
+def check_envelope_size(doc, sector_size: int, where: str, against: str) -> None:
+    """Refuse an envelope (from :func:`curio_envelope`) whose ``SectorSize`` is not
+    ``sector_size``: the sector size of what the caller holds (``against`` names it).
+
+    Curio fills ``SectorSize`` from its own record of the sector, so one that disagrees with the
+    C1 output or the request beside it means the two were mixed up.
+
+    >>> check_envelope_size({"SectorSize": 4096}, 2048, "envelope", "the C1 output's 2048")
+    Traceback (most recent call last):
+    ...
+    cuzk.errors.VanillaFormatError: envelope.SectorSize: 4096 differs from the C1 output's 2048
+
+    Raises:
+        VanillaFormatError: they differ (``path`` is ``where.SectorSize``).
+    """
+    if doc["SectorSize"] != sector_size:
+        raise VanillaFormatError(f"{where}.SectorSize: {doc['SectorSize']} differs from {against}",
+                                 path=f"{where}.SectorSize")

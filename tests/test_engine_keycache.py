@@ -363,6 +363,7 @@ def test_a_source_that_is_not_a_regular_file_is_refused_unread(tmp_path):
     cases = [(["keys", *d, "load", "/dev/zero"], "/dev/zero: not a regular file (a character device)"),
              (["keys", *d, "load", "/dev/zero", "--kind", "zkey"], "/dev/zero: not a regular file"),
              (["keys", *d, "load", tmp_path / "fifo"], f"{tmp_path / 'fifo'}: not a regular file (a pipe)"),
+             (["keys", *d, "load", tmp_path / "fifo", "--kind", "zkey"], f"{tmp_path / 'fifo'}: not a regular file"),
              (["keys", *d, "load", tmp_path], f"{tmp_path}: not a regular file (a directory)"),
              (["groth16", "prove", "/dev/zero", "w.wtns", tmp_path / "p.json", tmp_path / "q.json", "--key-cache",
                tmp_path / "cache"], "/dev/zero: not a regular file (a character device); a key must be one")]

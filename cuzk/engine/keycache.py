@@ -74,7 +74,8 @@ from cuzk.engine.keyarrays import key_from_arrays, key_to_arrays
 from cuzk.engine.keycache_cap import cap_lock, choose_victims, file_lock, pinned, remove_unheld_lock, resolve_cap
 from cuzk.engine.keyfile import (FORMAT_VERSION, planned_size, read_keyfile, read_stamp, read_table,
                                  write_keyfile, write_stamp)
-from cuzk.engine.keysource import SourceRecord, check_header, checked_read, full_digest, sampled_digest, sniff_kind
+from cuzk.engine.keysource import (SourceRecord, check_header, checked_read, full_digest, open_regular, sampled_digest,
+                                   sniff_kind)
 from cuzk.errors import InputError, KeyCacheFormatError
 
 __all__ = ["KeyCache", "LoadInfo", "EntryInfo", "default_cache_dir", "KINDS"]
@@ -328,7 +329,8 @@ class KeyCache:
         """(digest of the source bytes, its stat, how the digest was established); refreshes the
         source record. Stat and digests come from one open file, so they describe one inode."""
         rec = SourceRecord.load(self._sources, src)
-        with open(src, "rb") as f:
+        f, _ = open_regular(src)  # a pipe is refused, not waited on for a writer
+        with f:
             st = os.fstat(f.fileno())
             sampled = sampled_digest(f)
             if rec is not None and rec.kind == kind and rec.same_stat(st) and sampled == rec.sampled:

@@ -129,6 +129,79 @@ def test_resolved_request_ids_are_forgotten_after_the_retention_window():
         assert g is not f and g.result(timeout=TIMEOUT) == ("proof", 4)
 
 
+def test_int_request_ids_never_collide_with_anonymous_jobs():
+    gate = threading.Event()
+    with engine() as e:
+        e.register("sq", Square(), Echo(gate))
+        anon = [e.submit("sq", {"x": i}) for i in range(3)]
+        assert [str(f.job_id) for f in anon] == ["#1", "#2", "#3"]  # readable in status and timelines
+        assert len({f.job_id for f in anon}) == 3 and not {f.job_id for f in anon} & {1, 2, 3, "#1"}
+        mine = e.submit("sq", {"x": 7}, request_id=2)  # was refused: "job id 2 is already in use"
+        assert mine.job_id == 2 and mine is not anon[1]
+        assert not e.cancel(3) and not anon[2].cancelled()  # cancelled the third anonymous job
+        assert e.cancel(anon[2].job_id) and anon[2].cancelled()
+        gate.set()
+        assert mine.result(timeout=TIMEOUT) == ("proof", 49)
+        assert {ev.job_id for ev in e.timeline.events() if ev.job_id is not None} >= {anon[0].job_id, 2}
+        assert json.dumps(e.status())
+
+
+class Blob:
+    def synthesize(self, data, fail=False):
+        return None if fail else int(data[:4].sum())
+
+
+class BlobProver(Echo):
+    def prove(self, w):
+        if w is None:  # fails here: a synthesizer's traceback would hold its own arguments
+            raise ValueError("no proof of this blob")
+        return super().prove(w)
+
+
+@pytest.mark.parametrize("how", ["done", "partitioned", "failed", "cancelled"])
+def test_an_ended_job_keeps_no_reference_to_its_inputs(how):
+    """Resolved futures are retained (request ids); their jobs' inputs must not be."""
+    import gc
+    import weakref
+
+    import numpy as np
+
+    gate = threading.Event()
+    with engine() as e:
+        e.register("blob", Blob(), BlobProver(gate))
+        data = np.arange(1 << 16, dtype=np.uint8)
+        ref = weakref.ref(data)
+        if how == "cancelled":
+            blocker = e.submit("blob", {"data": np.zeros(4)})
+            wait_until(lambda: e.status()["circuits"]["blob"]["proving"] == 1)
+            e.submit("blob", {"data": np.ones(4)})  # waits in the channel for the prover
+            wait_until(lambda: e.status()["circuits"]["blob"]["waiting_for_gpu"] == 1)
+            e.submit("blob", {"data": np.ones(4)})  # synthesized, waits for room in the channel
+            wait_until(lambda: e.status()["circuits"]["blob"]["queued"] == 0)
+            f = e.submit("blob", {"data": data}, request_id="r")
+            assert f.cancel()
+            gate.set()
+            blocker.result(timeout=TIMEOUT)
+        else:
+            gate.set()
+            f = submit(e, how, data)
+            try:
+                f.result(timeout=TIMEOUT)
+            except ValueError:
+                assert how == "failed"
+        del data
+        gc.collect()
+        assert ref() is None, gc.get_referrers(ref())
+        if how != "cancelled":  # the future itself is still known by its request id
+            assert submit(e, how, np.arange(1 << 16, dtype=np.uint8)) is f
+
+
+def submit(e, how, data):
+    if how == "partitioned":
+        return e.submit_partitioned("blob", [{"data": data}, {"data": data}], request_id="r")
+    return e.submit("blob", {"data": data, "fail": how == "failed"}, request_id="r")
+
+
 def test_critical_job_overtakes_a_normal_backlog_at_both_stages():
     gate = threading.Event()
     prover = Echo(gate)

@@ -124,6 +124,8 @@ class CircuitRoute(Route):
         self._pk: ProvingKey | None = key if self.kind == "object" else None
         self._provers: dict[Any, Any] = {}
         self.key_bytes_reserved = 0
+        # the key file's size when last seen: status() keeps answering if the file goes away
+        self._file_size = os.path.getsize(key) if self.kind in ("params", "zkey") else 0
         self.cache_path: str | None = None  # the key-cache file this engine loaded the key from
         self._digest: str | None = None  # its source digest (names the key's tables file)
         self._unpin = None  # releases the pin on that file (cuzk/engine/keycache_cap.py)
@@ -156,15 +158,41 @@ class CircuitRoute(Route):
         return prover
 
     # -- key tiers ----------------------------------------------------------------------------
-    def estimated_key_bytes(self) -> int:
+    def estimated_key_bytes(self, *, strict: bool = False) -> int:
         """Host bytes of the key once loaded, its fixed-base tables included (before the first
-        load of a key file: the file's size plus the most its tables may take)."""
+        load of a key file: the file's size plus the most its tables may take).
+
+        Raises:
+            cuzk.errors.InputError: with ``strict`` (a submit, a load), the key file is gone or
+                unreadable; without it (status) its last known size is used instead.
+        """
         if self.kind == "custom":
             return 0
         if self._pk is not None:
             return _key_nbytes(self._pk) + self.table_bytes() + self.blocks_bytes()
-        size = os.path.getsize(self.key)
+        try:
+            self._file_size = os.path.getsize(self.key)
+        except OSError as e:
+            if strict:
+                raise InputError(f"circuit {self.name!r}: key file {os.fspath(self.key)!r} cannot be read "
+                                 f"({e.strerror or e}); it was moved or deleted after register") from e
+        size = self._file_size
         return size + self._table_cap(size) + self.blocks_bytes(size)
+
+    def fixed_bytes(self) -> int:
+        """Host bytes of this circuit no eviction frees: its PCE and a registered ProvingKey."""
+        return self.pce_bytes + (_key_nbytes(self._pk) if self.kind == "object" else 0)
+
+    def evictable_bytes(self) -> int:
+        """Host bytes :meth:`evict` would free now (for a registered ProvingKey only its tables
+        and block sums: the key stays the host's). A key file's load in progress counts what it
+        reserved: its key lock, taken, is what keeps it from being evicted."""
+        if self.kind in ("params", "zkey"):
+            return self.key_bytes_reserved
+        if self.kind != "object":
+            return 0
+        freed = (self.table_bytes() if self.tables is not None else 0) + (self.blocks_bytes() if self._provers else 0)
+        return min(freed, self.key_bytes_reserved)
 
     def blocks_bytes(self, file_bytes: int = 0) -> int:
         """Bytes of the key's block sums (``ones_blocks``; CPU backend): exact once the key is
@@ -178,8 +206,8 @@ class CircuitRoute(Route):
     def _table_cap(self, query_bytes: int) -> int:
         """The bytes this key's tables may take: the ``precompute`` figure, or for ``"auto"``
         auto_factor() x the query bytes (0 on AVX-512 IFMA CPUs), at most a quarter of the
-        budget and at most what one witness, the key and the PCE leave of it (docs/engine.md,
-        "Memory budget")."""
+        budget and at most what one witness, the key, the PCE and what the other circuits hold
+        for good (PCEs, registered keys) leave of it (docs/engine.md, "Memory budget")."""
         if self.precompute is None or self.engine.backend != "cpu":
             return 0
         if self.precompute != "auto":
@@ -188,7 +216,9 @@ class CircuitRoute(Route):
         cap = min(fixed_base.auto_factor() * query_bytes, (budget or physical_memory()) // 4)
         if budget is not None:
             key = _key_nbytes(self._pk) if self._pk is not None else query_bytes
-            cap = min(cap, max(0, budget - self.unit_bytes - self.pce_bytes - key))
+            mine = self.fixed_bytes() if self.engine._routes.get(self.name) is self else 0
+            others = self.engine.fixed_bytes() - mine
+            cap = min(cap, max(0, budget - self.unit_bytes - self.pce_bytes - key - others))
         return cap
 
     def table_plans(self) -> dict:
@@ -245,7 +275,7 @@ class CircuitRoute(Route):
         if self.kind == "custom":
             return self.key
         if self._pk is None:
-            self.engine.make_room(self, self.estimated_key_bytes())
+            self.engine.make_room(self, self.estimated_key_bytes(strict=True))
             try:
                 pk, info = self.engine.key_cache.load(self.key, kind=self.kind,
                                                       r1cs=getattr(self.synthesizer, "r1cs", None),

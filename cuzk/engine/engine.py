@@ -20,6 +20,7 @@ keys sit in memory (``preload``, ``evict``, making room under the budgets) is
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 import threading
@@ -35,6 +36,7 @@ from cuzk.engine.status import EngineStats, engine_metrics, engine_status
 from cuzk.engine.timings import timings_of
 from cuzk.errors import BackendUnavailableError, EngineError, InputError, MemoryBudgetError, PipelineClosedError
 from cuzk.pipeline.core import ProofFuture, SchedulerCore
+from cuzk.pipeline.jobs import AutoJobId
 from cuzk.pipeline.scheduler import Priority, check_int
 from cuzk.timeline.recorder import Timeline
 
@@ -91,6 +93,8 @@ class Engine(EngineKeys):
             asked for where it cannot run.
     """
 
+    _auto_ids = None  #: numbers of jobs submitted without a request_id (AutoJobId)
+
     def __init__(self, device: str = "auto", *, devices: Sequence[int] | None = None,
                  workers_per_device: int | None = None, memory_budget: int | str | None = "auto",
                  timeline: Timeline | None = None, lookahead: int = 1,
@@ -126,6 +130,8 @@ class Engine(EngineKeys):
         self.stats = EngineStats()
         self.core = SchedulerCore(check_int("lookahead", lookahead, 0), timeline, self.memory_budget,
                                   before_resolve=self._before_resolve)
+        if self.memory_budget is not None:
+            self.core.queue.on_blocked = self.relieve_admission
         self._server = None
         for dev in self.devices:
             self.core.start_workers(None, prove_workers=self.workers_per_device, device=dev)
@@ -230,6 +236,13 @@ class Engine(EngineKeys):
             if self.memory_budget is not None and route.pce_bytes > self.memory_budget:
                 raise MemoryBudgetError(f"circuit {name!r}: its PCE takes {route.pce_bytes} bytes, over the "
                                         f"whole memory budget of {self.memory_budget} bytes")
+            if self.memory_budget is not None:  # what no eviction frees: with it no job could ever run
+                fixed, held = route.fixed_bytes(), self.fixed_bytes()
+                if fixed + held > self.memory_budget:
+                    raise MemoryBudgetError(
+                        f"circuit {name!r}: its PCE and registered key take {fixed} bytes, with the {held} bytes "
+                        f"of the circuits registered before (PCEs and registered keys, never evicted) "
+                        f"{fixed + held} bytes, over the memory budget of {self.memory_budget} bytes")
             if synthesis == "processes":
                 from cuzk.engine.executors import make_executor
 
@@ -255,7 +268,8 @@ class Engine(EngineKeys):
     def submit(self, name: str, inputs: Mapping[str, Any], *, priority: Priority | int | str | None = None,
                request_id: Hashable = None, deadline: float | None = None) -> ProofFuture:
         """Queue one proof of circuit ``name``; returns its future (``job_id`` = ``request_id``
-        when given; ``timings`` set before it resolves).
+        when given, else an :class:`cuzk.pipeline.jobs.AutoJobId` ``#<n>`` equal to no caller's
+        id; ``timings`` set before it resolves).
 
         Args:
             priority: LOW/NORMAL/HIGH/CRITICAL (name, int or :class:`Priority`); default the
@@ -320,31 +334,42 @@ class Engine(EngineKeys):
                 if known is not None:
                     self.stats.deduplicated(name)
                     return known, False
-            self._check_fits(route, len(inputs_list))
+            why = self.never_fits(route)
+            if why is not None:
+                raise MemoryBudgetError(why)
+            if request_id is not None:
+                job_id = request_id
+            else:
+                if self._auto_ids is None:  # a subclass may set up its own attributes (cuzk/cluster/engine.py)
+                    self._auto_ids = itertools.count(1)
+                job_id = AutoJobId(next(self._auto_ids))
+            self.stats.submitted(name)  # before its workers can count it ended
             try:
-                future = self.core.submit_units(route, inputs_list, priority, request_id,
+                future = self.core.submit_units(route, inputs_list, priority, job_id,
                                                 partitioned=partitioned, deadline=deadline, nbytes=route.unit_bytes)
-            except PipelineClosedError as e:
-                raise EngineError("the engine is closed") from e
+            except BaseException as e:
+                self.stats.submitted(name, -1)
+                if isinstance(e, PipelineClosedError):
+                    raise EngineError("the engine is closed") from e
+                raise
             if request_id is not None:
                 self._requests.add(request_id, name, key, future)
             future.add_done_callback(lambda f, route=route: self._job_ended(route, f))
         return future, True
 
-    def _check_fits(self, route: CircuitRoute, units: int) -> None:
-        if self.memory_budget is None:
-            return
-        need = route.unit_bytes + route.estimated_key_bytes() + route.pce_bytes
-        if need > self.memory_budget:
-            raise MemoryBudgetError(
-                f"circuit {route.name!r} can never fit the memory budget of {self.memory_budget} bytes: one "
-                f"witness {route.unit_bytes} + key {route.estimated_key_bytes()} + PCE {route.pce_bytes} = {need} bytes")
-
     def _job_ended(self, route: CircuitRoute, future: Future) -> None:
-        self.stats.job_ended(route.name, future)
+        if future.cancelled():  # a delivered or failed job was counted before it resolved
+            self.stats.job_ended(route.name, "cancelled")
 
     def _before_resolve(self, job) -> None:
-        job.future.timings = timings_of(job, self.timeline.now_ns())
+        # Counted here, before the future resolves, not in a done-callback: the job has left the
+        # core's table already, and a status() right after result() must still count it.
+        outcome = "failed" if any(u.state == "failed" for u in job.units) else "done"
+        timings = None
+        try:
+            timings = job.future.timings = timings_of(job, self.timeline.now_ns())
+        finally:
+            self.stats.job_ended(job.route.name, outcome, timings)
 
     def cancel(self, job: ProofFuture | Hashable) -> bool:
         """Cancel a queued job (its future, or its request/job id); False once it started."""

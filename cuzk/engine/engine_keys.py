@@ -13,7 +13,8 @@ from __future__ import annotations
 import logging
 
 from cuzk.engine.circuit import CircuitRoute
-from cuzk.errors import EngineError, MemoryBudgetError
+from cuzk.errors import EngineError, InputError, MemoryBudgetError
+from cuzk.pipeline.core import TERMINAL_STATES
 from cuzk.timeline.events import EventKind as K
 
 __all__ = ["EngineKeys"]
@@ -72,14 +73,74 @@ class EngineKeys:
         with self._lock:
             delta = nbytes - route.key_bytes_reserved  # what it holds counts (tables come after the key)
             if self.memory_budget is not None and delta > 0:
+                # a route whose eviction frees no host bytes (a registered ProvingKey without
+                # tables) is not a candidate: dropping its provers would only cost a re-upload
                 idle = sorted((r for r in self._routes.values() if r is not route and not self.core.busy(r)
-                               and r.key_bytes_reserved), key=lambda r: r.last_use or 0.0)
+                               and r.evictable_bytes()), key=lambda r: r.last_use or 0.0)
                 for other in idle:
                     if self.core.queue.reserved_bytes + delta <= self.memory_budget:
                         break
                     if self._evict(other, f"room for {route.name!r}", blocking=False) is None:
                         _log.debug("room for %r: %r is loading or being evicted, left in place", route.name, other.name)
             self.resize_reservation(route, nbytes)
+
+    def fixed_bytes(self) -> int:
+        """Budget bytes no eviction frees: every registered circuit's PCE and ProvingKey."""
+        with self._lock:
+            return sum(r.fixed_bytes() for r in self._routes.values())
+
+    def never_fits(self, route: CircuitRoute) -> str | None:
+        """Why a job of ``route`` can never be admitted under the budget (None: it can). What
+        it needs at once: a witness, its own key, and everything no eviction frees.
+
+        Raises:
+            cuzk.errors.InputError: ``route``'s key file is gone (its size is unknown).
+        """
+        if self.memory_budget is None:
+            return None
+        key = route.estimated_key_bytes(strict=True)
+        with self._lock:
+            others = sum(r.fixed_bytes() for r in self._routes.values() if r is not route)
+        own_pce = route.pce_bytes
+        need = route.unit_bytes + key + own_pce + others  # key counts a ProvingKey's own bytes
+        if need <= self.memory_budget:
+            return None
+        return (f"circuit {route.name!r} can never fit the memory budget of {self.memory_budget} bytes: one "
+                f"witness {route.unit_bytes} + key {key} + PCE {own_pce} + the other circuits' PCEs and "
+                f"registered keys {others} = {need} bytes")
+
+    def relieve_admission(self, unit) -> None:
+        """The queue's ``on_blocked``: ``unit`` waits for admission because the budget is full.
+        Keys of routes not proving (idle ones first, then those whose jobs are all still queued),
+        least recently used first, are evicted until it fits; it fails with MemoryBudgetError
+        when it never can. Otherwise it waits for the witnesses and keys in use to drain.
+
+        Keys are otherwise evicted only when another key loads, so keys loaded over the budget
+        while their circuits were busy would hold it forever once idle, and every later job
+        would wait for admission that never comes."""
+        route, queue = unit.route, self.core.queue
+        try:
+            why = self.never_fits(route)
+        except InputError as e:  # the key file went away: the job fails as its load would
+            why, exc = None, e
+        else:
+            exc = None if why is None else MemoryBudgetError(why)
+        if exc is not None:
+            self.core.fail_unit(unit, exc, "admission (memory budget)", queued=True)
+            return
+        with self._lock:
+            active = {}  # route -> whether a unit of it is past the queue (holds or needs its key now)
+            for job in self.core.jobs_snapshot():
+                for u in job.units:
+                    if u.state not in TERMINAL_STATES:
+                        active[u.route] = active.get(u.route, False) or u.state != "queued"
+            candidates = sorted((r for r in self._routes.values() if r is not route and not active.get(r, False)
+                                 and r.evictable_bytes()),
+                                key=lambda r: (r in active, r.last_use or 0.0))
+            for other in candidates:
+                if queue.reserved_bytes + unit.nbytes <= self.memory_budget:
+                    break
+                self._evict(other, f"admission of {route.name!r}", blocking=False)
 
     def make_device_room(self, route: CircuitRoute, device, nbytes: int, *, every_idle: bool = False) -> int:
         """Evict other idle keys from CUDA ``device``, least recently used first, until ``nbytes``

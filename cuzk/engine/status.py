@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import Future
 
 from cuzk.prometheus import SECONDS_BUCKETS, Histogram, MetricsText
 from cuzk.pipeline.scheduler import LIVE_STATES
@@ -42,13 +41,17 @@ class EngineStats:
         with self._lock:
             self._counts[name]["deduplicated"] += 1
 
-    def job_ended(self, name: str, future: Future) -> None:
-        outcome = "cancelled" if future.cancelled() else ("failed" if future.exception() is not None else "done")
+    def submitted(self, name: str, n: int = 1) -> None:
+        """A new job is being queued (deduplicated submits are not new jobs; -1 undoes a refused one)."""
         with self._lock:
-            self._counts[name]["submitted"] += 1
+            self._counts[name]["submitted"] += n
+
+    def job_ended(self, name: str, outcome: str, timings=None) -> None:
+        """A job ended with ``outcome`` (done, failed, cancelled); a delivered proof's
+        ``timings`` go to the latency histograms."""
+        with self._lock:
             self._counts[name][outcome] += 1
             hists = self._hist[name]
-        timings = getattr(future, "timings", None)
         if timings is not None and outcome == "done":
             for stage in _STAGES:
                 hists[stage].observe(getattr(timings, stage))

@@ -26,13 +26,14 @@ import itertools
 import logging
 import threading
 import time
-from concurrent.futures import Future, InvalidStateError
+from concurrent.futures import Future
 from typing import Any, Callable, Hashable
 
 import attrs
 
 from cuzk.errors import DeadlineExceededError, InputError, PipelineClosedError
 from cuzk.pipeline.channel import BoundedChannel
+from cuzk.pipeline.jobs import Job, ProofFuture, add_note, resolve
 from cuzk.pipeline.metrics import MetricsRegistry
 from cuzk.pipeline.scheduler import ConcurrencyGate, JobQueue, Priority, WorkUnit
 from cuzk.pipeline.workers import GpuWorker, SynthWorker
@@ -43,38 +44,6 @@ __all__ = ["SchedulerCore", "Route", "ProofFuture", "Job", "TERMINAL_STATES"]
 
 _log = logging.getLogger("cuzk.pipeline")
 TERMINAL_STATES = frozenset({"done", "failed", "cancelled"})
-
-
-class ProofFuture(Future):
-    """A :class:`concurrent.futures.Future` for one job, with its ``job_id``.
-
-    ``cancel()`` succeeds while the job is still queued and removes it from the queue.
-    A partitioned job's result is the list of partition proofs in order. ``timings`` is set by
-    an :class:`cuzk.Engine` before the future resolves (None from a plain ``Pipeline``).
-    """
-
-    def __init__(self, job_id: Hashable, partitions: int | None = None):
-        super().__init__()
-        self.job_id = job_id
-        self.partitions = partitions  #: number of partitions, None for an unpartitioned job
-        self.timings = None  #: per-proof timings (cuzk.engine.JobTimings) from an Engine
-        self._on_cancel = None
-
-    def cancel(self) -> bool:
-        hook = self._on_cancel
-        return hook() if hook is not None else super().cancel()
-
-    def _cancel_now(self) -> bool:
-        """``Future.cancel`` itself, then the waiters of ``wait()``/``as_completed()`` are told
-        (a queued job never reaches ``set_running_or_notify_cancel`` otherwise)."""
-        try:
-            return super().cancel()  # runs the done-callbacks; their BaseException propagates
-        finally:
-            if self.cancelled():
-                self.set_running_or_notify_cancel()
-
-    def __repr__(self) -> str:
-        return f"<ProofFuture job_id={self.job_id!r} {super().__repr__()[1:-1]}>"
 
 
 @attrs.define(eq=False)
@@ -104,21 +73,6 @@ class Route:
         return self.prover
 
 
-class Job:
-    """Bookkeeping for one submitted job; mutated only under the core's lock."""
-
-    __slots__ = ("id", "future", "units", "results", "remaining", "open_units", "started", "finished",
-                 "partitioned", "route", "submitted_ns")
-
-    def __init__(self, job_id, future, n_units, partitioned, route):
-        self.id, self.future, self.partitioned, self.route = job_id, future, partitioned, route
-        self.units: list[WorkUnit] = []
-        self.results: list = [None] * n_units
-        self.remaining = self.open_units = n_units
-        self.started = self.finished = False
-        self.submitted_ns = 0  #: timeline clock (ns since its epoch) at submit
-
-
 class _Locked:
     """Listener hold outside, lock inside (a class: a generator context manager cost 3x)."""
 
@@ -135,27 +89,6 @@ class _Locked:
         self._lock.release()
         self._hold.__exit__(*exc)
         return False
-
-
-def _add_note(exc: BaseException, note: str) -> None:
-    """``exc.add_note(note)``, or nothing when ``exc`` cannot take notes (``__notes__`` set to a
-    tuple by the raiser, a read-only exception type): the job must fail with it all the same."""
-    try:
-        exc.add_note(note)
-    except Exception:
-        _log.debug("cuzk pipeline: could not annotate %r", exc, exc_info=True)
-
-
-def _resolve(future: Future, *, result: Any = None, exc: BaseException | None = None) -> None:
-    """Resolve ``future`` once. A done-callback's ``Exception`` is logged by concurrent.futures;
-    its ``BaseException`` propagates to the worker, which survives it (see workers.py)."""
-    try:
-        if exc is not None:
-            future.set_exception(exc)
-        else:
-            future.set_result(result)
-    except InvalidStateError:  # unreachable while the finished flag is honoured; never hide it
-        _log.exception("cuzk pipeline: future of job %r was already resolved", getattr(future, "job_id", None))
 
 
 class SchedulerCore:
@@ -284,10 +217,17 @@ class SchedulerCore:
         self.timeline.record(kind, unit.job.id, unit.partition, threading.current_thread().name, **detail,
                              **unit.route.circuit_detail)
         self.metrics_registry.inc(state)
+        unit.inputs = None  # a resolved future outlives its job (request retention): not its inputs
         job = unit.job
         job.open_units -= 1
-        if job.open_units == 0 and self._jobs.get(job.id) is job:
-            del self._jobs[job.id]
+        if job.open_units == 0:
+            # The cancel hook is a closure over the job (so its units): a finished job's future
+            # is RUNNING or done, so Future.cancel answers for it as the hook would.
+            job.future._on_cancel = None
+            if self._jobs.get(job.id) is job:
+                del self._jobs[job.id]
+        # A route that went idle may have keys the queue's memory admission can now evict.
+        self.queue.poke()
 
     def _cancel_job(self, job: Job) -> bool:
         """``job.future.cancel()``: while no unit started, take the job's units out of the queue
@@ -341,8 +281,12 @@ class SchedulerCore:
     def set_state(self, unit: WorkUnit, state: str) -> None:
         unit.state = state
 
-    def fail_unit(self, unit: WorkUnit, exc: BaseException, stage: str) -> None:
-        """Fail ``unit``'s job with ``exc`` (once) and skip its queued partitions.
+    def fail_unit(self, unit: WorkUnit, exc: BaseException, stage: str, *, queued: bool = False) -> bool:
+        """Fail ``unit``'s job with ``exc`` (once) and skip its queued partitions; False if
+        nothing was done.
+
+        ``queued``: only while ``unit`` is still in the queue (no worker took it), decided under
+        the same lock as the failure, so a worker taking it or a cancel never races it.
 
         The future is resolved with the original exception object whatever annotating it does
         (an ``exc.__notes__`` that is not a list makes ``add_note`` raise); listeners hear of
@@ -350,13 +294,15 @@ class SchedulerCore:
         """
         with self.timeline.deferred_listeners():
             with self._lock:
+                if queued and not self._claim_queued(unit):
+                    return False
                 if unit.state in TERMINAL_STATES:
                     _log.error("cuzk pipeline: %s after job %r finished: %r", stage, unit.job.id, exc)
-                    return
+                    return False
                 self._terminal(unit, "failed", K.JOB_FAILED, stage=stage, error=type(exc).__name__)
                 job = unit.job
                 if job.finished:
-                    return  # a sibling partition already failed the future
+                    return True  # a sibling partition already failed the future
                 job.finished = True
                 self.queue.remove(lambda u: u.job is job)
                 for u in job.units:  # queued, or taken by a worker not yet at start_unit
@@ -368,11 +314,27 @@ class SchedulerCore:
                                        reason=f"discarded: partition {unit.partition} failed")
             where = "" if unit.partition is None else f" partition {unit.partition}"
             try:
-                _add_note(exc, f"cuzk pipeline: {stage} of job {job.id!r}{where} failed in "
+                add_note(exc, f"cuzk pipeline: {stage} of job {job.id!r}{where} failed in "
                                f"{threading.current_thread().name}")
                 self._run_before_resolve(job)
             finally:
-                _resolve(job.future, exc=exc)
+                resolve(job.future, exc=exc)
+        return True
+
+    def _claim_queued(self, unit: WorkUnit) -> bool:
+        """Under the lock: take ``unit`` out of the queue to fail it there; False when a worker
+        took it or its job ended. As in :meth:`start_unit`, the job is marked started and its
+        future set running first, so a cancel arriving later is refused, not half-applied."""
+        job = unit.job
+        if unit.state != "queued" or job.finished or not self.queue.remove(lambda u: u is unit):
+            return False
+        if not job.started:
+            job.started = True
+            if not job.future.set_running_or_notify_cancel():  # cancelled by Future.cancel directly
+                job.finished = True
+                self._terminal(unit, "cancelled", K.JOB_CANCELLED, reason="cancelled")
+                return False
+        return True
 
     def complete_unit(self, unit: WorkUnit, proof: Any) -> None:
         """Store ``unit``'s proof; resolve the future when the job's last partition is done.
@@ -402,7 +364,7 @@ class SchedulerCore:
             try:
                 self._run_before_resolve(job)
             finally:
-                _resolve(job.future, result=result)
+                resolve(job.future, result=result)
 
     def _run_before_resolve(self, job: Job) -> None:
         if self._before_resolve is not None:

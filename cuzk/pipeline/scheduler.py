@@ -19,8 +19,10 @@ from __future__ import annotations
 import enum
 import heapq
 import itertools
+import logging
 import numbers
 import threading
+import time
 from typing import Any, Callable
 
 import attrs
@@ -29,6 +31,8 @@ from cuzk.errors import InputError, PipelineClosedError
 
 __all__ = ["Priority", "WorkUnit", "JobQueue", "ConcurrencyGate", "UNIT_STATES", "LIVE_STATES",
            "estimate_synthesized_bytes", "check_int"]
+
+_log = logging.getLogger("cuzk.pipeline")
 
 
 def check_int(what: str, value, minimum: int = 1) -> int:
@@ -116,15 +120,24 @@ class JobQueue:
     """Priority queue with memory admission: ``take`` hands out the head unit only when its
     estimated size fits in what the budget has left (a unit bigger than the whole budget runs
     alone rather than never). Closing lets workers drain what is queued, then ``take`` returns None.
+
+    ``on_blocked(unit)``, when set, is called (outside the queue's lock) by a taker whose unit
+    does not fit, before it waits and again each time it wakes: the owner of what else is
+    reserved (the Engine's keys) frees what it can there, or fails the unit if nothing ever will.
     """
 
-    def __init__(self, memory_budget: int | None = None):
+    #: the longest a taker blocked by memory waits before asking ``on_blocked`` again: what makes
+    #: room (a route going idle, a key load ending) is not always an event of this queue
+    BLOCKED_POLL_S = 0.5
+
+    def __init__(self, memory_budget: int | None = None, on_blocked: Callable[[WorkUnit], None] | None = None):
         self._heap: list = []
         self._tie = itertools.count()
         self._cond = threading.Condition()
         self._closed = False
         self.memory_budget = memory_budget
         self.reserved_bytes = 0
+        self.on_blocked = on_blocked
 
     def put(self, unit: WorkUnit) -> None:
         """Queue ``unit``. Raises :class:`cuzk.errors.PipelineClosedError` after :meth:`close`."""
@@ -157,19 +170,27 @@ class JobQueue:
 
         Returns None once the queue is closed and holds nothing ``accept`` takes (or on timeout).
         """
+        end = None if timeout is None else time.monotonic() + timeout
         with self._cond:
-            picked = None
-
-            def ready():
-                nonlocal picked
+            asked = False
+            while True:
                 picked = self._head(accept)
-                if picked is not None:
-                    return self._fits(self._heap[picked][-1])
-                return self._closed
-
-            ok = self._cond.wait_for(ready, timeout)
-            if not ok or picked is None:
-                return None
+                if picked is None:
+                    if self._closed:
+                        return None
+                elif self._fits(self._heap[picked][-1]):
+                    break
+                elif self.on_blocked is not None and not asked:
+                    asked = True
+                    self._ask_blocked(self._heap[picked][-1])
+                    continue  # the heap may have changed meanwhile
+                asked = False
+                wait = None if end is None else end - time.monotonic()
+                if wait is not None and wait <= 0:
+                    return None
+                if picked is not None and self.on_blocked is not None:
+                    wait = self.BLOCKED_POLL_S if wait is None else min(wait, self.BLOCKED_POLL_S)
+                self._cond.wait(wait)
             entry = self._heap[picked]
             last = self._heap.pop()
             if entry is not last:  # remove from the middle: replace, then restore the heap
@@ -178,6 +199,16 @@ class JobQueue:
             unit = entry[-1]
             self.reserved_bytes += unit.nbytes
             return unit
+
+    def _ask_blocked(self, unit: WorkUnit) -> None:
+        """``on_blocked(unit)`` without the queue's lock (it reserves, releases and removes)."""
+        self._cond.release()
+        try:
+            self.on_blocked(unit)
+        except BaseException:  # the taker is a worker thread: it lives on, the unit waits
+            _log.exception("cuzk pipeline: making room for job %r failed", getattr(unit.job, "id", None))
+        finally:
+            self._cond.acquire()
 
     def poke(self) -> None:
         """Wake waiting takers to look again (an ``accept`` answer may have changed)."""

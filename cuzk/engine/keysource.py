@@ -85,13 +85,17 @@ def open_regular(path, what: str = "a key"):
     Raises:
         InputError: ``path`` is a directory, device, pipe or socket (see :func:`regular_size`).
     """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        size = regular_size(fd, os.fspath(path), what)  # before open(fd), which names a directory by its number
-    except BaseException:
-        os.close(fd)
-        raise
-    return open(fd, "rb"), size
+    def opener(name, flags):  # the file object keeps the path as its name (the zkey header check reads by it)
+        fd = os.open(name, flags | getattr(os, "O_NONBLOCK", 0))
+        try:
+            regular_size(fd, os.fspath(name), what)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    f = open(path, "rb", opener=opener)
+    return f, os.fstat(f.fileno()).st_size
 
 
 def _file_type(mode: int) -> str:

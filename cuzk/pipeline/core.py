@@ -254,12 +254,8 @@ class SchedulerCore:
             if job.finished:
                 self._terminal(unit, "cancelled", K.JOB_CANCELLED, reason="job already finished")
                 return False
-            if not job.started:
-                job.started = True
-                if not job.future.set_running_or_notify_cancel():  # cancelled by Future.cancel directly
-                    job.finished = True
-                    self._terminal(unit, "cancelled", K.JOB_CANCELLED, reason="cancelled")
-                    return False
+            if not self._mark_started(unit):
+                return False
             if not unit.expired(time.time()):
                 unit.state = "synthesizing"
                 return True
@@ -328,9 +324,15 @@ class SchedulerCore:
         job = unit.job
         if unit.state != "queued" or job.finished or not self.queue.remove(lambda u: u is unit):
             return False
+        return self._mark_started(unit)
+
+    def _mark_started(self, unit: WorkUnit) -> bool:
+        """Under the lock: mark ``unit``'s job started and its future running; False (the unit
+        cancelled) when the future was cancelled by ``Future.cancel`` directly."""
+        job = unit.job
         if not job.started:
             job.started = True
-            if not job.future.set_running_or_notify_cancel():  # cancelled by Future.cancel directly
+            if not job.future.set_running_or_notify_cancel():
                 job.finished = True
                 self._terminal(unit, "cancelled", K.JOB_CANCELLED, reason="cancelled")
                 return False

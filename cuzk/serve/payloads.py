@@ -176,12 +176,14 @@ def post_work(req) -> Work:
 
 
 def _envelope(req) -> tuple[dict, bytes]:
-    from cuzk.circuits.filecoin.porep.c1 import curio_envelope
+    from cuzk.circuits.filecoin.porep.c1 import check_envelope_size, curio_envelope
 
     if not req.vanilla_proof:
         raise invalid("vanilla_proof", "is empty: POREP_SEAL_COMMIT takes Curio's C1 envelope (JSON)")
     try:
-        return curio_envelope(req.vanilla_proof, "vanilla_proof")
+        doc, raw = curio_envelope(req.vanilla_proof, "vanilla_proof")
+        check_envelope_size(doc, req.sector_size, "vanilla_proof", f"sector_size {req.sector_size}")
+        return doc, raw
     except VanillaFormatError as e:  # its message is "field: problem", as invalid() writes one
         raise RequestError("INVALID_ARGUMENT", str(e)) from None
 
@@ -194,16 +196,12 @@ def porep_work(req, vk_loader: Callable) -> Work:
         RequestError: INVALID_ARGUMENT naming the field that is wrong.
     """
     from cuzk.circuits.filecoin.porep import c2
-    from cuzk.circuits.filecoin.porep.c1 import SealCommitPhase1Output, check_envelope_size
+    from cuzk.circuits.filecoin.porep.c1 import SealCommitPhase1Output
     from cuzk.circuits.filecoin.porep.registered import registered_seal_proof
 
     proof = registered(req, registered_seal_proof)
     check_unused(req, ("vanilla_proofs", "randomness", "partition_index", "comm_r_old", "comm_r_new", "comm_d_new"))
     doc, raw = _envelope(req)
-    try:
-        check_envelope_size(doc, req.sector_size, "vanilla_proof", f"sector_size {req.sector_size}")
-    except VanillaFormatError as e:
-        raise RequestError("INVALID_ARGUMENT", str(e)) from None
     if doc["SectorNum"] != req.sector_number:
         raise invalid("vanilla_proof.SectorNum", f"{doc['SectorNum']} differs from sector_number {req.sector_number}")
     try:

@@ -216,8 +216,7 @@ class CircuitRoute(Route):
         cap = min(fixed_base.auto_factor() * query_bytes, (budget or physical_memory()) // 4)
         if budget is not None:
             key = _key_nbytes(self._pk) if self._pk is not None else query_bytes
-            mine = self.fixed_bytes() if self.engine._routes.get(self.name) is self else 0
-            others = self.engine.fixed_bytes() - mine
+            others = self.engine.fixed_bytes(excluding=self)
             cap = min(cap, max(0, budget - self.unit_bytes - self.pce_bytes - key - others))
         return cap
 

@@ -84,10 +84,11 @@ class EngineKeys:
                         _log.debug("room for %r: %r is loading or being evicted, left in place", route.name, other.name)
             self.resize_reservation(route, nbytes)
 
-    def fixed_bytes(self) -> int:
-        """Budget bytes no eviction frees: every registered circuit's PCE and ProvingKey."""
+    def fixed_bytes(self, excluding: CircuitRoute | None = None) -> int:
+        """Budget bytes no eviction frees: every registered circuit's PCE and ProvingKey (but
+        ``excluding``'s)."""
         with self._lock:
-            return sum(r.fixed_bytes() for r in self._routes.values())
+            return sum(r.fixed_bytes() for r in self._routes.values() if r is not excluding)
 
     def never_fits(self, route: CircuitRoute) -> str | None:
         """Why a job of ``route`` can never be admitted under the budget (None: it can). What
@@ -99,8 +100,7 @@ class EngineKeys:
         if self.memory_budget is None:
             return None
         key = route.estimated_key_bytes(strict=True)
-        with self._lock:
-            others = sum(r.fixed_bytes() for r in self._routes.values() if r is not route)
+        others = self.fixed_bytes(excluding=route)
         own_pce = route.pce_bytes
         need = route.unit_bytes + key + own_pce + others  # key counts a ProvingKey's own bytes
         if need <= self.memory_budget:

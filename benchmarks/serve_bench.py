@@ -57,6 +57,7 @@ from cuzk.serve import Client  # noqa: E402
 from cuzk.serve.config import LATENCY_OPTION, NO_RETRIES_OPTION, parse_config  # noqa: E402
 from cuzk.serve.logs import configure  # noqa: E402
 from cuzk.serve.proto.cuzk.v1 import circuits_pb2 as cpb  # noqa: E402
+from cuzk.serve.direct import DirectCalls  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
 
@@ -103,6 +104,9 @@ def main(argv=None) -> int:
     ap.add_argument("--back-to-back", type=int, default=3,
                     help="calls of a way in a row each round, the first not counted (1: all counted)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the rounds' orders")
+    ap.add_argument("--grpcio-handlers", action="store_true",
+                    help="serve cuzk's services through grpcio's handlers instead of grpc-core's call API "
+                         "(cuzk/serve/direct.py), as the daemon does where that API is missing")
     ap.add_argument("--cpu-calls", type=int, default=0, help="then N calls per way in a block, CPU per thread role")
     args = ap.parse_args(argv)
     if args.back_to_back < 1:
@@ -124,6 +128,8 @@ def main(argv=None) -> int:
     # the daemon logs as `cuzk serve` does (cuzk/cli_serve.py; level info: a line per job), to a file
     log = (folder / "serve.log").open("w")
     configure(cfg.log_level, cfg.log_format, stream=log)
+    if args.grpcio_handlers:
+        DirectCalls.attach = classmethod(lambda cls, *a, **k: None)
     with Server(cfg) as srv, Client(srv.tcp_address, timeout=60) as tcp, Client(f"unix://{sock}", timeout=60) as unix:
         engine = srv.daemon.engine
         bare = grpc.server(ThreadPoolExecutor(4), options=[("grpc.so_reuseport", 0), LATENCY_OPTION], handlers=[
@@ -140,7 +146,7 @@ def main(argv=None) -> int:
             "grpc-unix": lambda: unix.prove_circuit("cube", inputs),
             "bare-grpc": lambda: bare_prove(b"", timeout=60),
             # the daemon's ProveCircuit path without gRPC: parse, job table, answer texts
-            "daemon-code": lambda: srv.daemon.prove_circuit(request),
+            "daemon-code": lambda: srv.daemon.prove_circuit(request).wait(),
         }
         # the Go ways are timed by the Go client itself: its own clock around the call
         go = {name: GoClient(binary, srv.tcp_address if name == "go-tcp" else f"unix://{sock}", inputs)
@@ -173,6 +179,7 @@ def main(argv=None) -> int:
             client.close()
     log.close()
     base = statistics.median(times["in-process"])
+    print(f"cuzk's services served by {'grpcio handlers' if args.grpcio_handlers else 'grpc-core call API'}")
     print(f"Cube (1 constraint), {len(times['in-process'])} proofs per way "
           f"({'each behind a random way' if args.back_to_back == 1 else f'{args.back_to_back} back to back, the first not counted'}), "
           "CPU backend, one prove worker")

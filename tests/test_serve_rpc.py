@@ -19,14 +19,24 @@ from cuzk.formats.snarkjs_json import public_to_json  # noqa: E402
 from cuzk.groth16 import Proof  # noqa: E402
 from cuzk.serve import Client  # noqa: E402
 from cuzk.serve.config import parse_config  # noqa: E402
+from cuzk.serve.direct import DirectCalls  # noqa: E402
 from cuzk.serve.proto.cuzk.v1 import proving_pb2 as pb  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
 from serve_support import config_text, cube_entry, cube_keys  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
+@pytest.fixture(scope="module", params=["call-api", "grpcio-handlers"])
+def served(tmp_path_factory, request):
+    """The daemon with cuzk's services on grpc-core's call API (cuzk/serve/direct.py), and again
+    on grpcio's own handlers, the transport where that API is missing: the same answers."""
+    with pytest.MonkeyPatch.context() as mp:
+        if request.param == "grpcio-handlers":
+            mp.setattr(DirectCalls, "attach", classmethod(lambda cls, *a, **k: None))
+        yield from _served(tmp_path_factory, request.param)
+
+
+def _served(tmp_path_factory, transport):
     folder = tmp_path_factory.mktemp("serve")
     params, vk = cube_keys(folder)
     sock = folder / "run" / "cuzk.sock"
@@ -35,6 +45,7 @@ def served(tmp_path_factory):
                                    circuits=cube_entry(params)))
     before = {t.name for t in threading.enumerate()}
     srv = Server(cfg)
+    assert (srv.direct is not None) == (transport == "call-api")
     client = Client(srv.tcp_address, timeout=120)
     try:
         yield srv, client, vk, sock

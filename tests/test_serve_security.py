@@ -16,6 +16,7 @@ grpc = pytest.importorskip("grpc")
 
 from cuzk.serve import Client  # noqa: E402
 from cuzk.serve.config import parse_config  # noqa: E402
+from cuzk.serve.direct import DirectCalls  # noqa: E402
 from cuzk.serve.proto.cuzk.v1 import proving_pb2 as pb  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
@@ -88,8 +89,11 @@ def _refused(call):
     return e.value.code()
 
 
-def test_bearer_token(cube):
+@pytest.mark.parametrize("transport", ["call-api", "grpcio-handlers"])
+def test_bearer_token(cube, transport, monkeypatch):
     folder, params = cube
+    if transport == "grpcio-handlers":  # the daemon's transport where grpc-core's call API is missing
+        monkeypatch.setattr(DirectCalls, "attach", classmethod(lambda cls, *a, **k: None))
     (folder / "token").write_text(TOKEN + "\n")
     cfg = parse_config(config_text(folder, circuits=cube_entry(params), extra="") + f'[auth]\ntoken_file = "{folder / "token"}"\n')
     with Server(cfg) as srv:

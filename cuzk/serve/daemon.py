@@ -1,7 +1,8 @@
 """The daemon's logic without grpc: one :class:`cuzk.Engine`, its circuits and the jobs.
 
 Every RPC of :mod:`cuzk.serve.service` is one method here, taking the request message (any
-object with the proto's field names) and returning plain values or raising
+object with the proto's field names) and returning plain values (a
+:class:`~cuzk.serve.pending.Pending` for one that waits on a job) or raising
 :class:`~cuzk.serve.validate.RequestError`. The Engine is used through its public API only
 (register, submit, submit_partitioned, cancel, status, metrics, preload, evict, serve_status,
 close). Filecoin circuits are registered at their first use (tracing a 32 GiB WindowPoSt
@@ -21,6 +22,7 @@ from cuzk.serve.circuits import TOKEN, CircuitAnswer, answer_texts, load_entry, 
 from cuzk.serve.filecoin import FilecoinCircuit, all_circuit_ids, filecoin_circuit
 from cuzk.serve.jobs import JobTable, outcome_of, request_digest
 from cuzk.serve.metrics import serve_metrics
+from cuzk.serve.pending import Pending
 from cuzk.serve.snap import snap_work
 from cuzk.serve.validate import (
     RequestError, check_circuit_id, check_deadline_ms, check_job_id, check_priority, check_proof_kind,
@@ -225,10 +227,11 @@ class Daemon:
         # a PoRep's or an update's check against its statement runs on the pool, not the Engine's thread
         return self._start(job, new, work, heavy=kind in ("POREP_SEAL_COMMIT", "SNAP_DEALS_UPDATE"))
 
-    def await_job(self, job_id: str, timeout_ms: int, wake=None) -> dict:
+    def await_job(self, job_id: str, timeout_ms: int) -> Pending:
+        """AwaitProof: the answer's fields (:func:`answer_fields`) when the job ends or the timeout
+        passes (:class:`~cuzk.serve.pending.Pending`: the transport waits)."""
         job = self.jobs.get(check_job_id(job_id))
-        status, value = outcome_of(job, check_timeout_ms(timeout_ms), wake)
-        return answer_fields(job, status, value)
+        return Pending(job, check_timeout_ms(timeout_ms), lambda status, value: answer_fields(job, status, value))
 
     def cancel(self, job_id: str) -> tuple[bool, bool]:
         """CancelProof: (was_running, cancelled). A running proof is not stopped: it finishes."""
@@ -249,8 +252,9 @@ class Daemon:
         return ""
 
     # -- the extension ------------------------------------------------------------------------
-    def prove_circuit(self, req, wake=None) -> tuple[dict, CircuitAnswer | None]:
-        """CircuitProver.ProveCircuit: (answer fields, the proof's texts and bytes or None)."""
+    def prove_circuit(self, req) -> Pending:
+        """CircuitProver.ProveCircuit: a :class:`~cuzk.serve.pending.Pending` whose answer is
+        (answer fields, the proof's texts and bytes or None)."""
         self._check_open()
         name = check_circuit_id(req.circuit, "circuit")
         info = self.registered.get(name)
@@ -280,10 +284,12 @@ class Daemon:
             return name, [inputs], False, finish
 
         self._start(job, new, work)
-        status, value = outcome_of(job, timeout, wake)
-        if status == "COMPLETED":
-            return answer_fields(job, status, b""), value
-        return answer_fields(job, status, value), None
+
+        def answer(status, value):
+            if status == "COMPLETED":
+                return answer_fields(job, status, b""), value
+            return answer_fields(job, status, value), None
+        return Pending(job, timeout, answer)
 
     def circuit_list(self) -> list[dict]:
         keys = self.engine.status()["keys"]

@@ -29,7 +29,7 @@ from typing import Callable
 from cuzk.serve.logs import JobLines
 from cuzk.serve.validate import RequestError
 
-__all__ = ["Job", "JobTable", "request_digest", "outcome_of"]
+__all__ = ["Job", "JobTable", "request_digest", "job_outcome", "outcome_of"]
 
 _log = logging.getLogger("cuzk.serve")
 _RANK = {"low": 0, "normal": 1, "high": 2, "critical": 3}
@@ -66,29 +66,45 @@ class Job:
         self.result: Future = Future()
         self.ended_at: float | None = None
         self.extra = None  # an extension job's public inputs, once taken from its synthesizer
-        # the events of the RPCs waiting now: one done callback wakes them, and each wait takes its
-        # event out again, so a client polling a long job with short timeouts leaves nothing behind
-        # (a done callback per wait would stay on the future until the job ends)
-        self._waiters: set[threading.Event] = set()
+        # what the RPCs waiting now want called at the end (an Event's set, or the answer of a
+        # call that waits on no thread: cuzk/serve/pending.py): one done callback calls them, and
+        # each wait takes its own out again, so a client polling a long job with short timeouts
+        # leaves nothing behind (a done callback per wait would stay on the future until the end)
+        self._waiters: set = set()
         self.result.add_done_callback(self._wake_waiters)
 
     def _wake_waiters(self, _f) -> None:
         with _WAITERS_LOCK:
             waiting = list(self._waiters)
-        for ev in waiting:
-            ev.set()
+        for fn in waiting:
+            try:
+                fn()
+            except Exception:  # noqa: BLE001 - one waiter's failure must not keep the others waiting
+                _log.exception("job %s: a waiter failed", self.id)
+
+    def add_waiter(self, fn: Callable[[], None]) -> bool:
+        """Call ``fn()`` when the job ends, on the thread that ends it; False (and ``fn`` not kept)
+        when it has ended already. :meth:`remove_waiter` takes it out."""
+        with _WAITERS_LOCK:
+            self._waiters.add(fn)
+        if self.result.done():  # ended before the add: its callback may have run already
+            self.remove_waiter(fn)
+            return False
+        return True
+
+    def remove_waiter(self, fn: Callable[[], None]) -> None:
+        with _WAITERS_LOCK:
+            self._waiters.discard(fn)
 
     def wait(self, timeout: float | None, wake: threading.Event | None = None) -> None:
         """Until the job ends, ``timeout`` seconds pass (None: no limit) or ``wake`` is set."""
         ev = wake if wake is not None else threading.Event()
-        with _WAITERS_LOCK:
-            self._waiters.add(ev)
-        try:
-            if not self.result.done():  # ended before the add: its callback may have run already
+        fn = ev.set
+        if self.add_waiter(fn):
+            try:
                 ev.wait(timeout)
-        finally:
-            with _WAITERS_LOCK:
-                self._waiters.discard(ev)
+            finally:
+                self.remove_waiter(fn)
 
     @property
     def started(self) -> bool:
@@ -201,21 +217,21 @@ class JobTable:
             self._end(job, value=answer)
 
     def _end(self, job: Job, *, value=None, error=None, cancelled=False) -> None:
-        if cancelled:
-            job.result.cancel()
-            outcome = "cancelled"
-        elif error is not None:
-            job.result.set_exception(error)
-            outcome = "failed"
-        else:
-            job.result.set_result(value)
-            outcome = "completed"
+        outcome = "cancelled" if cancelled else "failed" if error is not None else "completed"
+        # counted before the result is set: a waiting call may be answered on this very thread as
+        # the result is set, and a GetStatus right after that answer must count this job
         with self._lock:
             job.ended_at = time.monotonic()
             self._ended.append(job)
             self.counts[outcome] += 1
             per = self._counted.setdefault(job.kind, dict.fromkeys(self.counts, 0))
             per[outcome] += 1
+        if cancelled:
+            job.result.cancel()
+        elif error is not None:
+            job.result.set_exception(error)
+        else:
+            job.result.set_result(value)
         self._lines.post(job, outcome, error)
 
     def _purge(self) -> None:
@@ -257,11 +273,9 @@ class JobTable:
         self._lines.close()
 
 
-def outcome_of(job: Job, timeout: float | None, wake: threading.Event | None = None):
-    """``(status, value_or_error)`` of ``job``, waiting at most ``timeout`` seconds (None: until it
-    ends) or until ``wake`` is set (the client went away): status is "COMPLETED", "FAILED",
-    "CANCELLED" or "TIMEOUT" (not ended yet; the job is left as it is)."""
-    job.wait(timeout, wake)
+def job_outcome(job: Job):
+    """``(status, value_or_error)`` of ``job`` now: "COMPLETED", "FAILED", "CANCELLED" or
+    "TIMEOUT" (not ended yet)."""
     f = job.result
     if not f.done():
         return "TIMEOUT", None
@@ -270,3 +284,10 @@ def outcome_of(job: Job, timeout: float | None, wake: threading.Event | None = N
     if f.exception() is not None:
         return "FAILED", f.exception()
     return "COMPLETED", f.result()
+
+
+def outcome_of(job: Job, timeout: float | None, wake: threading.Event | None = None):
+    """:func:`job_outcome` after waiting at most ``timeout`` seconds (None: until it ends) or until
+    ``wake`` is set (the client went away); a job not ended is left as it is ("TIMEOUT")."""
+    job.wait(timeout, wake)
+    return job_outcome(job)

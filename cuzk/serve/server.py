@@ -39,7 +39,9 @@ from cuzk.serve.credentials import server_credentials
 from cuzk.serve.daemon import Daemon
 from cuzk.serve.health import CHECK_METHOD, Health, stream_bound
 from cuzk.serve.reflection import SERVICE_NAMES, Reflection
-from cuzk.serve.service import TokenAuth, add_services
+from cuzk.serve.direct import DirectCalls
+from cuzk.serve.pending import Timers
+from cuzk.serve.service import TokenAuth, add_blocking_services, direct_handlers
 from cuzk.serve.systemd import notify
 
 __all__ = ["Server", "run"]
@@ -97,9 +99,14 @@ class Server:
         self._stopped = threading.Event()
         self._stop_lock = threading.Lock()
         self._pool = None
+        self._timers = Timers()  # the waiting calls' timeouts (cuzk/serve/pending.py)
+        #: cuzk's services on grpc-core's call API (cuzk/serve/direct.py); None: grpcio's handlers serve them
+        self.direct: DirectCalls | None = None
         try:
             self._grpc = self._make_server()
             self._grpc.start()
+            if self.direct is not None:
+                self.direct.start()
             if cfg.status_listen is not None:
                 host, port = self.daemon.engine.serve_status(cfg.status_listen.port, cfg.status_listen.host,
                                                              status=self.daemon.status, metrics=self.daemon.metrics)
@@ -107,6 +114,7 @@ class Server:
         except BaseException:
             if self._pool is not None:
                 self._pool.shutdown(wait=False)
+            self._timers.close()
             self.daemon.close()
             self._unlink_sockets()
             raise
@@ -128,7 +136,12 @@ class Server:
             interceptors=interceptors, maximum_concurrent_rpcs=cfg.max_concurrent_rpcs,
             options=[("grpc.max_receive_message_length", n), ("grpc.max_send_message_length", n),
                      ("grpc.so_reuseport", 0), LATENCY_OPTION])
-        add_services(server, self.daemon)
+        self.direct = DirectCalls.attach(server, direct_handlers(self.daemon, self._timers), self._pool,
+                                         admit=self._auth.refusal if self._auth is not None else None,
+                                         max_calls=cfg.max_concurrent_rpcs)
+        if self.direct is None:
+            _log.info("cuzk serve: this grpcio has not the call API cuzk/serve/direct.py uses; its own handlers serve")
+            add_blocking_services(server, self.daemon)
         server.add_generic_rpc_handlers((self.health.handler(),))
         if cfg.reflection:
             self.reflection = Reflection(self.daemon.count_rpc, self._stream_bound)
@@ -201,9 +214,12 @@ class Server:
             summary = self.daemon.drain(grace)
             _log.info("cuzk serve: stopping (%s)", summary)
             # in-flight replies (waiters just woken by their jobs' ends) get a moment to go out
-            self._grpc.stop(grace=2.0).wait(10.0)
+            stopped = self._grpc.stop(grace=2.0).wait(10.0)
+            if self.direct is not None:
+                self.direct.stop(stopped)
             # grpc leaves the handler pool to its owner; its waiters were woken by the stop
             self._pool.shutdown(wait=True, cancel_futures=True)
+            self._timers.close()
             self.daemon.close()
             self._unlink_sockets()
             self._stopped.set()

@@ -130,6 +130,22 @@ def test_proof_and_vk_json_round_trip(tmp_path):
     assert sjj.read_public_json(tmp_path / "pub.json") == [0, P - 1]
 
 
+@pytest.mark.parametrize("curve", ["bls12_381", "bn254"])
+@given(seed=st.integers(0, 2**32 - 1), identity=st.sets(st.sampled_from("abc")))
+def test_the_compact_texts_are_json_dumps_of_the_objects(curve, seed, identity):
+    # cuzk serve writes proof.json / public.json in one format step each: the same text
+    g = _get_curve(curve)
+    rng = np.random.default_rng(seed)
+    pts = {"a": g.G1.random(1, rng)[0], "b": g.G2.random(1, rng)[0], "c": g.G1.random(1, rng)[0]}
+    for k in identity:
+        pts[k] = (g.G2 if k == "b" else g.G1).identity()
+    proof = Proof(**pts, curve=curve)
+    compact = (",", ":")
+    assert sjj.proof_json_text(proof) == json.dumps(sjj.proof_to_json(proof), separators=compact)
+    public = [int(x) for x in rng.integers(0, 2**62, size=seed % 5)] + [2**255 - 19] * (seed % 2)
+    assert sjj.public_json_text(public) == json.dumps(sjj.public_to_json(public), separators=compact)
+
+
 def _bad_proof(edit):
     rng = np.random.default_rng(3)
     obj = sjj.proof_to_json(Proof(a=G1.random(1, rng)[0], b=G2.random(1, rng)[0], c=G1.random(1, rng)[0]))

@@ -20,7 +20,7 @@ import numpy as np
 from cuzk.errors import FieldValueError
 from cuzk.field.params import FieldParams
 
-__all__ = ["mont_array", "mont_ints", "canonical_coords", "scalar_limbs", "scalars_array"]
+__all__ = ["mont_array", "mont_ints", "canonical_coords", "canonical_from_bytes", "scalar_limbs", "scalars_array"]
 
 
 def _ints_to_limbs(values: list[int], limbs: int) -> np.ndarray:
@@ -90,12 +90,18 @@ def canonical_coords(arr: np.ndarray, field: FieldParams, what: str = "point") -
     >>> canonical_coords(mont_array([(7, 8)], 2, FQ), FQ)
     [7, 8]
     """
-    p = field.modulus
-    raw = _limbs_to_ints(np.asarray(arr, dtype=np.uint64).reshape(-1, field.limbs))
-    if any(v >= p for v in raw):
+    return canonical_from_bytes(np.ascontiguousarray(arr, dtype="<u8").tobytes(), field, what)
+
+
+def canonical_from_bytes(raw: bytes, field: FieldParams, what: str = "point") -> list[int]:
+    """:func:`canonical_coords` of the little-endian limb bytes ``raw`` (``arr.tobytes()`` of
+    ``<u8`` limbs), for callers that hold a few small arrays: no array is built to join them."""
+    p, width = field.modulus, field.limbs * 8
+    vals = [int.from_bytes(raw[i : i + width], "little") for i in range(0, len(raw), width)]
+    if any(v >= p for v in vals):
         raise FieldValueError(f"{what}: a coordinate >= p (not a reduced {field.name.upper()} element)")
     r_inv = _r_inverse(field.r, p)
-    return [v * r_inv % p for v in raw]
+    return [v * r_inv % p for v in vals]
 
 
 def scalar_limbs(k: int, limbs: int | None = None) -> np.ndarray:

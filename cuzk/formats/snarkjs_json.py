@@ -32,7 +32,7 @@ from cuzk.groth16.proof import Proof
 from cuzk.synth.binfile import snarkjs_name
 
 __all__ = [
-    "proof_to_json", "proof_from_json", "public_to_json", "public_from_json", "vk_to_json", "vk_from_json",
+    "proof_to_json", "proof_json_text", "proof_from_json", "public_to_json", "public_json_text", "public_from_json", "vk_to_json", "vk_from_json",
     "read_proof_json", "write_proof_json", "read_public_json", "write_public_json", "read_vk_json", "write_vk_json",
     "loads_bounded", "MAX_JSON_DEPTH", "MAX_PUBLIC_INPUTS", "MAX_JSON_BYTES", "MAX_JSON_ITEMS",
 ]
@@ -168,6 +168,23 @@ def proof_to_json(proof: Proof) -> dict:
     a, b, c = proof.coordinates()
     return {"pi_a": _g1_text(a), "pi_b": _g2_text(b), "pi_c": _g1_text(c),
             "protocol": "groth16", "curve": snarkjs_name(proof.curve)}
+
+
+def proof_json_text(proof: Proof) -> str:
+    """``json.dumps(proof_to_json(proof), separators=(",", ":"))``, written in one format step: a
+    daemon writes one per answer right after the proof, with the interpreter's caches cold, where
+    building the dict and encoding it took most of the answer's time (docs/perf/serve.md)."""
+    (ax, ay), ((bx0, bx1), (by0, by1)), (cx, cy) = proof.coordinates()
+    a = '"0","1","0"' if ax == ay == 0 else f'"{ax}","{ay}","1"'
+    b = ('["0","0"],["1","0"],["0","0"]' if bx0 == bx1 == by0 == by1 == 0
+         else f'["{bx0}","{bx1}"],["{by0}","{by1}"],["1","0"]')
+    c = '"0","1","0"' if cx == cy == 0 else f'"{cx}","{cy}","1"'
+    return f'{{"pi_a":[{a}],"pi_b":[{b}],"pi_c":[{c}],"protocol":"groth16","curve":"{snarkjs_name(proof.curve)}"}}'
+
+
+def public_json_text(public_inputs) -> str:
+    """``json.dumps(public_to_json(public_inputs), separators=(",", ":"))`` in one join."""
+    return "[" + ",".join(f'"{int(x)}"' for x in public_inputs) + "]"
 
 
 def proof_from_json(obj, what: str = "proof") -> Proof:

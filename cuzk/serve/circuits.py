@@ -29,8 +29,6 @@ from cuzk.serve.validate import invalid
 
 __all__ = ["RecordingSynthesizer", "WitnessSynthesizer", "load_entry", "parse_inputs", "answer_texts", "CircuitAnswer", "TOKEN"]
 
-_COMPACT = (",", ":")
-
 
 class CircuitAnswer(NamedTuple):
     """What a ProveCircuit answer carries for a finished proof (an extension job's outcome)."""
@@ -42,18 +40,17 @@ class CircuitAnswer(NamedTuple):
 
 def answer_texts(proof, public) -> CircuitAnswer:
     """The :class:`CircuitAnswer` of a finished proof and its public inputs. The daemon writes it
-    on the prover's thread as the proof ends, where the caches are still warm: on the woken
-    RPC's thread the same work took about twice as long."""
-    from cuzk.formats.snarkjs_json import proof_to_json, public_to_json
+    on the prover's thread as the proof ends, with the texts written in one step each
+    (cuzk/formats/snarkjs_json.py, ``proof_json_text``): right after a proof the interpreter's
+    caches are cold, and every call and object made here costs several times its warm price."""
+    from cuzk.formats.snarkjs_json import proof_json_text, public_json_text
 
-    # compact: json's C encoder (an indent takes its pure-Python one, ~3x slower per proof)
-    proof_json = json.dumps(proof_to_json(proof), separators=_COMPACT)
-    public_json = json.dumps(public_to_json(public or []), separators=_COMPACT)
     try:
         raw = proof.to_bytes()
     except UnsupportedCurveError:  # no bellperson bytes on this curve (Proof.to_bytes checks first)
         raw = b""
-    return CircuitAnswer(proof_json, public_json, raw)
+    return CircuitAnswer(proof_json_text(proof), public_json_text(public or []), raw)
+
 
 TOKEN = "_cuzk_serve_job"  #: the keyword that carries a job's token to RecordingSynthesizer
 _MAX_DEPTH = 16  # nesting of input arrays: circom signals are at most a few dimensions

@@ -8,9 +8,11 @@ that was most of what the daemon added to a proof (docs/perf/serve.md, "Overhead
 
 Here cuzk's methods are registered with grpc-core itself and requested on a completion queue of
 their own. One thread (``cuzk-serve-calls``) takes each call, asks for its message, and hands the
-message to a pool thread that runs the handler; the handler answers through :class:`Call`, from
-any thread: a reply that waits on a job is sent by the thread that ends the job
-(cuzk/serve/pending.py). Every other method (health, reflection) stays with grpcio.
+message to a pool thread that runs the handler, or runs it itself for the methods named
+``inline`` when the message is small (handlers that never block: one hand-off less); the handler
+answers through :class:`Call`, from any thread: a reply that waits on a job is sent by the thread
+that ends the job (cuzk/serve/pending.py). Every other method (health, reflection) stays with
+grpcio.
 
 grpcio has no public API for this. It uses the ``cygrpc`` layer grpcio's own server is written
 on (``Server.register_method``, ``request_registered_call``, ``Call.start_server_batch``),
@@ -101,15 +103,20 @@ class DirectCalls:
     """Serve ``handlers`` (full method name -> ``handler(request_bytes, call)``) on a grpcio
     server's own ports (see the module doc). ``admit(method, metadata)`` -> None or ``(code,
     message)``: a refusal before the request is read (the bearer token). At most ``max_calls``
-    calls at once; more are answered RESOURCE_EXHAUSTED. Handlers run on ``pool``."""
+    calls at once; more are answered RESOURCE_EXHAUSTED. Handlers run on ``pool``, except those of
+    the methods in ``inline`` for a message of at most ``inline_bytes``: the calls' thread runs
+    them, so they must not block (no file reads, no waits, no work beyond the message's size)."""
 
-    def __init__(self, cy_server, handlers: dict, pool, *, admit=None, max_calls: int):
+    def __init__(self, cy_server, handlers: dict, pool, *, admit=None, max_calls: int, inline=(),
+                 inline_bytes: int = 1 << 16):
         c = _cygrpc()
         self._server = cy_server
         self._handlers = dict(handlers)
         self._pool = pool
         self._admit = admit
         self.max_calls = max_calls
+        self._inline = frozenset(inline)
+        self._inline_bytes = inline_bytes
         self._lock = threading.Lock()
         self._live = 0
         self._closed = False
@@ -222,6 +229,9 @@ class DirectCalls:
         if raw is None:
             if ev.success:  # the client half-closed without a message
                 call.abort("INVALID_ARGUMENT", "request: no message (a unary call takes exactly one)")
+            return
+        if call.method in self._inline and len(raw) <= self._inline_bytes:
+            self._handle(call, raw)
             return
         try:
             self._pool.submit(self._handle, call, raw)

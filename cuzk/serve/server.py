@@ -41,7 +41,7 @@ from cuzk.serve.health import CHECK_METHOD, Health, stream_bound
 from cuzk.serve.reflection import SERVICE_NAMES, Reflection
 from cuzk.serve.direct import DirectCalls
 from cuzk.serve.pending import Timers
-from cuzk.serve.service import TokenAuth, add_blocking_services, direct_handlers
+from cuzk.serve.service import QUICK_METHODS, TokenAuth, add_blocking_services, direct_handlers
 from cuzk.serve.systemd import notify
 
 __all__ = ["Server", "run"]
@@ -138,7 +138,7 @@ class Server:
                      ("grpc.so_reuseport", 0), LATENCY_OPTION])
         self.direct = DirectCalls.attach(server, direct_handlers(self.daemon, self._timers), self._pool,
                                          admit=self._auth.refusal if self._auth is not None else None,
-                                         max_calls=cfg.max_concurrent_rpcs)
+                                         max_calls=cfg.max_concurrent_rpcs, inline=QUICK_METHODS)
         if self.direct is None:
             _log.info("cuzk serve: this grpcio has not the call API cuzk/serve/direct.py uses; its own handlers serve")
             add_blocking_services(server, self.daemon)

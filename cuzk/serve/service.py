@@ -33,7 +33,7 @@ from cuzk.serve.proto.cuzk.v1 import proving_pb2_grpc as pb_grpc
 from cuzk.serve.validate import RequestError, invalid
 
 __all__ = ["ProvingEngineService", "CircuitProverService", "TokenAuth", "add_blocking_services", "direct_handlers",
-           "parse_request"]
+           "parse_request", "QUICK_METHODS"]
 
 _log = logging.getLogger("cuzk.serve")
 
@@ -253,6 +253,13 @@ def add_blocking_services(server, daemon) -> None:
             handle, request_deserializer=None, response_serializer=resp_cls.SerializeToString)
     server.add_generic_rpc_handlers(tuple(grpc.method_handlers_generic_handler(f"cuzk.v1.{service}", handlers)
                                           for service, handlers in per_service.items()))
+
+
+#: methods whose handlers never block (no file reads, no key loads, no waits), so cuzk/serve/direct.py
+#: may run them on its calls' thread for a small message; a Filecoin submit is not among them (its
+#: first use registers the circuit, and its payloads are parsed at length)
+QUICK_METHODS = ("/cuzk.v1.CircuitProver/ProveCircuit", "/cuzk.v1.ProvingEngine/AwaitProof",
+                 "/cuzk.v1.ProvingEngine/CancelProof")
 
 
 def direct_handlers(daemon, timers) -> dict:

@@ -424,3 +424,30 @@ def test_a_job_cancelled_as_a_worker_takes_it_frees_its_id_for_its_callbacks(mon
     finally:
         gate.set()
         pipe.close()
+
+
+def test_partitions_expiring_together_fail_their_job_once_and_log_no_error(monkeypatch, caplog):
+    # two synthesis workers each find a partition of one job past its deadline; the first to fail
+    # the job cancels the other's partition, and the second failure is then expected, not an
+    # ERROR (cuzk serve logs at info: an operator would see an error for a normal deadline)
+    stages = _GatedStages()
+    both = threading.Barrier(2, timeout=10)
+    fail_unit = SchedulerCore.fail_unit
+
+    def together(self, unit, exc, stage, **kw):
+        if stage.endswith("(deadline)"):
+            both.wait()
+        return fail_unit(self, unit, exc, stage, **kw)
+
+    monkeypatch.setattr(SchedulerCore, "fail_unit", together)
+    core = SchedulerCore(lookahead=1)
+    route = Route(stages, stages)
+    core.start_workers(route, synth_workers=2, prove_workers=1)
+    try:
+        f = core.submit_units(route, [{"i": 1}, {"i": 2}], partitioned=True, deadline=time.time() - 1)
+        assert isinstance(f.exception(timeout=10), DeadlineExceededError)
+        core.close()  # the workers joined: both failures have run
+        assert not [r for r in caplog.records if r.levelno >= 40 and r.name.startswith("cuzk")], caplog.text
+        assert sorted(_terminals(core.timeline, f.job_id)) == sorted([K.JOB_FAILED, K.JOB_CANCELLED])
+    finally:
+        core.close()

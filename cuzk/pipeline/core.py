@@ -293,7 +293,11 @@ class SchedulerCore:
                 if queued and not self._claim_queued(unit):
                     return False
                 if unit.state in TERMINAL_STATES:
-                    _log.error("cuzk pipeline: %s after job %r finished: %r", stage, unit.job.id, exc)
+                    # cancelled with its job (a sibling partition failed first, or a cancel): this
+                    # failure is the sibling's twin, expected; anything else after the end is a fault
+                    expected = unit.state == "cancelled" and unit.job.finished
+                    _log.log(logging.DEBUG if expected else logging.ERROR,
+                             "cuzk pipeline: %s after job %r finished: %r", stage, unit.job.id, exc)
                     return False
                 self._terminal(unit, "failed", K.JOB_FAILED, stage=stage, error=type(exc).__name__)
                 job = unit.job

@@ -167,7 +167,10 @@ class DirectCalls:
 
     # -- the calls' thread ----------------------------------------------------------------------
     def _request(self, method: str) -> None:
-        self._server.request_registered_call(self._cq, self._cq, method, functools.partial(self._arrived, method))
+        try:
+            self._server.request_registered_call(self._cq, self._cq, method, functools.partial(self._arrived, method))
+        except Exception:  # noqa: BLE001 - the server is shutting down: no more calls to take
+            _log.debug("cuzk serve: no further %s calls requested", method, exc_info=True)
 
     def _start(self, call: Call, ops, tag) -> bool:
         with self._lock:  # never after stop's queue shutdown
@@ -196,27 +199,26 @@ class DirectCalls:
     def _arrived(self, method: str, ev) -> None:
         if not ev.success:  # the server is shutting down
             return
+        call = Call(self, method, ev.call, ev.invocation_metadata)
         with self._lock:
             if self._closed:
                 return
-        self._request(method)
-        call = Call(self, method, ev.call, ev.invocation_metadata)
-        c = _cygrpc()
-        with self._lock:
             self._live += 1
             over = self._live > self.max_calls
-        if not self._start(call, (c.ReceiveCloseOnServerOperation(_NO_FLAGS),), self._closed_event):
-            with self._lock:
-                self._live -= 1
-            return
         refusal = self._admit(method, call.metadata) if self._admit is not None else None
         if refusal is None and over:
             refusal = ("RESOURCE_EXHAUSTED", f"{self.max_calls} calls are in flight, the daemon's bound "
                                              "([daemon] max_concurrent_rpcs); retry later")
+        c = _cygrpc()
+        # the message first (the answer waits on it), then the call's end, then the next call
+        if refusal is None:
+            self._start(call, (c.ReceiveMessageOperation(_NO_FLAGS),), self._message)
+        if not self._start(call, (c.ReceiveCloseOnServerOperation(_NO_FLAGS),), self._closed_event):
+            with self._lock:
+                self._live -= 1
+        self._request(method)
         if refusal is not None:
             call.abort(*refusal)
-            return
-        self._start(call, (c.ReceiveMessageOperation(_NO_FLAGS),), self._message)
 
     def _closed_event(self, call: Call, ev) -> None:
         with self._lock:

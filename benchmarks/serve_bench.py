@@ -212,7 +212,8 @@ def main(argv=None) -> int:
 
 
 #: thread name prefixes (Python's names; the kernel's for grpc-core's own threads) -> role
-_ROLES = (("cuzk-gpu", "prover"), ("cuzk-synth", "synthesis"), ("cuzk-serve-rpc", "rpc handlers"),
+_ROLES = (("cuzk-gpu", "prover"), ("cuzk-synth", "synthesis"), ("cuzk-serve-calls", "calls thread"),
+          ("cuzk-serve-rpc", "rpc handlers"),
           ("ThreadPoolExecutor", "bare handlers"), ("MainThread", "main"), ("event_engine", "grpc core"),
           ("grpc", "grpc core"))
 

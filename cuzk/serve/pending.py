@@ -135,27 +135,25 @@ class Pending:
         job, lock = self.job, threading.Lock()
         state = {"fired": False, "cancel_timer": None}
 
-        def fire() -> None:
+        def settle() -> bool:
+            """True for the first caller only (the answer, or the cancel): it unhooks the rest."""
             with lock:
                 if state["fired"]:
-                    return
+                    return False
                 state["fired"] = True
                 cancel_timer = state["cancel_timer"]
             job.remove_waiter(fire)
             if cancel_timer is not None:
                 cancel_timer()
-            status, value = job_outcome(job)
-            on_ready(lambda: self.answer(status, value))
+            return True
+
+        def fire() -> None:
+            if settle():
+                status, value = job_outcome(job)
+                on_ready(lambda: self.answer(status, value))
 
         def cancel() -> None:
-            with lock:
-                if state["fired"]:
-                    return
-                state["fired"] = True
-                cancel_timer = state["cancel_timer"]
-            job.remove_waiter(fire)
-            if cancel_timer is not None:
-                cancel_timer()
+            settle()
 
         if not job.add_waiter(fire) or self.timeout == 0:
             fire()

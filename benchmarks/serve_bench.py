@@ -1,8 +1,8 @@
 """What ``cuzk serve`` adds to a proof: a tiny circuit (Cube) proved over gRPC against
 ``Engine.submit(...).result()`` in the same process, on the daemon's own Engine, in one run.
 
-Alternates the ways round by round (in-process; gRPC over loopback TCP and over a Unix socket;
-a bare grpcio handler on loopback TCP that only calls ``Engine.submit(...).result()`` on the
+Alternates the ways round by round (in-process; cuzk's Python client over loopback TCP and over
+a Unix socket, in this process and in a process of its own; a bare grpcio handler on loopback TCP that only calls ``Engine.submit(...).result()`` on the
 same Engine and returns the proof's bytes: no daemon code, the daemon's and cuzk's client's
 channel options; the daemon's own ProveCircuit path called in process, without gRPC; and, where
 go is installed, a Go client in its own process over TCP and the Unix socket, as Curio calls the
@@ -19,8 +19,9 @@ understated what gRPC adds by up to 0.4 ms.) ``--back-to-back 1`` counts every c
 a random way. The bare way is
 grpcio's own cost for a call whose handler blocks while a proof runs: what the daemon adds
 beyond it is the daemon's, and the in-process daemon path shows how much of that is its code. The
-Python client shares the daemon's process (and its GIL); the Go client shows what a client in
-another process, written as Curio's is, sees.
+Python client of grpc-tcp / grpc-unix shares the daemon's process (and its GIL); py-tcp / py-unix
+run it in a process of its own, as a Python host calls the daemon; the Go client shows what a
+client written as Curio's is sees.
 
     .venv/bin/python benchmarks/serve_bench.py --proofs 300
     .venv/bin/python benchmarks/serve_bench.py --proofs 800 --ways go-tcp,go-unix   # fewer ways
@@ -61,27 +62,53 @@ from cuzk.serve.direct import DirectCalls  # noqa: E402
 from cuzk.serve.server import Server  # noqa: E402
 
 
-WAYS = ("in-process", "grpc-tcp", "grpc-unix", "bare-grpc", "daemon-code", "go-tcp", "go-unix")
+WAYS = ("in-process", "grpc-tcp", "grpc-unix", "py-tcp", "py-unix", "bare-grpc", "daemon-code", "go-tcp", "go-unix")
+INPUTS = {"x": 3, "out": 35}
 
 
-class GoClient:
-    """The Go client's time-circuit loop: one ProveCircuit per line written, its own timing read back."""
+class ChildClient:
+    """A client in a process of its own: one ProveCircuit per line written, its own timing (ns)
+    read back. The Go client's time-circuit loop, or cuzk's Python client (:func:`client_loop`)."""
 
-    def __init__(self, binary, address: str, inputs: dict):
-        self.proc = subprocess.Popen([str(binary), "-addr", address, "time-circuit", "cube", json.dumps(inputs)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    def __init__(self, argv: list, what: str):
+        self.what = what
+        self.proc = subprocess.Popen([str(a) for a in argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True, bufsize=1)
+
+    @classmethod
+    def go(cls, binary, address: str) -> "ChildClient":
+        return cls([binary, "-addr", address, "time-circuit", "cube", json.dumps(INPUTS)], "the Go client")
+
+    @classmethod
+    def python(cls, address: str) -> "ChildClient":
+        return cls([sys.executable, __file__, "--client", address], "the Python client")
 
     def __call__(self) -> float:
         self.proc.stdin.write("\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line.strip().isdigit():
-            raise RuntimeError(f"the Go client failed: {line}{self.proc.stdout.read()}")
+            raise RuntimeError(f"{self.what} failed: {line}{self.proc.stdout.read()}")
         return int(line) * 1e-9
 
     def close(self) -> None:
         self.proc.stdin.close()
         self.proc.wait(timeout=30)
+
+
+def client_loop(address: str) -> int:
+    """``--client ADDRESS``: cuzk's Python client in this process, one ProveCircuit of the Cube per
+    line read from stdin, its duration in ns printed (as the Go client's time-circuit loop)."""
+    with Client(address, timeout=60) as c:
+        for _ in sys.stdin:
+            t0 = time.perf_counter_ns()
+            r = c.prove_circuit("cube", INPUTS)
+            took = time.perf_counter_ns() - t0
+            if r.result.status != 1:
+                print(f"not completed: {r.result}", flush=True)
+                return 1
+            print(took, flush=True)
+    return 0
 
 
 def go_binary():
@@ -108,7 +135,10 @@ def main(argv=None) -> int:
                     help="serve cuzk's services through grpcio's handlers instead of grpc-core's call API "
                          "(cuzk/serve/direct.py), as the daemon does where that API is missing")
     ap.add_argument("--cpu-calls", type=int, default=0, help="then N calls per way in a block, CPU per thread role")
+    ap.add_argument("--client", metavar="ADDRESS", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.client:
+        return client_loop(args.client)
     if args.back_to_back < 1:
         ap.error("--back-to-back: at least 1")
     chosen = ["in-process", *dict.fromkeys(w.strip() for w in args.ways.split(",") if w.strip())]
@@ -124,7 +154,7 @@ def main(argv=None) -> int:
         chosen = [w for w in chosen if not w.startswith("go-")]
     times = {w: [] for w in chosen}
     transport = []
-    inputs = {"x": 3, "out": 35}
+    inputs = INPUTS
     # the daemon logs as `cuzk serve` does (cuzk/cli_serve.py; level info: a line per job), to a file
     log = (folder / "serve.log").open("w")
     configure(cfg.log_level, cfg.log_format, stream=log)
@@ -148,9 +178,11 @@ def main(argv=None) -> int:
             # the daemon's ProveCircuit path without gRPC: parse, job table, answer texts
             "daemon-code": lambda: srv.daemon.prove_circuit(request).wait(),
         }
-        # the Go ways are timed by the Go client itself: its own clock around the call
-        go = {name: GoClient(binary, srv.tcp_address if name == "go-tcp" else f"unix://{sock}", inputs)
+        # the clients in processes of their own time each call with their own clock
+        go = {name: ChildClient.go(binary, srv.tcp_address if name == "go-tcp" else f"unix://{sock}")
               for name in chosen if name.startswith("go-")}
+        go.update({name: ChildClient.python(srv.tcp_address if name == "py-tcp" else f"unix://{sock}")
+                   for name in chosen if name.startswith("py-")})
         timed = {name: go[name] if name in go else _timed(ways[name]) for name in chosen}
         for fn in timed.values():  # warm: kernels loaded, key read, connections up
             for _ in range(5):

@@ -158,5 +158,6 @@ def test_serve_bench_runs_the_go_client_ways(client_binary):
     proc = subprocess.run([sys.executable, str(bench), "--proofs", "2"], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     rows = {line.split()[0]: line.split()[1:] for line in proc.stdout.splitlines() if line.strip()}
-    for way in ("in-process", "grpc-tcp", "grpc-unix", "bare-grpc", "daemon-code", "go-tcp", "go-unix"):
+    for way in ("in-process", "grpc-tcp", "grpc-unix", "py-tcp", "py-unix", "bare-grpc", "daemon-code", "go-tcp",
+                "go-unix"):
         assert float(rows[way][0]) > 0, proc.stdout  # a measured median, in ms

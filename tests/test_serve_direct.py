@@ -1,6 +1,7 @@
 """cuzk/serve/direct.py on a bare grpcio server: calls answered from any thread, refusals before
-the request is read, the bound on calls, clients that go away, a call without a message, and a
-stop that leaves no thread behind; the methods it does not take stay with grpcio's handlers."""
+the request is read, the bound on calls, clients that go away, a call without a message, status
+messages a client accepts, and a stop that leaves no thread behind; the methods it does not take
+stay with grpcio's handlers."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 grpc = pytest.importorskip("grpc")
 
 from cuzk.serve.direct import DirectCalls  # noqa: E402
+from cuzk.serve.validate import status_text  # noqa: E402
 
-ECHO, LATER, BOOM, PLAIN = "/t.S/Echo", "/t.S/Later", "/t.S/Boom", "/t.S/Plain"
+ECHO, LATER, BOOM, PLAIN, LONG = "/t.S/Echo", "/t.S/Later", "/t.S/Boom", "/t.S/Plain", "/t.S/Long"
 
 
 class Harness:
@@ -33,7 +37,8 @@ class Harness:
         def boom(raw, call):
             raise ValueError("the handler broke")
 
-        handlers = {ECHO: lambda raw, call: call.reply(b"echo:" + raw), LATER: later, BOOM: boom}
+        handlers = {ECHO: lambda raw, call: call.reply(b"echo:" + raw), LATER: later, BOOM: boom,
+                    LONG: lambda raw, call: call.abort("INVALID_ARGUMENT", "é" * 9000)}
         self.direct = DirectCalls.attach(self.server, handlers, self.pool, admit=admit, max_calls=max_calls)
         assert self.direct is not None, "this grpcio lacks the call API cuzk/serve/direct.py uses"
         port = self.server.add_insecure_port("127.0.0.1:0")
@@ -97,6 +102,14 @@ def test_an_abort_carries_its_code_and_message_and_a_broken_handler_is_internal(
     with pytest.raises(grpc.RpcError) as e:
         h.rpc(BOOM)(b"", timeout=10)
     assert e.value.code() == grpc.StatusCode.INTERNAL and "the handler broke" in e.value.details()
+
+
+def test_a_long_message_is_cut_to_what_the_client_accepts(h):
+    # 8,000 "é" percent-encode to 48,000 bytes, over a client's 16 KiB metadata limit: it would
+    # see RESOURCE_EXHAUSTED ("metadata size exceeds hard limit") instead of the status
+    with pytest.raises(grpc.RpcError) as e:
+        h.rpc(LONG)(b"", timeout=10)
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and e.value.details() == "é" * 1333
 
 
 @pytest.mark.parametrize("how", ["cancel", "deadline"])
@@ -165,3 +178,17 @@ def test_stop_ends_the_calls_thread_and_answers_after_it_go_nowhere():
     assert h.gone.is_set() and fut.exception(10) is not None
     assert h.later[0][1].reply(b"after the stop") is False
     assert not ({t.name for t in threading.enumerate() if t.is_alive()} - before)
+
+
+def _encoded(text: str) -> int:
+    # grpc-message's percent-encoding: printable ASCII but '%' as is, every other byte as %XX
+    return sum(1 if 0x20 <= b <= 0x7E and b != 0x25 else 3 for b in text.encode("utf-8", "replace"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=3000), limit=st.integers(0, 9000))
+@example(text="\N{GRINNING FACE}", limit=11)  # a 4-byte character: 12 bytes once encoded
+def test_status_text_is_the_longest_prefix_within_the_bound(text, limit):
+    cut = status_text(text, limit)
+    assert text.startswith(cut) and _encoded(cut) <= limit
+    assert cut == text or _encoded(text[: len(cut) + 1]) > limit

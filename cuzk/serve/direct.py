@@ -30,6 +30,8 @@ from typing import Callable
 
 import grpc
 
+from cuzk.serve.validate import status_text
+
 __all__ = ["Call", "DirectCalls"]
 
 _log = logging.getLogger("cuzk.serve")
@@ -64,11 +66,12 @@ class Call:
                              c.SendStatusFromServerOperation((), c.StatusCode.ok, b"", _NO_FLAGS)))
 
     def abort(self, code: str, message: str) -> bool:
-        """End the call with status ``code`` (a ``grpc.StatusCode`` name) and ``message``."""
+        """End the call with status ``code`` (a ``grpc.StatusCode`` name) and ``message`` (cut by
+        :func:`~cuzk.serve.validate.status_text` to what a client accepts)."""
         c = _cygrpc()
         number = getattr(grpc.StatusCode, code).value[0]
         return self._answer((c.SendInitialMetadataOperation((), _NO_FLAGS),
-                             c.SendStatusFromServerOperation((), number, message.encode()[:8000], _NO_FLAGS)))
+                             c.SendStatusFromServerOperation((), number, status_text(message).encode(), _NO_FLAGS)))
 
     def on_gone(self, fn: Callable[[], None]) -> None:
         """Call ``fn()`` if the client goes away before the answer (it cancels, its deadline

@@ -30,7 +30,7 @@ from cuzk.serve.proto.cuzk.v1 import circuits_pb2 as cpb
 from cuzk.serve.proto.cuzk.v1 import circuits_pb2_grpc as cpb_grpc
 from cuzk.serve.proto.cuzk.v1 import proving_pb2 as pb
 from cuzk.serve.proto.cuzk.v1 import proving_pb2_grpc as pb_grpc
-from cuzk.serve.validate import RequestError, invalid
+from cuzk.serve.validate import RequestError, invalid, status_text
 
 __all__ = ["ProvingEngineService", "CircuitProverService", "TokenAuth", "add_blocking_services", "direct_handlers",
            "parse_request", "QUICK_METHODS"]
@@ -248,7 +248,7 @@ def add_blocking_services(server, daemon) -> None:
                 code, out = _guarded(name, lambda: out.wait(_wake(context)))
             count(name, code)
             if code != "OK":
-                context.abort(getattr(grpc.StatusCode, code), out[:8000])
+                context.abort(getattr(grpc.StatusCode, code), status_text(out))
             return out
 
         per_service.setdefault(service, {})[name] = grpc.unary_unary_rpc_method_handler(

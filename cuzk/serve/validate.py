@@ -14,13 +14,36 @@ import time
 
 from cuzk.errors import CuzkError
 
-__all__ = ["RequestError", "invalid", "check_request_id", "check_job_id", "check_timeout_ms", "check_deadline_ms",
+__all__ = ["RequestError", "invalid", "status_text", "STATUS_BYTES", "check_request_id", "check_job_id", "check_timeout_ms", "check_deadline_ms",
            "check_priority", "check_proof_kind", "check_circuit_id", "MAX_ID_CHARS", "MAX_TIMEOUT_MS"]
 
 MAX_ID_CHARS = 256  #: request/job ids: Curio's are ~60 characters ("wdpost-<miner>-<partition>-[<8 bytes>]")
 MAX_TIMEOUT_MS = 30 * 86400 * 1000  #: 30 days: longer is a client bug, not a wait
 _PROOF_KINDS = {1: "POREP_SEAL_COMMIT", 2: "SNAP_DEALS_UPDATE", 3: "WINDOW_POST_PARTITION", 4: "WINNING_POST"}
 _PRIORITIES = {0: None, 1: "low", 2: "normal", 3: "high", 4: "critical"}
+
+
+#: a status message's bound, percent-encoded (grpc-message): clients refuse metadata over 16 KiB
+STATUS_BYTES = 8000
+
+
+def status_text(message: str, limit: int = STATUS_BYTES) -> str:
+    """``message`` cut to whole characters so that its percent-encoded form, as grpc sends a
+    status message (each byte outside printable ASCII, and ``%``, becomes three), stays within
+    ``limit`` bytes. A longer one passes the client's 16 KiB metadata limit, and the client sees
+    RESOURCE_EXHAUSTED ("metadata size exceeds hard limit") instead of the status.
+
+    >>> len(status_text("x" * 9000)), len(status_text("é" * 9000))
+    (8000, 1333)
+    """
+    if len(message) * 12 <= limit:  # even 4-byte characters, each byte encoded as three, fit
+        return message
+    size = 0
+    for i, ch in enumerate(message):
+        size += sum(1 if 0x20 <= b <= 0x7E and b != 0x25 else 3 for b in ch.encode("utf-8", "replace"))
+        if size > limit:
+            return message[:i]
+    return message
 
 
 class RequestError(CuzkError):

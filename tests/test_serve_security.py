@@ -172,3 +172,28 @@ def test_a_busy_unix_socket_is_not_taken_over(cube):
             Server(cfg)
     with Server(cfg):  # once the first daemon stopped, the path is free again
         pass
+
+
+def test_a_start_that_fails_late_stops_what_it_started(cube):
+    # the status port is taken: the gRPC server had started by then, and must not keep its port,
+    # its calls thread or its pool after the error
+    import socket
+    import threading
+
+    folder, params = cube
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        grpc_port = probe.getsockname()[1]
+    held = socket.create_server(("127.0.0.1", 0))
+    try:
+        extra = f'status_listen = "127.0.0.1:{held.getsockname()[1]}"'
+        cfg = parse_config(config_text(folder, listen=[f"127.0.0.1:{grpc_port}"], extra=extra))
+        before = {t.name for t in threading.enumerate()}
+        with pytest.raises(Exception):
+            Server(cfg)
+        left = {t.name for t in threading.enumerate() if t.is_alive()} - before
+        assert not [n for n in left if n.startswith("cuzk-serve")], left
+        with socket.socket() as again:  # the gRPC port is free again
+            again.bind(("127.0.0.1", grpc_port))
+    finally:
+        held.close()

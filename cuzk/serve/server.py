@@ -102,6 +102,7 @@ class Server:
         self._timers = Timers()  # the waiting calls' timeouts (cuzk/serve/pending.py)
         #: cuzk's services on grpc-core's call API (cuzk/serve/direct.py); None: grpcio's handlers serve them
         self.direct: DirectCalls | None = None
+        self._grpc = None
         try:
             self._grpc = self._make_server()
             self._grpc.start()
@@ -112,6 +113,11 @@ class Server:
                                                              status=self.daemon.status, metrics=self.daemon.metrics)
                 self.status_address = f"http://{host}:{port}"
         except BaseException:
+            # a late failure (the status port taken) stops what had started: the ports, the threads
+            if self._grpc is not None:
+                stopped = self._grpc.stop(0).wait(10.0)
+                if self.direct is not None:
+                    self.direct.stop(stopped)
             if self._pool is not None:
                 self._pool.shutdown(wait=False)
             self._timers.close()

@@ -2,9 +2,9 @@
 ``Engine.submit(...).result()`` in the same process, on the daemon's own Engine, in one run.
 
 Alternates the ways round by round (in-process; cuzk's Python client over loopback TCP and over
-a Unix socket, in this process and in a process of its own; a bare grpcio handler on loopback TCP that only calls ``Engine.submit(...).result()`` on the
-same Engine and returns the proof's bytes: no daemon code, the daemon's and cuzk's client's
-channel options; the daemon's own ProveCircuit path called in process, without gRPC; and, where
+a Unix socket, in this process and in a process of its own; a bare grpcio handler on loopback
+TCP that only calls ``Engine.submit(...).result()`` on the same Engine and returns the proof's
+bytes: no daemon code, the daemon's and cuzk's client's channel options; the daemon's own ProveCircuit path called in process, without gRPC; and, where
 go is installed, a Go client in its own process over TCP and the Unix socket, as Curio calls the
 daemon: tests/oracles/curio-client's time-circuit command, which times each call itself), then
 prints each way's median and p90 and the median difference and ratio against in-process.
@@ -154,7 +154,6 @@ def main(argv=None) -> int:
         chosen = [w for w in chosen if not w.startswith("go-")]
     times = {w: [] for w in chosen}
     transport = []
-    inputs = INPUTS
     # the daemon logs as `cuzk serve` does (cuzk/cli_serve.py; level info: a line per job), to a file
     log = (folder / "serve.log").open("w")
     configure(cfg.log_level, cfg.log_format, stream=log)
@@ -164,16 +163,16 @@ def main(argv=None) -> int:
         engine = srv.daemon.engine
         bare = grpc.server(ThreadPoolExecutor(4), options=[("grpc.so_reuseport", 0), LATENCY_OPTION], handlers=[
             grpc.method_handlers_generic_handler("bench.Bare", {"Prove": grpc.unary_unary_rpc_method_handler(
-                lambda _req, _ctx: engine.submit("cube", inputs).result(timeout=60).to_bytes())})])
+                lambda _req, _ctx: engine.submit("cube", INPUTS).result(timeout=60).to_bytes())})])
         bare_port = bare.add_insecure_port("127.0.0.1:0")
         bare.start()
         bare_channel = grpc.insecure_channel(f"127.0.0.1:{bare_port}", options=[LATENCY_OPTION, NO_RETRIES_OPTION])
         bare_prove = bare_channel.unary_unary("/bench.Bare/Prove")
-        request = cpb.ProveCircuitRequest(circuit="cube", inputs_json=json.dumps(inputs))
+        request = cpb.ProveCircuitRequest(circuit="cube", inputs_json=json.dumps(INPUTS))
         ways = {
-            "in-process": lambda: engine.submit("cube", inputs).result(timeout=60),
-            "grpc-tcp": lambda: tcp.prove_circuit("cube", inputs),
-            "grpc-unix": lambda: unix.prove_circuit("cube", inputs),
+            "in-process": lambda: engine.submit("cube", INPUTS).result(timeout=60),
+            "grpc-tcp": lambda: tcp.prove_circuit("cube", INPUTS),
+            "grpc-unix": lambda: unix.prove_circuit("cube", INPUTS),
             "bare-grpc": lambda: bare_prove(b"", timeout=60),
             # the daemon's ProveCircuit path without gRPC: parse, job table, answer texts
             "daemon-code": lambda: srv.daemon.prove_circuit(request).wait(),

@@ -30,8 +30,11 @@ def _ints_to_limbs(values: list[int], limbs: int) -> np.ndarray:
 
 def _limbs_to_ints(arr: np.ndarray) -> list[int]:
     arr = np.ascontiguousarray(arr, dtype="<u8")
-    width = arr.shape[-1] * 8
-    raw = arr.tobytes()
+    return _bytes_to_ints(arr.tobytes(), arr.shape[-1] * 8)
+
+
+def _bytes_to_ints(raw: bytes, width: int) -> list[int]:
+    """The little-endian ints of each ``width`` bytes of ``raw``."""
     return [int.from_bytes(raw[i : i + width], "little") for i in range(0, len(raw), width)]
 
 
@@ -96,8 +99,8 @@ def canonical_coords(arr: np.ndarray, field: FieldParams, what: str = "point") -
 def canonical_from_bytes(raw: bytes, field: FieldParams, what: str = "point") -> list[int]:
     """:func:`canonical_coords` of the little-endian limb bytes ``raw`` (``arr.tobytes()`` of
     ``<u8`` limbs), for callers that hold a few small arrays: no array is built to join them."""
-    p, width = field.modulus, field.limbs * 8
-    vals = [int.from_bytes(raw[i : i + width], "little") for i in range(0, len(raw), width)]
+    p = field.modulus
+    vals = _bytes_to_ints(raw, field.limbs * 8)
     if any(v >= p for v in vals):
         raise FieldValueError(f"{what}: a coordinate >= p (not a reduced {field.name.upper()} element)")
     r_inv = _r_inverse(field.r, p)

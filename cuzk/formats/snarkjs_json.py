@@ -32,7 +32,8 @@ from cuzk.groth16.proof import Proof
 from cuzk.synth.binfile import snarkjs_name
 
 __all__ = [
-    "proof_to_json", "proof_json_text", "proof_from_json", "public_to_json", "public_json_text", "public_from_json", "vk_to_json", "vk_from_json",
+    "proof_to_json", "proof_json_text", "proof_from_json", "public_to_json", "public_json_text", "public_from_json",
+    "vk_to_json", "vk_from_json",
     "read_proof_json", "write_proof_json", "read_public_json", "write_public_json", "read_vk_json", "write_vk_json",
     "loads_bounded", "MAX_JSON_DEPTH", "MAX_PUBLIC_INPUTS", "MAX_JSON_BYTES", "MAX_JSON_ITEMS",
 ]

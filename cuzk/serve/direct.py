@@ -32,16 +32,15 @@ import grpc
 
 from cuzk.serve.validate import status_text
 
+try:
+    from grpc._cython import cygrpc
+except ImportError:  # another grpcio's layout: attach() returns None, grpcio's handlers serve
+    cygrpc = None
+
 __all__ = ["Call", "DirectCalls"]
 
 _log = logging.getLogger("cuzk.serve")
 _NO_FLAGS = 0
-
-
-def _cygrpc():
-    from grpc._cython import cygrpc
-
-    return cygrpc
 
 
 class Call:
@@ -60,18 +59,16 @@ class Call:
 
     def reply(self, payload: bytes) -> bool:
         """Send ``payload`` with status OK; False when the call was answered already or is gone."""
-        c = _cygrpc()
-        return self._answer((c.SendInitialMetadataOperation((), _NO_FLAGS),
-                             c.SendMessageOperation(payload, _NO_FLAGS),
-                             c.SendStatusFromServerOperation((), c.StatusCode.ok, b"", _NO_FLAGS)))
+        return self._answer((cygrpc.SendInitialMetadataOperation((), _NO_FLAGS),
+                             cygrpc.SendMessageOperation(payload, _NO_FLAGS),
+                             cygrpc.SendStatusFromServerOperation((), cygrpc.StatusCode.ok, b"", _NO_FLAGS)))
 
     def abort(self, code: str, message: str) -> bool:
         """End the call with status ``code`` (a ``grpc.StatusCode`` name) and ``message`` (cut by
         :func:`~cuzk.serve.validate.status_text` to what a client accepts)."""
-        c = _cygrpc()
         number = getattr(grpc.StatusCode, code).value[0]
-        return self._answer((c.SendInitialMetadataOperation((), _NO_FLAGS),
-                             c.SendStatusFromServerOperation((), number, status_text(message).encode(), _NO_FLAGS)))
+        return self._answer((cygrpc.SendInitialMetadataOperation((), _NO_FLAGS),
+                             cygrpc.SendStatusFromServerOperation((), number, status_text(message).encode(), _NO_FLAGS)))
 
     def on_gone(self, fn: Callable[[], None]) -> None:
         """Call ``fn()`` if the client goes away before the answer (it cancels, its deadline
@@ -112,7 +109,6 @@ class DirectCalls:
 
     def __init__(self, cy_server, handlers: dict, pool, *, admit=None, max_calls: int, inline=(),
                  inline_bytes: int = 1 << 16):
-        c = _cygrpc()
         self._server = cy_server
         self._handlers = dict(handlers)
         self._pool = pool
@@ -123,7 +119,7 @@ class DirectCalls:
         self._lock = threading.Lock()
         self._live = 0
         self._closed = False
-        self._cq = c.CompletionQueue()
+        self._cq = cygrpc.CompletionQueue()
         self._thread: threading.Thread | None = None
         for method in self._handlers:
             cy_server.register_method(method)
@@ -134,14 +130,12 @@ class DirectCalls:
         """Register ``handlers`` on ``grpc_server`` (made by ``grpc.server()``, not started yet);
         None where this grpcio does not have the layer used (the module doc)."""
         cy = getattr(grpc_server, "_cy_server", None)
-        try:
-            c = _cygrpc()
-        except ImportError:
+        if cygrpc is None or cy is None:
             return None
-        layer = (c, ("CompletionQueue", "SendInitialMetadataOperation", "SendMessageOperation",
-                     "SendStatusFromServerOperation", "ReceiveMessageOperation", "ReceiveCloseOnServerOperation"))
+        layer = (cygrpc, ("CompletionQueue", "SendInitialMetadataOperation", "SendMessageOperation",
+                          "SendStatusFromServerOperation", "ReceiveMessageOperation", "ReceiveCloseOnServerOperation"))
         server = (cy, ("register_method", "request_registered_call", "register_completion_queue"))
-        if cy is None or not all(hasattr(obj, n) for obj, names in (layer, server) for n in names):
+        if not all(hasattr(obj, n) for obj, names in (layer, server) for n in names):
             return None
         return cls(cy, handlers, pool, **kw)
 
@@ -185,13 +179,12 @@ class DirectCalls:
                 return False
 
     def _serve(self) -> None:
-        c = _cygrpc()
         while True:
             ev = self._cq.poll()
             kind = ev.completion_type
-            if kind == c.CompletionType.queue_shutdown:
+            if kind == cygrpc.CompletionType.queue_shutdown:
                 return
-            if kind == c.CompletionType.queue_timeout:
+            if kind == cygrpc.CompletionType.queue_timeout:
                 continue
             try:
                 ev.tag(ev)
@@ -212,11 +205,10 @@ class DirectCalls:
         if refusal is None and over:
             refusal = ("RESOURCE_EXHAUSTED", f"{self.max_calls} calls are in flight, the daemon's bound "
                                              "([daemon] max_concurrent_rpcs); retry later")
-        c = _cygrpc()
         # the message first (the answer waits on it), then the call's end, then the next call
         if refusal is None:
-            self._start(call, (c.ReceiveMessageOperation(_NO_FLAGS),), self._message)
-        if not self._start(call, (c.ReceiveCloseOnServerOperation(_NO_FLAGS),), self._closed_event):
+            self._start(call, (cygrpc.ReceiveMessageOperation(_NO_FLAGS),), self._message)
+        if not self._start(call, (cygrpc.ReceiveCloseOnServerOperation(_NO_FLAGS),), self._closed_event):
             with self._lock:
                 self._live -= 1
         self._request(method)

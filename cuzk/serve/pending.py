@@ -152,9 +152,6 @@ class Pending:
                 status, value = job_outcome(job)
                 on_ready(lambda: self.answer(status, value))
 
-        def cancel() -> None:
-            settle()
-
         if not job.add_waiter(fire) or self.timeout == 0:
             fire()
         elif self.timeout is not None:
@@ -164,4 +161,4 @@ class Pending:
                     cancel_timer()
                 else:
                     state["cancel_timer"] = cancel_timer
-        return cancel
+        return settle  # the cancel: unhooks the waiter and the timer unless the answer came first

@@ -14,8 +14,8 @@ import time
 
 from cuzk.errors import CuzkError
 
-__all__ = ["RequestError", "invalid", "status_text", "STATUS_BYTES", "check_request_id", "check_job_id", "check_timeout_ms", "check_deadline_ms",
-           "check_priority", "check_proof_kind", "check_circuit_id", "MAX_ID_CHARS", "MAX_TIMEOUT_MS"]
+__all__ = ["RequestError", "invalid", "status_text", "STATUS_BYTES", "check_request_id", "check_job_id",
+           "check_timeout_ms", "check_deadline_ms", "check_priority", "check_proof_kind", "check_circuit_id", "MAX_ID_CHARS", "MAX_TIMEOUT_MS"]
 
 MAX_ID_CHARS = 256  #: request/job ids: Curio's are ~60 characters ("wdpost-<miner>-<partition>-[<8 bytes>]")
 MAX_TIMEOUT_MS = 30 * 86400 * 1000  #: 30 days: longer is a client bug, not a wait
